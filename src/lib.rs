@@ -1,0 +1,2 @@
+//! plikt
+pub mod xml;

@@ -1,0 +1,521 @@
+//! Input decoding and position tracking: the only place that sees every byte of a feed.
+//!
+//! [`Decoder`] sits between the raw input and quick-xml. It
+//! - detects the encoding (byte-order mark, then the XML declaration's `encoding`),
+//!   and hands quick-xml UTF-8: UTF-8 passes through, ISO-8859-1, windows-1252 and
+//!   UTF-16 are transcoded (G-XML: "UTF-8 and ISO-8859-1 occur in Swedish feeds");
+//! - rejects what XML 1.0 forbids at the character level (invalid UTF-8, control
+//!   characters such as U+0001, U+FFFE/U+FFFF), with the position where it occurs;
+//! - enforces the size limits (whole input, one piece of markup), so memory never
+//!   depends on the size of the feed;
+//! - turns byte offsets of the decoded stream into 1-based line:column (columns count
+//!   characters) without holding the document: it keeps only the bytes between the
+//!   last resolved offset and the read position, and offsets are resolved in order.
+
+use std::io::{self, BufRead, Read};
+
+use super::Pos;
+
+/// How much raw input is read at a time.
+const CHUNK: usize = 64 * 1024;
+/// How many bytes are inspected to find the encoding in the XML declaration.
+const SNIFF: usize = 1024;
+
+/// An encoding the decoder can read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    /// UTF-8 (also US-ASCII, a subset)
+    Utf8,
+    /// ISO-8859-1 (Latin-1): every byte is the code point of the same value.
+    Latin1,
+    /// windows-1252: Latin-1 with printable characters in 0x80–0x9F.
+    Windows1252,
+    /// UTF-16, little endian.
+    Utf16Le,
+    /// UTF-16, big endian.
+    Utf16Be,
+}
+
+impl Encoding {
+    /// Maps an XML `encoding` label to a supported encoding (case-insensitive).
+    fn from_label(label: &str) -> Option<Self> {
+        match label.trim().to_ascii_lowercase().as_str() {
+            "utf-8" | "utf8" | "us-ascii" | "ascii" => Some(Self::Utf8),
+            "iso-8859-1" | "iso8859-1" | "iso_8859-1" | "latin1" | "latin-1" | "l1"
+            | "iso-ir-100" | "cp819" | "ibm819" => Some(Self::Latin1),
+            "windows-1252" | "cp1252" | "x-cp1252" => Some(Self::Windows1252),
+            "utf-16" | "utf-16le" => Some(Self::Utf16Le),
+            "utf-16be" => Some(Self::Utf16Be),
+            _ => None,
+        }
+    }
+}
+
+/// Limits on what the decoder accepts.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Largest number of input bytes read (the whole feed).
+    pub max_bytes: u64,
+    /// Largest single piece of markup or text between two events (bytes, decoded).
+    pub max_event_bytes: usize,
+}
+
+/// Why the decoder stopped.
+#[derive(Debug)]
+pub enum DecodeErrorKind {
+    /// Bytes that are not UTF-8 in a UTF-8 document.
+    InvalidUtf8,
+    /// A character XML 1.0 does not allow (§2.2 `Char`).
+    ForbiddenChar(u32),
+    /// A lone or reversed UTF-16 surrogate.
+    InvalidUtf16,
+    /// The declared encoding is not one plikt reads.
+    UnsupportedEncoding(String),
+    /// The input is larger than [`Limits::max_bytes`].
+    TooLarge(u64),
+    /// One piece of markup or text is larger than [`Limits::max_event_bytes`].
+    EventTooLarge(usize),
+    /// Reading the input failed.
+    Io(io::Error),
+}
+
+/// A decoding failure with the offset (in the decoded stream) where it occurred.
+#[derive(Debug)]
+pub struct DecodeError {
+    /// What went wrong.
+    pub kind: DecodeErrorKind,
+    /// Offset in the decoded (UTF-8) stream.
+    pub offset: u64,
+}
+
+/// Streaming decoder + line index; see the module docs.
+#[derive(Debug)]
+pub struct Decoder<R> {
+    inner: R,
+    limits: Limits,
+    encoding: Option<Encoding>,
+    /// Raw bytes read but not yet decoded (an incomplete sequence, or the sniffed head).
+    raw: Vec<u8>,
+    /// Decoded UTF-8; `out[mark..]` is kept for position resolution.
+    out: Vec<u8>,
+    /// Next byte handed to the consumer (index into `out`).
+    pos: usize,
+    /// Index into `out` of the last resolved offset.
+    mark: usize,
+    /// Offset in the decoded stream of `out[0]`.
+    base: u64,
+    /// Position at `mark`.
+    line: u32,
+    column: u32,
+    raw_total: u64,
+    eof: bool,
+    pending: Option<DecodeError>,
+    /// Set when the consumer has been told about `pending`.
+    failed: Option<DecodeError>,
+}
+
+impl<R: Read> Decoder<R> {
+    /// Wraps `inner`; the encoding is detected on first read.
+    pub fn new(inner: R, limits: Limits) -> Self {
+        Self {
+            inner,
+            limits,
+            encoding: None,
+            raw: Vec::new(),
+            out: Vec::with_capacity(CHUNK * 2),
+            pos: 0,
+            mark: 0,
+            base: 0,
+            line: 1,
+            column: 1,
+            raw_total: 0,
+            eof: false,
+            pending: None,
+            failed: None,
+        }
+    }
+
+    /// The encoding in use, once detected.
+    pub fn encoding(&self) -> Option<Encoding> {
+        self.encoding
+    }
+
+    /// Takes the error that made the last read fail, if it was the decoder's.
+    pub fn take_error(&mut self) -> Option<DecodeError> {
+        self.failed.take()
+    }
+
+    /// Offset (decoded stream) of the next byte the consumer will read.
+    pub fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+
+    /// Line and column of `offset` (decoded stream). Offsets must be resolved in
+    /// non-decreasing order; an offset before the last resolved one gives that one's
+    /// position, one past the decoded data gives the end of the decoded data.
+    pub fn resolve(&mut self, offset: u64) -> Pos {
+        let target = offset.saturating_sub(self.base);
+        let target = usize::try_from(target)
+            .unwrap_or(usize::MAX)
+            .clamp(self.mark, self.out.len());
+        for &b in &self.out[self.mark..target] {
+            if b == b'\n' {
+                self.line = self.line.saturating_add(1);
+                self.column = 1;
+            } else if b & 0xC0 != 0x80 && b != b'\r' {
+                self.column = self.column.saturating_add(1);
+            }
+        }
+        self.mark = target;
+        Pos { line: self.line, column: self.column }
+    }
+
+    /// Reads raw bytes into `self.raw`; returns how many were read.
+    fn read_raw(&mut self) -> io::Result<usize> {
+        let start = self.raw.len();
+        self.raw.resize(start + CHUNK, 0);
+        let n = loop {
+            match self.inner.read(&mut self.raw[start..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.raw.truncate(start);
+                    return Err(e);
+                }
+            }
+        };
+        self.raw.truncate(start + n);
+        if n == 0 {
+            self.eof = true;
+        }
+        self.raw_total += n as u64;
+        Ok(n)
+    }
+
+    /// Detects the encoding from the first bytes.
+    fn sniff(&mut self) -> Result<Encoding, DecodeErrorKind> {
+        while self.raw.len() < SNIFF && !self.eof {
+            self.read_raw().map_err(DecodeErrorKind::Io)?;
+        }
+        let head = &self.raw[..];
+        if head.starts_with(&[0xEF, 0xBB, 0xBF]) {
+            self.raw.drain(..3);
+            return Ok(Encoding::Utf8);
+        }
+        if head.starts_with(&[0xFF, 0xFE]) {
+            self.raw.drain(..2);
+            return Ok(Encoding::Utf16Le);
+        }
+        if head.starts_with(&[0xFE, 0xFF]) {
+            self.raw.drain(..2);
+            return Ok(Encoding::Utf16Be);
+        }
+        if head.starts_with(&[0x3C, 0x00, 0x3F, 0x00]) {
+            return Ok(Encoding::Utf16Le);
+        }
+        if head.starts_with(&[0x00, 0x3C, 0x00, 0x3F]) {
+            return Ok(Encoding::Utf16Be);
+        }
+        match declared_encoding(head) {
+            None => Ok(Encoding::Utf8),
+            Some(label) => match Encoding::from_label(&label) {
+                // A UTF-16 label on a document without a BOM that reads as ASCII is a lie;
+                // read it as what it is.
+                Some(Encoding::Utf16Le | Encoding::Utf16Be) => Ok(Encoding::Utf8),
+                Some(e) => Ok(e),
+                None => Err(DecodeErrorKind::UnsupportedEncoding(label)),
+            },
+        }
+    }
+
+    fn fail(&mut self, kind: DecodeErrorKind) {
+        if self.pending.is_none() {
+            let offset = self.base + self.out.len() as u64;
+            self.pending = Some(DecodeError { kind, offset });
+        }
+    }
+
+    /// Makes more decoded bytes available, or records why it cannot.
+    fn fill(&mut self) {
+        // Keep only the bytes from the last resolved offset on.
+        if self.mark > 0 && self.pos == self.out.len() {
+            self.out.drain(..self.mark);
+            self.base += self.mark as u64;
+            self.pos -= self.mark;
+            self.mark = 0;
+        }
+        if self.out.len() - self.mark > self.limits.max_event_bytes {
+            self.fail(DecodeErrorKind::EventTooLarge(self.limits.max_event_bytes));
+            return;
+        }
+        let encoding = match self.encoding {
+            Some(e) => e,
+            None => match self.sniff() {
+                Ok(e) => {
+                    self.encoding = Some(e);
+                    e
+                }
+                Err(kind) => return self.fail(kind),
+            },
+        };
+        // Read until at least one byte is decoded, or the input ends.
+        let before = self.out.len();
+        while self.out.len() == before && self.pending.is_none() {
+            if self.raw.is_empty() || !self.decode_some(encoding) {
+                if self.eof {
+                    if !self.raw.is_empty() {
+                        let kind = match encoding {
+                            Encoding::Utf16Le | Encoding::Utf16Be => DecodeErrorKind::InvalidUtf16,
+                            _ => DecodeErrorKind::InvalidUtf8,
+                        };
+                        self.raw.clear();
+                        self.fail(kind);
+                    }
+                    return;
+                }
+                if let Err(e) = self.read_raw() {
+                    return self.fail(DecodeErrorKind::Io(e));
+                }
+                if self.raw_total > self.limits.max_bytes {
+                    return self.fail(DecodeErrorKind::TooLarge(self.limits.max_bytes));
+                }
+            }
+        }
+    }
+
+    /// Decodes what it can of `raw` into `out`. Returns false if nothing could be
+    /// decoded because more input is needed.
+    fn decode_some(&mut self, encoding: Encoding) -> bool {
+        let before = self.out.len();
+        match encoding {
+            Encoding::Utf8 => {
+                let (valid, err) = match std::str::from_utf8(&self.raw) {
+                    Ok(_) => (self.raw.len(), None),
+                    Err(e) => (e.valid_up_to(), Some(e.error_len().is_some() || self.eof)),
+                };
+                let bad = check_chars(&self.raw[..valid]);
+                let upto = bad.map_or(valid, |(i, _)| i);
+                self.out.extend_from_slice(&self.raw[..upto]);
+                self.raw.drain(..upto);
+                if let Some((_, c)) = bad {
+                    self.fail(DecodeErrorKind::ForbiddenChar(c));
+                } else if err == Some(true) {
+                    self.fail(DecodeErrorKind::InvalidUtf8);
+                }
+            }
+            Encoding::Latin1 | Encoding::Windows1252 => {
+                let mut used = 0;
+                let mut bad = None;
+                for &b in &self.raw {
+                    let c = if encoding == Encoding::Windows1252 && (0x80..0xA0).contains(&b) {
+                        WINDOWS_1252[usize::from(b - 0x80)]
+                    } else {
+                        char::from(b)
+                    };
+                    if !is_xml_char(c) {
+                        bad = Some(c);
+                        break;
+                    }
+                    let mut tmp = [0; 4];
+                    self.out.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+                    used += 1;
+                }
+                self.raw.drain(..used);
+                if let Some(c) = bad {
+                    self.fail(DecodeErrorKind::ForbiddenChar(u32::from(c)));
+                }
+            }
+            Encoding::Utf16Le | Encoding::Utf16Be => {
+                let unit = |pair: &[u8]| {
+                    if encoding == Encoding::Utf16Le {
+                        u16::from_le_bytes([pair[0], pair[1]])
+                    } else {
+                        u16::from_be_bytes([pair[0], pair[1]])
+                    }
+                };
+                let mut used = 0;
+                let units: Vec<u16> = self.raw.chunks_exact(2).map(unit).collect();
+                let mut i = 0;
+                while i < units.len() {
+                    let u = units[i];
+                    let (c, n) = if (0xD800..0xDC00).contains(&u) {
+                        if i + 1 >= units.len() {
+                            break; // need the low surrogate
+                        }
+                        match char::decode_utf16([u, units[i + 1]]).next() {
+                            Some(Ok(c)) => (c, 2),
+                            _ => {
+                                self.fail(DecodeErrorKind::InvalidUtf16);
+                                break;
+                            }
+                        }
+                    } else {
+                        match char::from_u32(u32::from(u)) {
+                            Some(c) => (c, 1),
+                            None => {
+                                self.fail(DecodeErrorKind::InvalidUtf16);
+                                break;
+                            }
+                        }
+                    };
+                    if !is_xml_char(c) {
+                        self.fail(DecodeErrorKind::ForbiddenChar(u32::from(c)));
+                        break;
+                    }
+                    let mut tmp = [0; 4];
+                    self.out.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+                    i += n;
+                    used += 2 * n;
+                }
+                self.raw.drain(..used);
+            }
+        }
+        self.out.len() > before || self.pending.is_some()
+    }
+}
+
+impl<R: Read> Read for Decoder<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let available = self.fill_buf()?;
+        let n = available.len().min(buf.len());
+        buf[..n].copy_from_slice(&available[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl<R: Read> BufRead for Decoder<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.pos == self.out.len() {
+            if self.pending.is_none() {
+                self.fill();
+            }
+            if self.pos == self.out.len() {
+                if let Some(e) = self.pending.take() {
+                    let message = format!("{:?}", e.kind);
+                    self.failed = Some(e);
+                    return Err(io::Error::other(message));
+                }
+            }
+        }
+        Ok(&self.out[self.pos..])
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.pos = (self.pos + amt).min(self.out.len());
+    }
+}
+
+/// XML 1.0 §2.2 `Char`.
+pub fn is_xml_char(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
+}
+
+/// Finds the first character XML forbids in valid UTF-8 `bytes`: C0 controls other
+/// than tab, LF, CR, and U+FFFE / U+FFFF (EF BF BE / EF BF BF).
+fn check_chars(bytes: &[u8]) -> Option<(usize, u32)> {
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b < 0x20 && b != b'\t' && b != b'\n' && b != b'\r' {
+            return Some((i, u32::from(b)));
+        }
+        if b == 0xEF && bytes.get(i + 1) == Some(&0xBF) {
+            if let Some(&last @ (0xBE | 0xBF)) = bytes.get(i + 2) {
+                return Some((i, 0xFF00 | u32::from(last)));
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The `encoding` pseudo-attribute of an XML declaration at the start of `head`.
+fn declared_encoding(head: &[u8]) -> Option<String> {
+    if !head.starts_with(b"<?xml") {
+        return None;
+    }
+    let end = head.windows(2).position(|w| w == b"?>")?;
+    let decl = std::str::from_utf8(&head[..end]).ok()?;
+    let rest = &decl[decl.find("encoding")? + "encoding".len()..];
+    let rest = rest.trim_start().strip_prefix('=')?.trim_start();
+    let quote = rest.chars().next().filter(|q| *q == '"' || *q == '\'')?;
+    let rest = &rest[1..];
+    Some(rest[..rest.find(quote)?].to_string())
+}
+
+/// windows-1252 code points for bytes 0x80–0x9F (unassigned bytes map to the C1 control
+/// of the same value, as in the WHATWG Encoding Standard).
+const WINDOWS_1252: [char; 32] = [
+    '\u{20AC}', '\u{81}', '\u{201A}', '\u{192}', '\u{201E}', '\u{2026}', '\u{2020}', '\u{2021}',
+    '\u{2C6}', '\u{2030}', '\u{160}', '\u{2039}', '\u{152}', '\u{8D}', '\u{17D}', '\u{8F}',
+    '\u{90}', '\u{2018}', '\u{2019}', '\u{201C}', '\u{201D}', '\u{2022}', '\u{2013}', '\u{2014}',
+    '\u{2DC}', '\u{2122}', '\u{161}', '\u{203A}', '\u{153}', '\u{9D}', '\u{17E}', '\u{178}',
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode(input: &[u8]) -> (String, Option<DecodeErrorKind>) {
+        let limits = Limits { max_bytes: 1 << 30, max_event_bytes: 1 << 20 };
+        let mut d = Decoder::new(input, limits);
+        let mut out = Vec::new();
+        let r = d.read_to_end(&mut out);
+        let err = r.err().map(|_| d.take_error().map(|e| e.kind)).flatten();
+        (String::from_utf8(out).unwrap_or_default(), err)
+    }
+
+    #[test]
+    fn latin1_is_transcoded() {
+        let (s, e) = decode(b"<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><a>\xe5\xe4\xf6</a>");
+        assert!(e.is_none());
+        assert!(s.ends_with("<a>åäö</a>"));
+    }
+
+    #[test]
+    fn utf16_with_bom_is_transcoded() {
+        let text = "<a>å</a>";
+        let mut bytes = vec![0xFF, 0xFE];
+        for u in text.encode_utf16() {
+            bytes.extend_from_slice(&u.to_le_bytes());
+        }
+        assert_eq!(decode(&bytes).0, text);
+    }
+
+    #[test]
+    fn control_character_is_refused_after_the_valid_prefix() {
+        let (s, e) = decode(b"<a>ok\x01</a>");
+        assert_eq!(s, "<a>ok");
+        assert!(matches!(e, Some(DecodeErrorKind::ForbiddenChar(1))));
+    }
+
+    #[test]
+    fn invalid_utf8_is_refused() {
+        let (_, e) = decode(b"<a>\xff\xfe</a>");
+        assert!(matches!(e, Some(DecodeErrorKind::InvalidUtf8)));
+    }
+
+    #[test]
+    fn truncated_utf8_sequence_at_end_is_refused() {
+        let (_, e) = decode(b"<a>\xc3");
+        assert!(matches!(e, Some(DecodeErrorKind::InvalidUtf8)));
+    }
+
+    #[test]
+    fn positions_count_characters_and_lines() {
+        let limits = Limits { max_bytes: 1 << 30, max_event_bytes: 1 << 20 };
+        let mut d = Decoder::new("ab\nåäö<x".as_bytes(), limits);
+        let mut out = Vec::new();
+        d.read_to_end(&mut out).unwrap();
+        assert_eq!(d.resolve(1), Pos { line: 1, column: 2 });
+        let lt = out.iter().position(|&b| b == b'<').unwrap() as u64;
+        assert_eq!(d.resolve(lt), Pos { line: 2, column: 4 });
+    }
+
+    #[test]
+    fn unsupported_encoding_is_named() {
+        let (_, e) = decode(b"<?xml version=\"1.0\" encoding=\"Shift_JIS\"?><a/>");
+        assert!(matches!(e, Some(DecodeErrorKind::UnsupportedEncoding(l)) if l == "Shift_JIS"));
+    }
+}

@@ -1,0 +1,140 @@
+use super::*;
+
+/// Reads the whole document; returns the G-XML error if any.
+fn read_all(doc: &str) -> Result<Vec<String>, XmlError> {
+    let mut r = XmlReader::new(doc.as_bytes(), ReaderLimits::default());
+    let mut names = Vec::new();
+    loop {
+        match r.next() {
+            Ok(XmlEvent::Start(s)) => names.push(format!("{}@{}", s.local, s.pos)),
+            Ok(XmlEvent::Eof) => return Ok(names),
+            Ok(_) => {}
+            Err(ReadError::Malformed(e)) => return Err(e),
+            Err(ReadError::Io(e)) => panic!("io: {e}"),
+        }
+    }
+}
+
+fn kind(doc: &str) -> Malformed {
+    read_all(doc).expect_err("should be malformed").kind
+}
+
+#[test]
+fn unbound_element_prefix_is_malformed() {
+    assert_eq!(kind("<rss><dc:title/></rss>"), Malformed::UnboundPrefix("dc".into()));
+}
+
+#[test]
+fn unbound_attribute_prefix_is_malformed() {
+    assert_eq!(kind("<rss><a xsi:type=\"x\"/></rss>"), Malformed::UnboundPrefix("xsi".into()));
+}
+
+#[test]
+fn prefix_undeclaration_is_malformed() {
+    assert_eq!(kind("<rss xmlns:p=\"\"/>"), Malformed::EmptyPrefixBinding("p".into()));
+}
+
+#[test]
+fn same_expanded_attribute_via_two_prefixes_is_malformed() {
+    let doc = "<rss xmlns:a=\"urn:x\" xmlns:b=\"urn:x\"><e a:k=\"1\" b:k=\"2\"/></rss>";
+    assert_eq!(kind(doc), Malformed::DuplicateAttribute("b:k".into()));
+}
+
+#[test]
+fn second_root_and_text_after_root_are_malformed() {
+    assert!(matches!(kind("<rss/><rss/>"), Malformed::AfterRoot(_)));
+    assert!(matches!(kind("<rss/>trailing"), Malformed::AfterRoot(_)));
+    assert!(read_all("<rss/>\n<!-- fine -->\n").is_ok());
+}
+
+#[test]
+fn undefined_entity_is_malformed_but_predefined_and_char_refs_are_fine() {
+    assert_eq!(kind("<rss>a&nbsp;b</rss>"), Malformed::UndefinedEntity("nbsp".into()));
+    assert!(read_all("<rss a=\"&amp;&#38;&#x26;\">&lt;&#229;</rss>").is_ok());
+    assert_eq!(kind("<rss>&#1;</rss>"), Malformed::BadCharRef("#1".into()));
+}
+
+#[test]
+fn entity_declarations_are_refused_without_expansion() {
+    let doc = "<!DOCTYPE rss [<!ENTITY a \"aaaa\"><!ENTITY b \"&a;&a;\">]><rss>&b;</rss>";
+    let e = read_all(doc).expect_err("entity declarations");
+    assert_eq!(e.kind, Malformed::EntityDeclaration);
+    assert_eq!(e.pos, Pos { line: 1, column: 1 });
+}
+
+#[test]
+fn empty_and_truncated_documents_are_malformed() {
+    assert_eq!(kind(""), Malformed::Empty);
+    assert_eq!(kind("  \n "), Malformed::Empty);
+    assert_eq!(kind("<rss><channel>"), Malformed::Unclosed("channel".into()));
+}
+
+#[test]
+fn mismatched_end_tag_names_both() {
+    let doc = "<rss xmlns:dcterms=\"http://purl.org/dc/terms/\"><dcterms:publisher>x</decterms:publisher></rss>";
+    assert_eq!(
+        kind(doc),
+        Malformed::MismatchedEnd { expected: "dcterms:publisher".into(), found: "decterms:publisher".into() }
+    );
+}
+
+#[test]
+fn nesting_is_limited() {
+    let doc = format!("{}{}", "<a>".repeat(300), "</a>".repeat(300));
+    assert_eq!(kind(&doc), Malformed::TooDeep(256));
+}
+
+#[test]
+fn positions_of_elements_and_attributes() {
+    let doc = "<rss>\n  <ä>\n\t<b x=\"1\"\n     y=\"2\"/></ä></rss>";
+    let mut r = XmlReader::new(doc.as_bytes(), ReaderLimits::default());
+    let mut seen = Vec::new();
+    loop {
+        match r.next().expect("well-formed") {
+            XmlEvent::Start(s) => {
+                seen.push((s.local.to_string(), s.pos));
+                for a in s.attrs {
+                    seen.push((a.local.clone(), a.pos));
+                }
+            }
+            XmlEvent::Eof => break,
+            _ => {}
+        }
+    }
+    let p = |line, column| Pos { line, column };
+    assert_eq!(
+        seen,
+        vec![
+            ("rss".into(), p(1, 1)),
+            ("ä".into(), p(2, 3)),
+            ("b".into(), p(3, 2)),
+            ("x".into(), p(3, 5)),
+            ("y".into(), p(4, 6)),
+        ]
+    );
+}
+
+#[test]
+fn xsi_type_is_resolved_against_the_elements_own_declarations() {
+    let doc = "<rss xmlns:dc=\"http://purl.org/dc/terms/\"><i xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:type=\"dc:isbn\"/><j xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:type=\"zz:isbn\"/></rss>";
+    let mut r = XmlReader::new(doc.as_bytes(), ReaderLimits::default());
+    let mut found = Vec::new();
+    loop {
+        match r.next().expect("well-formed") {
+            XmlEvent::Start(s) => {
+                if let Some(a) = s.attr(NsId::XSI, "type") {
+                    found.push(a.qname.clone());
+                }
+            }
+            XmlEvent::Eof => break,
+            _ => {}
+        }
+    }
+    assert_eq!(
+        found,
+        vec![
+            Some(QNameValue::Resolved(NsId::DCTERMS, "isbn".into())),
+            Some(QNameValue::Unbound("zz".into()))
+        ]
+    );
+}
