@@ -1,2 +1,4 @@
 //! plikt
+pub mod feed;
+pub mod profile;
 pub mod xml;

@@ -145,11 +145,6 @@ impl<R: Read> Decoder<R> {
         self.failed.take()
     }
 
-    /// Offset (decoded stream) of the next byte the consumer will read.
-    pub fn offset(&self) -> u64 {
-        self.base + self.pos as u64
-    }
-
     /// Line and column of `offset` (decoded stream). Offsets must be resolved in
     /// non-decreasing order; an offset before the last resolved one gives that one's
     /// position, one past the decoded data gives the end of the decoded data.

@@ -132,6 +132,8 @@ pub struct NsDecl {
 pub struct Start<'a> {
     /// Namespace of the element.
     pub ns: NsId,
+    /// Namespace name of the element ("" for none).
+    pub ns_uri: &'a str,
     /// Local name.
     pub local: &'a str,
     /// Position of the `<`.
@@ -429,6 +431,7 @@ impl<R: Read> XmlReader<R> {
                 Step::Skip => continue,
                 Step::Start => XmlEvent::Start(Start {
                     ns: self.ns,
+                    ns_uri: self.uris.get(self.ns.0 as usize).map_or("", String::as_str),
                     local: &self.local,
                     pos: self.pos,
                     attrs: &self.attrs,

@@ -1,0 +1,662 @@
+//! The feed model: RSS 2.0 + MediaRSS + DCMI Terms, as far as the KB profile reads it.
+//!
+//! [`FeedReader`] pulls [`FeedEvent`]s out of an [`XmlReader`]: one [`Item`] at a time
+//! (memory is bounded by the largest item, not the feed), the [`Channel`]'s own
+//! elements when the channel ends (they may come after the items), namespace
+//! declarations and stray elements as they are seen. Every node keeps its position.
+//! Elements are matched on (namespace, local name); nothing here judges values — that
+//! is the profile's job — and nothing is invented: a missing guid stays missing.
+
+use std::collections::VecDeque;
+use std::io::Read;
+
+use crate::xml::{Attribute, NsDecl, NsId, Pos, QNameValue, ReadError, Start, XmlEvent, XmlReader};
+
+/// Character content of a simple-valued element (catalogue §0.3 "value").
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Value {
+    /// Text and CDATA after reference expansion, untrimmed.
+    pub raw: String,
+    /// Position of the element's `<`.
+    pub pos: Pos,
+    /// The element had element children (an error under the element's rule).
+    pub has_children: bool,
+}
+
+impl Value {
+    fn at(pos: Pos) -> Self {
+        Self { raw: String::new(), pos, has_children: false }
+    }
+
+    /// The value with XML whitespace (#x20 #x9 #xD #xA) trimmed.
+    pub fn trimmed(&self) -> &str {
+        trim_xml(&self.raw)
+    }
+}
+
+/// Trims XML whitespace (#x20 #x9 #xD #xA), not other Unicode spaces.
+pub fn trim_xml(s: &str) -> &str {
+    s.trim_matches(|c: char| matches!(c, ' ' | '\t' | '\r' | '\n'))
+}
+
+/// An attribute's value and position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttrValue {
+    /// Normalised value.
+    pub value: String,
+    /// Position of the attribute name.
+    pub pos: Pos,
+}
+
+impl From<&Attribute> for AttrValue {
+    fn from(a: &Attribute) -> Self {
+        Self { value: a.value.clone(), pos: a.pos }
+    }
+}
+
+/// `xsi:type` on a typed identifier (§0.3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct XsiType {
+    /// The attribute value as written.
+    pub raw: String,
+    /// The value resolved as a QName.
+    pub resolved: QNameValue,
+    /// Position of the attribute name.
+    pub pos: Pos,
+}
+
+/// R101 `guid`.
+#[derive(Debug, Clone, Default)]
+pub struct Guid {
+    /// The guid's value.
+    pub value: Value,
+    /// `isPermaLink`, if given.
+    pub is_perma_link: Option<AttrValue>,
+}
+
+/// A DCMI Terms element that may carry `xsi:type` (R101a, R112, R113, S201-references).
+#[derive(Debug, Clone, Default)]
+pub struct Typed {
+    /// The element's value.
+    pub value: Value,
+    /// Its `xsi:type`, if any (in the real XSI namespace).
+    pub xsi_type: Option<XsiType>,
+}
+
+/// `media:hash` (F305).
+#[derive(Debug, Clone, Default)]
+pub struct Hash {
+    /// The digest.
+    pub value: Value,
+    /// `algo`; MediaRSS default `md5`.
+    pub algo: Option<AttrValue>,
+}
+
+/// `media:license` (F307).
+#[derive(Debug, Clone, Default)]
+pub struct License {
+    /// Free text, may be empty.
+    pub value: Value,
+    /// `href`: the licence URI.
+    pub href: Option<AttrValue>,
+    /// `type`: MIME type of the licence document.
+    pub mime: Option<AttrValue>,
+}
+
+/// `media:credit` (F308-credit).
+#[derive(Debug, Clone, Default)]
+pub struct Credit {
+    /// The name credited.
+    pub value: Value,
+    /// `role`.
+    pub role: Option<AttrValue>,
+    /// `scheme`: `urn:ebu` (default) or `urn:yvs`.
+    pub scheme: Option<AttrValue>,
+}
+
+/// `media:copyright` (F308-copyright).
+#[derive(Debug, Clone, Default)]
+pub struct Copyright {
+    /// The holder.
+    pub value: Value,
+    /// `url` of the terms of use.
+    pub url: Option<AttrValue>,
+}
+
+/// S201 `media:content`: a file of the resource.
+#[derive(Debug, Clone, Default)]
+pub struct MediaContent {
+    /// Position of `<media:content`.
+    pub pos: Pos,
+    /// Inside a `media:group`.
+    pub in_group: bool,
+    /// F302 `url`.
+    pub url: Option<AttrValue>,
+    /// F303 `type`.
+    pub mime: Option<AttrValue>,
+    /// MediaRSS `fileSize` in bytes (H-SIZE).
+    pub file_size: Option<AttrValue>,
+    /// MediaRSS `medium`.
+    pub medium: Option<AttrValue>,
+    /// F305.
+    pub hashes: Vec<Hash>,
+    /// F307.
+    pub licenses: Vec<License>,
+    /// F308-credit.
+    pub credits: Vec<Credit>,
+    /// F308-copyright.
+    pub copyrights: Vec<Copyright>,
+    /// F311.
+    pub keywords: Vec<Value>,
+    /// MARKER-isFormatOf: `dcterms:isFormatOf` child; value = the item's link.
+    pub markers: Vec<Value>,
+}
+
+/// A `media:group` (for the S201-content structure warnings).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Group {
+    /// Position of `<media:group`.
+    pub pos: Pos,
+    /// Nested in another `media:group`.
+    pub nested: bool,
+    /// How many `media:content` it holds directly.
+    pub contents: usize,
+}
+
+/// A `media:hash` at item or group level, applying to the contents below it (§6.3).
+#[derive(Debug, Clone, Default)]
+pub struct ScopedHash {
+    /// The hash.
+    pub hash: Hash,
+    /// Position of the group it sits in, if any (else it is on the item).
+    pub group: Option<Pos>,
+}
+
+/// An RSS `<enclosure>`.
+#[derive(Debug, Clone, Default)]
+pub struct Enclosure {
+    /// Position of `<enclosure`.
+    pub pos: Pos,
+    /// `url`.
+    pub url: Option<AttrValue>,
+}
+
+/// One `/rss/channel/item` with every element the profile reads (catalogue §3).
+#[derive(Debug, Clone, Default)]
+pub struct Item {
+    /// 1-based index of the item in the feed.
+    pub index: u32,
+    /// Position of `<item`.
+    pub pos: Pos,
+    /// R101.
+    pub guids: Vec<Guid>,
+    /// R101a (all `dcterms:identifier`, typed or not).
+    pub identifiers: Vec<Typed>,
+    /// R102.
+    pub links: Vec<Value>,
+    /// R103.
+    pub pub_dates: Vec<Value>,
+    /// R104.
+    pub publishers: Vec<Value>,
+    /// R105.
+    pub titles: Vec<Value>,
+    /// R106.
+    pub descriptions: Vec<Value>,
+    /// R107.
+    pub access_rights: Vec<Value>,
+    /// R108.
+    pub licenses: Vec<Value>,
+    /// R112.
+    pub is_part_of: Vec<Typed>,
+    /// R113 (item level).
+    pub is_format_of: Vec<Typed>,
+    /// R115-creator.
+    pub creators: Vec<Value>,
+    /// R115-contributor.
+    pub contributors: Vec<Value>,
+    /// R117.
+    pub formats: Vec<Value>,
+    /// S201-content, in document order, also those inside `media:group`.
+    pub contents: Vec<MediaContent>,
+    /// `media:group`s.
+    pub groups: Vec<Group>,
+    /// S201-references.
+    pub references: Vec<Typed>,
+    /// R118 (item-level `media:keywords`).
+    pub keywords: Vec<Value>,
+    /// `media:hash` on the item or a group.
+    pub scoped_hashes: Vec<ScopedHash>,
+    /// RSS `enclosure`s.
+    pub enclosures: Vec<Enclosure>,
+}
+
+/// The channel's own elements (G-RSS-CHANNEL), delivered when the channel ends.
+#[derive(Debug, Clone, Default)]
+pub struct Channel {
+    /// Position of `<channel`.
+    pub pos: Pos,
+    /// `title`.
+    pub titles: Vec<Value>,
+    /// `link`.
+    pub links: Vec<Value>,
+    /// `description`.
+    pub descriptions: Vec<Value>,
+    /// `media:content` directly under the channel (not harvested: S201-content warning).
+    pub stray_contents: Vec<Pos>,
+    /// Pagination links (`atom:link rel="next"` …) for H-PAGINATION.
+    pub pagination: Vec<AttrValue>,
+    /// Items in this channel.
+    pub items: u32,
+}
+
+/// The root element.
+#[derive(Debug, Clone, Default)]
+pub struct Root {
+    /// Position of the root's `<`.
+    pub pos: Pos,
+    /// The root is `rss` in no namespace.
+    pub is_rss: bool,
+    /// Its name as `{namespace}local` when it is not.
+    pub name: String,
+    /// `version`.
+    pub version: Option<AttrValue>,
+}
+
+/// What [`FeedReader::next`] yields, in document order.
+#[derive(Debug)]
+pub enum FeedEvent {
+    /// A namespace declaration (G-NS-*).
+    Namespace(NsDecl),
+    /// The root element started. If it is not `rss`, nothing follows.
+    Root(Root),
+    /// A channel started (G-RSS: exactly one).
+    ChannelStart(Pos),
+    /// An item ended.
+    Item(Box<Item>),
+    /// A channel ended.
+    Channel(Box<Channel>),
+    /// An element in the DC 1.1 namespace (G-NS-DCELEMENTS).
+    DcElement {
+        /// Its `<`.
+        pos: Pos,
+        /// Its local name.
+        local: String,
+    },
+    /// The root ended; the document is complete and well-formed.
+    End,
+}
+
+/// Where the element being read sits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Frame {
+    Rss,
+    Channel,
+    Item,
+    /// `media:group`, nested or not.
+    Group,
+    Content,
+    /// A simple-valued element whose text goes to `Slot`.
+    Value(Slot),
+    /// Anything else (ignored, but DC 1.1 elements are reported).
+    Other,
+}
+
+/// Which value a text goes to: always the last pushed node of that kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    ChannelTitle,
+    ChannelLink,
+    ChannelDescription,
+    Guid,
+    Identifier,
+    Link,
+    PubDate,
+    Publisher,
+    Title,
+    Description,
+    AccessRights,
+    License,
+    IsPartOf,
+    IsFormatOf,
+    Creator,
+    Contributor,
+    Format,
+    References,
+    Keywords,
+    ScopedHash,
+    ContentHash,
+    ContentLicense,
+    ContentCredit,
+    ContentCopyright,
+    ContentKeywords,
+    Marker,
+}
+
+/// Pull parser from XML events to [`FeedEvent`]s.
+#[derive(Debug)]
+pub struct FeedReader<R: Read> {
+    xml: XmlReader<R>,
+    state: State,
+}
+
+/// Everything but the XML reader, so both can be borrowed at once.
+#[derive(Debug, Default)]
+struct State {
+    frames: Vec<Frame>,
+    queue: VecDeque<FeedEvent>,
+    item: Option<Box<Item>>,
+    channel: Option<Box<Channel>>,
+    items: u32,
+    finished: bool,
+}
+
+impl<R: Read> FeedReader<R> {
+    /// Reads feed events from `xml`.
+    pub fn new(xml: XmlReader<R>) -> Self {
+        Self { xml, state: State::default() }
+    }
+
+    /// The underlying XML reader.
+    pub fn xml(&self) -> &XmlReader<R> {
+        &self.xml
+    }
+
+    /// The next event, `Ok(None)` after [`FeedEvent::End`] (or after a root that is
+    /// not `rss`). Errors are `G-XML` or I/O failures.
+    pub fn next(&mut self) -> Result<Option<FeedEvent>, ReadError> {
+        let st = &mut self.state;
+        loop {
+            if let Some(e) = st.queue.pop_front() {
+                return Ok(Some(e));
+            }
+            if st.finished {
+                return Ok(None);
+            }
+            match self.xml.next()? {
+                XmlEvent::Start(s) => {
+                    let frame = st.enter(&s);
+                    st.frames.push(frame);
+                }
+                XmlEvent::Text(t) => {
+                    if let Some(Frame::Value(slot)) = st.frames.last() {
+                        let slot = *slot;
+                        if let Some(v) = st.slot(slot) {
+                            v.raw.push_str(t);
+                        }
+                    }
+                }
+                XmlEvent::End => st.leave(),
+                XmlEvent::Eof => {
+                    st.finished = true;
+                    st.queue.push_back(FeedEvent::End);
+                }
+            }
+        }
+    }
+}
+
+impl State {
+    fn enter(&mut self, s: &Start<'_>) -> Frame {
+        for d in s.decls {
+            self.queue.push_back(FeedEvent::Namespace(d.clone()));
+        }
+        if s.ns == NsId::DC_ELEMENTS {
+            self.queue.push_back(FeedEvent::DcElement { pos: s.pos, local: s.local.to_string() });
+        }
+        let parent = match self.frames.last() {
+            None => return self.root(s),
+            Some(Frame::Value(slot)) => {
+                let slot = *slot;
+                if let Some(v) = self.slot(slot) {
+                    v.has_children = true;
+                }
+                return Frame::Other;
+            }
+            Some(f) => *f,
+        };
+        let name = (s.ns, s.local);
+        match parent {
+            Frame::Rss => match name {
+                (NsId::NONE, "channel") => {
+                    self.channel = Some(Box::new(Channel { pos: s.pos, ..Channel::default() }));
+                    self.queue.push_back(FeedEvent::ChannelStart(s.pos));
+                    Frame::Channel
+                }
+                _ => Frame::Other,
+            },
+            Frame::Channel => self.enter_channel_child(s),
+            Frame::Item => self.enter_item_child(s),
+            Frame::Group => self.enter_group_child(s),
+            Frame::Content => self.enter_content_child(s),
+            Frame::Value(_) | Frame::Other => Frame::Other,
+        }
+    }
+
+    fn root(&mut self, s: &Start<'_>) -> Frame {
+        let is_rss = s.ns == NsId::NONE && s.local == "rss";
+        let name = if s.ns == NsId::NONE {
+            s.local.to_string()
+        } else {
+            format!("{{{}}}{}", s.ns_uri, s.local)
+        };
+        let version = s.attr(NsId::NONE, "version").map(AttrValue::from);
+        self.queue.push_back(FeedEvent::Root(Root { pos: s.pos, is_rss, name, version }));
+        if !is_rss {
+            self.finished = true;
+        }
+        Frame::Rss
+    }
+
+    fn enter_channel_child(&mut self, s: &Start<'_>) -> Frame {
+        let Some(channel) = self.channel.as_deref_mut() else { return Frame::Other };
+        match (s.ns, s.local) {
+            (NsId::NONE, "item") => {
+                self.items += 1;
+                channel.items += 1;
+                self.item = Some(Box::new(Item { index: self.items, pos: s.pos, ..Item::default() }));
+                Frame::Item
+            }
+            (NsId::NONE, "title") => value(&mut channel.titles, s.pos, Slot::ChannelTitle),
+            (NsId::NONE, "link") => value(&mut channel.links, s.pos, Slot::ChannelLink),
+            (NsId::NONE, "description") => value(&mut channel.descriptions, s.pos, Slot::ChannelDescription),
+            (NsId::MRSS, "content") => {
+                channel.stray_contents.push(s.pos);
+                Frame::Other
+            }
+            (NsId::ATOM, "link") => {
+                let rel = s.attr(NsId::NONE, "rel").map(|a| a.value.as_str());
+                if matches!(rel, Some("next" | "prev" | "previous" | "first" | "last")) {
+                    if let Some(href) = s.attr(NsId::NONE, "href") {
+                        channel.pagination.push(href.into());
+                    }
+                }
+                Frame::Other
+            }
+            _ => Frame::Other,
+        }
+    }
+
+    fn enter_item_child(&mut self, s: &Start<'_>) -> Frame {
+        let Some(item) = self.item.as_deref_mut() else { return Frame::Other };
+        let pos = s.pos;
+        match (s.ns, s.local) {
+            (NsId::NONE, "guid") => {
+                item.guids.push(Guid {
+                    value: Value::at(pos),
+                    is_perma_link: s.attr(NsId::NONE, "isPermaLink").map(AttrValue::from),
+                });
+                Frame::Value(Slot::Guid)
+            }
+            (NsId::NONE, "link") => value(&mut item.links, pos, Slot::Link),
+            (NsId::NONE, "pubDate") => value(&mut item.pub_dates, pos, Slot::PubDate),
+            (NsId::NONE, "title") => value(&mut item.titles, pos, Slot::Title),
+            (NsId::NONE, "description") => value(&mut item.descriptions, pos, Slot::Description),
+            (NsId::NONE, "enclosure") => {
+                item.enclosures.push(Enclosure { pos, url: s.attr(NsId::NONE, "url").map(AttrValue::from) });
+                Frame::Other
+            }
+            (NsId::DCTERMS, "identifier") => typed(&mut item.identifiers, s, Slot::Identifier),
+            (NsId::DCTERMS, "publisher") => value(&mut item.publishers, pos, Slot::Publisher),
+            (NsId::DCTERMS, "accessRights") => value(&mut item.access_rights, pos, Slot::AccessRights),
+            (NsId::DCTERMS, "license") => value(&mut item.licenses, pos, Slot::License),
+            (NsId::DCTERMS, "isPartOf") => typed(&mut item.is_part_of, s, Slot::IsPartOf),
+            (NsId::DCTERMS, "isFormatOf") => typed(&mut item.is_format_of, s, Slot::IsFormatOf),
+            (NsId::DCTERMS, "creator") => value(&mut item.creators, pos, Slot::Creator),
+            (NsId::DCTERMS, "contributor") => value(&mut item.contributors, pos, Slot::Contributor),
+            (NsId::DCTERMS, "format") => value(&mut item.formats, pos, Slot::Format),
+            (NsId::DCTERMS, "references") => typed(&mut item.references, s, Slot::References),
+            (NsId::MRSS, "keywords") => value(&mut item.keywords, pos, Slot::Keywords),
+            (NsId::MRSS, "hash") => {
+                item.scoped_hashes.push(ScopedHash { hash: hash(s), group: None });
+                Frame::Value(Slot::ScopedHash)
+            }
+            (NsId::MRSS, "content") => {
+                item.contents.push(content(s, false));
+                Frame::Content
+            }
+            (NsId::MRSS, "group") => {
+                item.groups.push(Group { pos, nested: false, contents: 0 });
+                Frame::Group
+            }
+            _ => Frame::Other,
+        }
+    }
+
+    fn enter_group_child(&mut self, s: &Start<'_>) -> Frame {
+        let Some(item) = self.item.as_deref_mut() else { return Frame::Other };
+        match (s.ns, s.local) {
+            (NsId::MRSS, "content") => {
+                if let Some(g) = item.groups.last_mut() {
+                    g.contents += 1;
+                }
+                item.contents.push(content(s, true));
+                Frame::Content
+            }
+            (NsId::MRSS, "group") => {
+                item.groups.push(Group { pos: s.pos, nested: true, contents: 0 });
+                Frame::Group
+            }
+            (NsId::MRSS, "hash") => {
+                let group = item.groups.last().map(|g| g.pos);
+                item.scoped_hashes.push(ScopedHash { hash: hash(s), group });
+                Frame::Value(Slot::ScopedHash)
+            }
+            _ => Frame::Other,
+        }
+    }
+
+    fn enter_content_child(&mut self, s: &Start<'_>) -> Frame {
+        let Some(c) = self.item.as_deref_mut().and_then(|i| i.contents.last_mut()) else {
+            return Frame::Other;
+        };
+        let attr = |local: &str| s.attr(NsId::NONE, local).map(AttrValue::from);
+        match (s.ns, s.local) {
+            (NsId::MRSS, "hash") => {
+                c.hashes.push(hash(s));
+                Frame::Value(Slot::ContentHash)
+            }
+            (NsId::MRSS, "license") => {
+                c.licenses.push(License { value: Value::at(s.pos), href: attr("href"), mime: attr("type") });
+                Frame::Value(Slot::ContentLicense)
+            }
+            (NsId::MRSS, "credit") => {
+                c.credits.push(Credit { value: Value::at(s.pos), role: attr("role"), scheme: attr("scheme") });
+                Frame::Value(Slot::ContentCredit)
+            }
+            (NsId::MRSS, "copyright") => {
+                c.copyrights.push(Copyright { value: Value::at(s.pos), url: attr("url") });
+                Frame::Value(Slot::ContentCopyright)
+            }
+            (NsId::MRSS, "keywords") => value(&mut c.keywords, s.pos, Slot::ContentKeywords),
+            (NsId::DCTERMS, "isFormatOf") => value(&mut c.markers, s.pos, Slot::Marker),
+            _ => Frame::Other,
+        }
+    }
+
+    fn leave(&mut self) {
+        match self.frames.pop() {
+            Some(Frame::Item) => {
+                if let Some(item) = self.item.take() {
+                    self.queue.push_back(FeedEvent::Item(item));
+                }
+            }
+            Some(Frame::Channel) => {
+                if let Some(channel) = self.channel.take() {
+                    self.queue.push_back(FeedEvent::Channel(channel));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The value the text of `slot` goes to.
+    fn slot(&mut self, slot: Slot) -> Option<&mut Value> {
+        if let Some(c) = self.channel.as_deref_mut() {
+            match slot {
+                Slot::ChannelTitle => return c.titles.last_mut(),
+                Slot::ChannelLink => return c.links.last_mut(),
+                Slot::ChannelDescription => return c.descriptions.last_mut(),
+                _ => {}
+            }
+        }
+        let item = self.item.as_deref_mut()?;
+        Some(match slot {
+            Slot::Guid => &mut item.guids.last_mut()?.value,
+            Slot::Identifier => &mut item.identifiers.last_mut()?.value,
+            Slot::Link => item.links.last_mut()?,
+            Slot::PubDate => item.pub_dates.last_mut()?,
+            Slot::Publisher => item.publishers.last_mut()?,
+            Slot::Title => item.titles.last_mut()?,
+            Slot::Description => item.descriptions.last_mut()?,
+            Slot::AccessRights => item.access_rights.last_mut()?,
+            Slot::License => item.licenses.last_mut()?,
+            Slot::IsPartOf => &mut item.is_part_of.last_mut()?.value,
+            Slot::IsFormatOf => &mut item.is_format_of.last_mut()?.value,
+            Slot::Creator => item.creators.last_mut()?,
+            Slot::Contributor => item.contributors.last_mut()?,
+            Slot::Format => item.formats.last_mut()?,
+            Slot::References => &mut item.references.last_mut()?.value,
+            Slot::Keywords => item.keywords.last_mut()?,
+            Slot::ScopedHash => &mut item.scoped_hashes.last_mut()?.hash.value,
+            Slot::ContentHash => &mut item.contents.last_mut()?.hashes.last_mut()?.value,
+            Slot::ContentLicense => &mut item.contents.last_mut()?.licenses.last_mut()?.value,
+            Slot::ContentCredit => &mut item.contents.last_mut()?.credits.last_mut()?.value,
+            Slot::ContentCopyright => &mut item.contents.last_mut()?.copyrights.last_mut()?.value,
+            Slot::ContentKeywords => item.contents.last_mut()?.keywords.last_mut()?,
+            Slot::Marker => item.contents.last_mut()?.markers.last_mut()?,
+            Slot::ChannelTitle | Slot::ChannelLink | Slot::ChannelDescription => return None,
+        })
+    }
+}
+
+fn value(list: &mut Vec<Value>, pos: Pos, slot: Slot) -> Frame {
+    list.push(Value::at(pos));
+    Frame::Value(slot)
+}
+
+fn typed(list: &mut Vec<Typed>, s: &Start<'_>, slot: Slot) -> Frame {
+    let xsi_type = s.attr(NsId::XSI, "type").map(|a| XsiType {
+        raw: a.value.clone(),
+        resolved: a.qname.clone().unwrap_or(QNameValue::Invalid),
+        pos: a.pos,
+    });
+    list.push(Typed { value: Value::at(s.pos), xsi_type });
+    Frame::Value(slot)
+}
+
+fn hash(s: &Start<'_>) -> Hash {
+    Hash { value: Value::at(s.pos), algo: s.attr(NsId::NONE, "algo").map(AttrValue::from) }
+}
+
+fn content(s: &Start<'_>, in_group: bool) -> MediaContent {
+    let attr = |local: &str| s.attr(NsId::NONE, local).map(AttrValue::from);
+    MediaContent {
+        pos: s.pos,
+        in_group,
+        url: attr("url"),
+        mime: attr("type"),
+        file_size: attr("fileSize"),
+        medium: attr("medium"),
+        ..MediaContent::default()
+    }
+}

@@ -1,0 +1,253 @@
+//! The shared value checks of catalogue §0.3 and G-URL. Each returns what is wrong in
+//! words a publisher can act on; the rule module decides the rule ID and severity.
+
+use url::Url;
+
+/// An absolute http(s) URL that passed [`http_url`].
+#[derive(Debug, Clone)]
+pub struct HttpUrl {
+    /// The parsed URL (WHATWG serialisation normalises scheme/host case, default port).
+    pub url: Url,
+    /// It contains non-ASCII characters (an IRI): accepted, info.
+    pub non_ascii: bool,
+}
+
+/// §0.3 "absolute http(s) URL" / G-URL.
+pub fn http_url(value: &str) -> Result<HttpUrl, String> {
+    if value.is_empty() {
+        return Err("the URL is empty".into());
+    }
+    if let Some(c) = value.chars().find(|c| c.is_ascii_whitespace() || c.is_control()) {
+        return Err(format!(
+            "the URL contains {}; percent-encode it (a space is `%20`)",
+            if c == ' ' { "a space".to_string() } else { format!("the control character U+{:04X}", u32::from(c)) }
+        ));
+    }
+    let url = match Url::parse(value) {
+        Ok(u) => u,
+        Err(url::ParseError::RelativeUrlWithoutBase) => {
+            return Err(format!("`{value}` is a relative URL; write the absolute URL starting with `https://`"));
+        }
+        Err(e) => return Err(format!("`{value}` is not a valid URL ({e})")),
+    };
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!(
+            "`{value}` uses the scheme `{}:`; all URLs must be http or https (profile §2) — files delivered another way (FTP) go in `dcterms:references`",
+            url.scheme()
+        ));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(format!("`{value}` has no host"));
+    }
+    Ok(HttpUrl { url, non_ascii: !value.is_ascii() })
+}
+
+/// §0.3 "URI": RFC 3986 absolute-URI. Returns the scheme, lower-cased.
+pub fn absolute_uri(value: &str) -> Result<String, String> {
+    if value.is_empty() {
+        return Err("the URI is empty".into());
+    }
+    if value.chars().any(|c| c.is_ascii_whitespace() || c.is_control()) {
+        return Err(format!("`{value}` is not a URI: it contains white space; write a URI such as `https://creativecommons.org/licenses/by/4.0/`"));
+    }
+    let Some((scheme, rest)) = value.split_once(':') else {
+        return Err(format!("`{value}` is not an absolute URI (no scheme); write e.g. `https://creativecommons.org/licenses/by/4.0/`"));
+    };
+    let mut chars = scheme.chars();
+    let valid_scheme = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    if !valid_scheme || rest.is_empty() || value.contains('#') && value.matches('#').count() > 1 {
+        return Err(format!("`{value}` is not an absolute URI"));
+    }
+    Ok(scheme.to_ascii_lowercase())
+}
+
+/// Top-level media types registered with IANA (§0.3).
+const TOP_LEVEL: [&str; 11] = [
+    "application", "audio", "example", "font", "haptics", "image", "message", "model", "multipart", "text", "video",
+];
+
+/// §0.3 MIME type verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mime {
+    /// A MIME type with a registered top-level type.
+    Ok,
+    /// Syntactically a MIME type, but the top-level type is not registered (warning).
+    UnknownTopLevel(String),
+}
+
+fn restricted_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    s.len() <= 127
+        && chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && chars.all(|c| c.is_ascii_alphanumeric() || "!#$&^_.+-".contains(c))
+}
+
+/// §0.3 MIME type: `type "/" subtype` (RFC 6838 restricted-name), optional parameters.
+pub fn mime(value: &str) -> Result<Mime, String> {
+    let essence = value.split(';').next().unwrap_or("").trim();
+    let ok_params = value.split(';').skip(1).all(|p| {
+        let p = p.trim();
+        p.split_once('=').is_some_and(|(k, v)| restricted_name(k.trim()) && !v.trim().is_empty())
+    });
+    match essence.split_once('/') {
+        Some((t, s)) if restricted_name(t) && restricted_name(s) && ok_params => {
+            let t = t.to_ascii_lowercase();
+            if TOP_LEVEL.contains(&t.as_str()) { Ok(Mime::Ok) } else { Ok(Mime::UnknownTopLevel(t)) }
+        }
+        _ => Err(format!(
+            "`{value}` is not a MIME type; write `type/subtype` from the IANA register, e.g. `text/html`, `application/pdf`, `audio/mpeg`"
+        )),
+    }
+}
+
+/// True if `s` is `n` hexadecimal digits.
+pub fn is_hex(s: &str, n: usize) -> bool {
+    s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Luhn (mod 10) check over ASCII digits; the last digit is the check digit.
+pub fn luhn(digits: &str) -> bool {
+    let sum: u32 = digits
+        .bytes()
+        .rev()
+        .enumerate()
+        .map(|(i, b)| {
+            let d = u32::from(b - b'0');
+            if i % 2 == 1 { if d * 2 > 9 { d * 2 - 9 } else { d * 2 } } else { d }
+        })
+        .sum();
+    sum % 10 == 0
+}
+
+fn digits_only(value: &str) -> String {
+    value.chars().filter(|c| !matches!(c, '-' | ' ')).collect()
+}
+
+fn ean13_ok(d: &str) -> bool {
+    d.len() == 13
+        && d.bytes().all(|b| b.is_ascii_digit())
+        && d.bytes().enumerate().map(|(i, b)| u32::from(b - b'0') * if i % 2 == 0 { 1 } else { 3 }).sum::<u32>() % 10 == 0
+}
+
+/// Value syntax of a typed identifier (§0.3: info only). `None` when it looks right or
+/// the type prescribes no syntax.
+pub fn identifier_syntax(kind: &str, value: &str) -> Option<String> {
+    let d = digits_only(value);
+    let ok = match kind {
+        "isbn" => {
+            let d = d.strip_prefix("ISBN").or_else(|| d.strip_prefix("isbn")).unwrap_or(&d).trim();
+            match d.len() {
+                13 => ean13_ok(d) && (d.starts_with("978") || d.starts_with("979")),
+                10 => {
+                    let b = d.as_bytes();
+                    b[..9].iter().all(u8::is_ascii_digit) && (b[9].is_ascii_digit() || b[9] == b'X' || b[9] == b'x') && {
+                        let sum: u32 = b
+                            .iter()
+                            .enumerate()
+                            .map(|(i, c)| (10 - i as u32) * if *c == b'X' || *c == b'x' { 10 } else { u32::from(c - b'0') })
+                            .sum();
+                        sum % 11 == 0
+                    }
+                }
+                _ => false,
+            }
+        }
+        "issn" => {
+            let b = value.trim().as_bytes();
+            b.len() == 9
+                && b[4] == b'-'
+                && b[..4].iter().chain(&b[5..8]).all(u8::is_ascii_digit)
+                && (b[8].is_ascii_digit() || b[8] == b'X' || b[8] == b'x')
+                && {
+                    let sum: u32 = b[..4].iter().chain(&b[5..8]).enumerate().map(|(i, c)| (8 - i as u32) * u32::from(c - b'0')).sum();
+                    let check = (11 - sum % 11) % 11;
+                    let given = if b[8] == b'X' || b[8] == b'x' { 10 } else { u32::from(b[8] - b'0') };
+                    check == given
+                }
+        }
+        "ean" => ean13_ok(&d),
+        "upc" => d.len() == 12 && ean13_ok(&format!("0{d}")),
+        "ismn" => d.starts_with("9790") && ean13_ok(&d),
+        "isrc" => {
+            let v: String = value.chars().filter(|c| *c != '-').collect();
+            let b = v.as_bytes();
+            b.len() == 12
+                && b[..2].iter().all(u8::is_ascii_alphabetic)
+                && b[2..5].iter().all(u8::is_ascii_alphanumeric)
+                && b[5..].iter().all(u8::is_ascii_digit)
+        }
+        "doi" => {
+            let v = value.trim();
+            v.starts_with("10.") && v.split_once('/').is_some_and(|(p, s)| p.len() > 3 && !s.is_empty())
+        }
+        "urn" => {
+            let v = value.trim();
+            v.len() > 4
+                && v[..4].eq_ignore_ascii_case("urn:")
+                && v[4..].split_once(':').is_some_and(|(nid, nss)| !nid.is_empty() && !nss.is_empty())
+        }
+        "uri" => absolute_uri(value.trim()).is_ok(),
+        _ => true,
+    };
+    (!ok).then(|| match kind {
+        "isbn" => format!("`{value}` is not a valid ISBN-10/ISBN-13 (check digit or length)"),
+        "issn" => format!("`{value}` is not a valid ISSN (`NNNN-NNNC` with check digit)"),
+        "ean" => format!("`{value}` is not a valid EAN-13 (check digit or length)"),
+        "upc" => format!("`{value}` is not a valid UPC-A (12 digits with check digit)"),
+        "ismn" => format!("`{value}` is not a valid ISMN (`979-0…` with check digit)"),
+        "isrc" => format!("`{value}` is not a valid ISRC (`CCXXXYYNNNNN`)"),
+        "doi" => format!("`{value}` is not a DOI (`10.prefix/suffix`)"),
+        "urn" => format!("`{value}` is not a URN (`urn:NID:NSS`)"),
+        _ => format!("`{value}` is not an absolute URI"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_urls() {
+        assert!(http_url("https://www.example.se/a?b=1&c=2").is_ok());
+        assert!(http_url("http://exempel.se/räksmörgås").is_ok_and(|u| u.non_ascii));
+        assert!(http_url("/relative/path").is_err());
+        assert!(http_url("ftp://ftp.example.se/a.pdf").is_err());
+        assert!(http_url("https://exa mple.se/").is_err());
+        assert!(http_url("mailto:a@b.se").is_err());
+    }
+
+    #[test]
+    fn uris() {
+        assert_eq!(absolute_uri("https://creativecommons.org/licenses/by/4.0/").as_deref(), Ok("https"));
+        assert_eq!(absolute_uri("urn:isbn:9789127155060").as_deref(), Ok("urn"));
+        assert!(absolute_uri("CC BY 4.0").is_err());
+        assert!(absolute_uri("by-nc").is_err());
+    }
+
+    #[test]
+    fn mime_types() {
+        assert_eq!(mime("text/html"), Ok(Mime::Ok));
+        assert_eq!(mime("text/html; charset=utf-8"), Ok(Mime::Ok));
+        assert_eq!(mime("audio/x-m4a"), Ok(Mime::Ok));
+        assert_eq!(mime("foo/bar"), Ok(Mime::UnknownTopLevel("foo".into())));
+        assert!(mime("mp3").is_err());
+        assert!(mime("html").is_err());
+        assert!(mime("text/").is_err());
+    }
+
+    #[test]
+    fn check_digits() {
+        assert!(luhn("5560041815"));
+        assert!(!luhn("5560041816"));
+        assert_eq!(identifier_syntax("isbn", "978-91-27-15506-0"), None);
+        assert_eq!(identifier_syntax("isbn", "91-27-15506-4"), None);
+        assert!(identifier_syntax("isbn", "978-91-27-15506-6").is_some());
+        assert_eq!(identifier_syntax("issn", "0346-4326"), None);
+        assert_eq!(identifier_syntax("issn", "1403-1140"), None);
+        assert!(identifier_syntax("issn", "1403-1141").is_some());
+        assert_eq!(identifier_syntax("doi", "10.1000/xyz123"), None);
+        assert_eq!(identifier_syntax("isrc", "SE-A1B-26-00001"), None);
+        assert_eq!(identifier_syntax("hdl", "anything"), None);
+    }
+}

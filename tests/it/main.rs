@@ -1,0 +1,4 @@
+//! The integration tests: one binary (STYLE habit 12), one module per area.
+
+mod golden;
+mod support;
