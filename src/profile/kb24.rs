@@ -555,7 +555,7 @@ impl ItemCheck<'_> {
                 Error,
                 v.pos,
                 format!(
-                    "publisher {} does not have the form `{PREFIX}` + 10-digit organisation number without hyphen + optional `-suffix` (2 or more letters/digits agreed with KB), e.g. `{PREFIX}5560041815`",
+                    "publisher {} is not a KB organisation identifier; write `{PREFIX}` + the 10-digit organisation number without hyphen + an optional `-suffix` agreed with KB (2 or more letters/digits), e.g. `{PREFIX}5560041815`",
                     found(value)
                 ),
             ),

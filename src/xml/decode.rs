@@ -112,6 +112,8 @@ pub struct Decoder<R> {
     pending: Option<DecodeError>,
     /// Set when the consumer has been told about `pending`.
     failed: Option<DecodeError>,
+    /// Keep consumed bytes for [`Decoder::resolve`]; off for plain decoding.
+    track: bool,
 }
 
 impl<R: Read> Decoder<R> {
@@ -132,7 +134,13 @@ impl<R: Read> Decoder<R> {
             eof: false,
             pending: None,
             failed: None,
+            track: true,
         }
+    }
+
+    /// A decoder that only decodes: positions are not tracked, consumed bytes are dropped.
+    pub fn untracked(inner: R, limits: Limits) -> Self {
+        Self { track: false, ..Self::new(inner, limits) }
     }
 
     /// The encoding in use, once detected.
@@ -232,6 +240,9 @@ impl<R: Read> Decoder<R> {
 
     /// Makes more decoded bytes available, or records why it cannot.
     fn fill(&mut self) {
+        if !self.track {
+            self.mark = self.pos;
+        }
         // Keep only the bytes from the last resolved offset on.
         if self.mark > 0 && self.pos == self.out.len() {
             self.out.drain(..self.mark);

@@ -696,6 +696,17 @@ impl<R: Read> XmlReader<R> {
     }
 }
 
+/// The input decoded to UTF-8 as the reader sees it (same encoding detection), for
+/// reading source lines back. Stops with an error where the reader would.
+pub fn decoded<R: Read>(input: R) -> impl Read {
+    Decoder::untracked(input, Limits { max_bytes: u64::MAX, max_event_bytes: usize::MAX })
+}
+
+/// Escapes text for XML content or a double-quoted attribute value.
+pub fn escape(s: &str) -> std::borrow::Cow<'_, str> {
+    quick_xml::escape::escape(s)
+}
+
 /// Splits `p:local` into prefix and local name; `None` if not a QName.
 fn split_qname(name: &str) -> Option<(Option<&str>, &str)> {
     match name.split_once(':') {

@@ -1,0 +1,137 @@
+//! `plikt validate`.
+
+use std::fs::File;
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use crate::error::{Error, Exit};
+use crate::fetch::{self, FetchOptions, Spool, Tee};
+use crate::profile::{self, Options, ProfileOptions, Report};
+use crate::report::{Format, Json, Junit, Printer, Source, Text};
+use crate::xml::ReaderLimits;
+
+/// When to colour the text report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Color {
+    /// When standard output is a terminal and NO_COLOR is unset.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// Arguments of `plikt validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// The feed: a file path, `-` for standard input, or an http(s) URL.
+    pub input: String,
+
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+
+    /// Colour in the text report.
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    pub color: Color,
+
+    /// The host publication is deposit-liable: every item needs a typed
+    /// dcterms:isPartOf (R112).
+    #[arg(long)]
+    pub require_is_part_of: bool,
+
+    /// Largest feed read, in bytes (suffixes K, M, G allowed).
+    #[arg(long, default_value = "1G", value_parser = parse_size)]
+    pub max_bytes: u64,
+
+    /// Findings kept per rule and severity (all are counted); 0 keeps all. JUnit
+    /// output keeps all.
+    #[arg(long, default_value_t = 1000)]
+    pub max_findings: usize,
+}
+
+/// Parses `1048576`, `512K`, `64M`, `1G`.
+fn parse_size(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let (digits, factor) = match s.char_indices().last() {
+        Some((i, 'K' | 'k')) => (&s[..i], 1u64 << 10),
+        Some((i, 'M' | 'm')) => (&s[..i], 1 << 20),
+        Some((i, 'G' | 'g')) => (&s[..i], 1 << 30),
+        _ => (s, 1),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(factor))
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("`{s}` is not a size; write e.g. 1048576, 512K, 64M or 1G"))
+}
+
+/// Largest standard input copied aside for showing source lines.
+const STDIN_COPY_LIMIT: u64 = 256 << 20;
+
+/// Runs `plikt validate`.
+pub fn run(args: &ValidateArgs) -> Result<Exit, Error> {
+    let mut limits = ReaderLimits::default();
+    limits.decode.max_bytes = args.max_bytes;
+    let options = Options {
+        limits,
+        profile: ProfileOptions { require_is_part_of: args.require_is_part_of },
+        max_findings_per_rule: if args.format == Format::Junit { 0 } else { args.max_findings },
+    };
+    let text = args.format == Format::Text;
+    let input_error = |source: io::Error| Error::Input { name: args.input.clone(), source };
+
+    let (report, copy): (Report, Option<Spool>) = if args.input == "-" {
+        if text {
+            let mut tee = Tee::new(io::stdin().lock(), STDIN_COPY_LIMIT).map_err(input_error)?;
+            let report = profile::validate(&mut tee, &options).map_err(input_error)?;
+            (report, tee.into_spool())
+        } else {
+            (profile::validate(io::stdin().lock(), &options).map_err(input_error)?, None)
+        }
+    } else if args.input.starts_with("http://") || args.input.starts_with("https://") {
+        let url = url::Url::parse(&args.input).map_err(|e| Error::Usage(format!("`{}` is not a valid URL: {e}", args.input)))?;
+        let fetch_options = FetchOptions { max_bytes: args.max_bytes, ..FetchOptions::default() };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Usage(format!("cannot start the HTTP client: {e}")))?;
+        let spool = runtime.block_on(fetch::download(&url, &fetch_options))?;
+        let report = profile::validate(spool.reader().map_err(input_error)?, &options).map_err(input_error)?;
+        (report, Some(spool))
+    } else {
+        let file = File::open(&args.input).map_err(input_error)?;
+        (profile::validate(file, &options).map_err(input_error)?, None)
+    };
+
+    let source = Source {
+        name: args.input.clone(),
+        copy: match &copy {
+            Some(s) => Some(s.path().to_path_buf()),
+            None if args.input != "-" => Some(PathBuf::from(&args.input)),
+            None => None,
+        },
+    };
+    let stdout = io::stdout();
+    let color = match args.color {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    };
+    let printer: Box<dyn Printer> = match args.format {
+        Format::Text => Box::new(Text { color }),
+        Format::Json => Box::new(Json),
+        Format::Junit => Box::new(Junit),
+    };
+    let mut out = io::BufWriter::new(stdout.lock());
+    let written = printer.print(&report, &source, &mut out).and_then(|()| out.flush());
+    match written {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
+        Err(e) => return Err(Error::Output(e)),
+    }
+    Ok(if report.valid() { Exit::Ok } else { Exit::Invalid })
+}

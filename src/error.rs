@@ -1,0 +1,48 @@
+//! Fatal errors of a command and the exit codes they map to (documented in the README).
+//! Validation findings are not errors: they are the result.
+
+use std::io;
+
+use crate::fetch::FetchError;
+
+/// Exit statuses of `plikt`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Exit {
+    /// Success: the feed has no errors (warnings allowed).
+    Ok = 0,
+    /// The feed has at least one error.
+    Invalid = 1,
+    /// The input could not be read, or the arguments are wrong.
+    Failure = 2,
+}
+
+/// Why a command could not be carried out.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The input file or standard input could not be read.
+    #[error("cannot read {name}: {source}")]
+    Input {
+        /// File name, or `-`.
+        name: String,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// Downloading the feed failed.
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    /// Writing the report failed.
+    #[error("cannot write the report: {0}")]
+    Output(io::Error),
+    /// A command-line value is wrong.
+    #[error("{0}")]
+    Usage(String),
+}
+
+impl Error {
+    /// The exit status for this error.
+    pub fn exit(&self) -> Exit {
+        Exit::Failure
+    }
+}

@@ -1,0 +1,91 @@
+//! Temporary files that hold a copy of an input: a download, or standard input, so the
+//! text report can show source lines without keeping the document in memory.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A temporary file, removed when dropped.
+#[derive(Debug)]
+pub struct Spool {
+    path: PathBuf,
+    file: File,
+}
+
+impl Spool {
+    /// Creates an empty spool file in the system's temporary directory.
+    pub fn new() -> io::Result<Self> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let dir = std::env::temp_dir();
+        loop {
+            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+            let path = dir.join(format!("plikt-{}-{n}.spool", std::process::id()));
+            match OpenOptions::new().read(true).write(true).create_new(true).open(&path) {
+                Ok(file) => return Ok(Self { path, file }),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The open file.
+    pub fn file_mut(&mut self) -> &mut File {
+        &mut self.file
+    }
+
+    /// A reader from the start of the file.
+    pub fn reader(&self) -> io::Result<File> {
+        let mut f = self.file.try_clone()?;
+        f.seek(SeekFrom::Start(0))?;
+        Ok(f)
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Copies what is read through it into a [`Spool`], up to `cap` bytes.
+#[derive(Debug)]
+pub struct Tee<R> {
+    inner: R,
+    spool: Spool,
+    written: u64,
+    cap: u64,
+    complete: bool,
+}
+
+impl<R: Read> Tee<R> {
+    /// Reads from `inner`, keeping the first `cap` bytes in a new spool file.
+    pub fn new(inner: R, cap: u64) -> io::Result<Self> {
+        Ok(Self { inner, spool: Spool::new()?, written: 0, cap, complete: true })
+    }
+
+    /// The spool file, if it holds everything that was read.
+    pub fn into_spool(self) -> Option<Spool> {
+        self.complete.then_some(self.spool)
+    }
+}
+
+impl<R: Read> Read for Tee<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if self.complete {
+            if self.written + n as u64 > self.cap {
+                self.complete = false;
+            } else {
+                self.spool.file.write_all(&buf[..n])?;
+                self.written += n as u64;
+            }
+        }
+        Ok(n)
+    }
+}

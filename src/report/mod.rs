@@ -1,0 +1,50 @@
+//! Printers of validation reports, one file per format behind one trait (STYLE habit 8).
+
+mod json;
+mod junit;
+mod snippet;
+mod text;
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+pub use json::Json;
+pub use junit::Junit;
+pub use snippet::Snippets;
+pub use text::Text;
+
+use crate::profile::Report;
+
+/// Where a report's feed came from.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// How to name it: a path, a URL, or `-` for standard input.
+    pub name: String,
+    /// A file holding the same bytes, for showing source lines.
+    pub copy: Option<PathBuf>,
+}
+
+/// A report format.
+pub trait Printer {
+    /// Writes `report` about `source` to `out`.
+    fn print(&self, report: &Report, source: &Source, out: &mut dyn Write) -> io::Result<()>;
+}
+
+/// The formats `plikt validate --format` offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Compiler-style diagnostics with source lines (the default).
+    Text,
+    /// One JSON document for other tools.
+    Json,
+    /// JUnit XML for CI pipelines: one testcase per item plus one for the channel.
+    Junit,
+}
+
+/// Splits a message "what is wrong; what to write instead" at its first `; `.
+pub fn split_message(message: &str) -> (&str, Option<&str>) {
+    match message.split_once("; ") {
+        Some((problem, hint)) => (problem, Some(hint)),
+        None => (message, None),
+    }
+}
