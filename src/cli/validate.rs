@@ -78,11 +78,20 @@ pub fn run(args: &ValidateArgs) -> Result<Exit, Error> {
     limits.decode.max_bytes = args.max_bytes;
     let options = Options {
         limits,
-        profile: ProfileOptions { require_is_part_of: args.require_is_part_of },
-        max_findings_per_rule: if args.format == Format::Junit { 0 } else { args.max_findings },
+        profile: ProfileOptions {
+            require_is_part_of: args.require_is_part_of,
+        },
+        max_findings_per_rule: if args.format == Format::Junit {
+            0
+        } else {
+            args.max_findings
+        },
     };
     let text = args.format == Format::Text;
-    let input_error = |source: io::Error| Error::Input { name: args.input.clone(), source };
+    let input_error = |source: io::Error| Error::Input {
+        name: args.input.clone(),
+        source,
+    };
 
     let (report, copy): (Report, Option<Spool>) = if args.input == "-" {
         if text {
@@ -90,21 +99,32 @@ pub fn run(args: &ValidateArgs) -> Result<Exit, Error> {
             let report = profile::validate(&mut tee, &options).map_err(input_error)?;
             (report, tee.into_spool())
         } else {
-            (profile::validate(io::stdin().lock(), &options).map_err(input_error)?, None)
+            (
+                profile::validate(io::stdin().lock(), &options).map_err(input_error)?,
+                None,
+            )
         }
     } else if args.input.starts_with("http://") || args.input.starts_with("https://") {
-        let url = url::Url::parse(&args.input).map_err(|e| Error::Usage(format!("`{}` is not a valid URL: {e}", args.input)))?;
-        let fetch_options = FetchOptions { max_bytes: args.max_bytes, ..FetchOptions::default() };
+        let url = url::Url::parse(&args.input)
+            .map_err(|e| Error::Usage(format!("`{}` is not a valid URL: {e}", args.input)))?;
+        let fetch_options = FetchOptions {
+            max_bytes: args.max_bytes,
+            ..FetchOptions::default()
+        };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| Error::Usage(format!("cannot start the HTTP client: {e}")))?;
         let spool = runtime.block_on(fetch::download(&url, &fetch_options))?;
-        let report = profile::validate(spool.reader().map_err(input_error)?, &options).map_err(input_error)?;
+        let report = profile::validate(spool.reader().map_err(input_error)?, &options)
+            .map_err(input_error)?;
         (report, Some(spool))
     } else {
         let file = File::open(&args.input).map_err(input_error)?;
-        (profile::validate(file, &options).map_err(input_error)?, None)
+        (
+            profile::validate(file, &options).map_err(input_error)?,
+            None,
+        )
     };
 
     let source = Source {
@@ -127,11 +147,17 @@ pub fn run(args: &ValidateArgs) -> Result<Exit, Error> {
         Format::Junit => Box::new(Junit),
     };
     let mut out = io::BufWriter::new(stdout.lock());
-    let written = printer.print(&report, &source, &mut out).and_then(|()| out.flush());
+    let written = printer
+        .print(&report, &source, &mut out)
+        .and_then(|()| out.flush());
     match written {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
         Err(e) => return Err(Error::Output(e)),
     }
-    Ok(if report.valid() { Exit::Ok } else { Exit::Invalid })
+    Ok(if report.valid() {
+        Exit::Ok
+    } else {
+        Exit::Invalid
+    })
 }

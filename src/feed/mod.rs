@@ -25,7 +25,11 @@ pub struct Value {
 
 impl Value {
     fn at(pos: Pos) -> Self {
-        Self { raw: String::new(), pos, has_children: false }
+        Self {
+            raw: String::new(),
+            pos,
+            has_children: false,
+        }
     }
 
     /// The value with XML whitespace (#x20 #x9 #xD #xA) trimmed.
@@ -50,7 +54,10 @@ pub struct AttrValue {
 
 impl From<&Attribute> for AttrValue {
     fn from(a: &Attribute) -> Self {
-        Self { value: a.value.clone(), pos: a.pos }
+        Self {
+            value: a.value.clone(),
+            pos: a.pos,
+        }
     }
 }
 
@@ -262,7 +269,7 @@ pub struct Root {
     pub version: Option<AttrValue>,
 }
 
-/// What [`FeedReader::next`] yields, in document order.
+/// What [`FeedReader::read_event`] yields, in document order.
 #[derive(Debug)]
 pub enum FeedEvent {
     /// A namespace declaration (G-NS-*).
@@ -353,7 +360,10 @@ struct State {
 impl<R: Read> FeedReader<R> {
     /// Reads feed events from `xml`.
     pub fn new(xml: XmlReader<R>) -> Self {
-        Self { xml, state: State::default() }
+        Self {
+            xml,
+            state: State::default(),
+        }
     }
 
     /// The underlying XML reader.
@@ -363,7 +373,7 @@ impl<R: Read> FeedReader<R> {
 
     /// The next event, `Ok(None)` after [`FeedEvent::End`] (or after a root that is
     /// not `rss`). Errors are `G-XML` or I/O failures.
-    pub fn next(&mut self) -> Result<Option<FeedEvent>, ReadError> {
+    pub fn read_event(&mut self) -> Result<Option<FeedEvent>, ReadError> {
         let st = &mut self.state;
         loop {
             if let Some(e) = st.queue.pop_front() {
@@ -372,7 +382,7 @@ impl<R: Read> FeedReader<R> {
             if st.finished {
                 return Ok(None);
             }
-            match self.xml.next()? {
+            match self.xml.read_event()? {
                 XmlEvent::Start(s) => {
                     let frame = st.enter(&s);
                     st.frames.push(frame);
@@ -401,7 +411,10 @@ impl State {
             self.queue.push_back(FeedEvent::Namespace(d.clone()));
         }
         if s.ns == NsId::DC_ELEMENTS {
-            self.queue.push_back(FeedEvent::DcElement { pos: s.pos, local: s.local.to_string() });
+            self.queue.push_back(FeedEvent::DcElement {
+                pos: s.pos,
+                local: s.local.to_string(),
+            });
         }
         let parent = match self.frames.last() {
             None => return self.root(s),
@@ -418,7 +431,10 @@ impl State {
         match parent {
             Frame::Rss => match name {
                 (NsId::NONE, "channel") => {
-                    self.channel = Some(Box::new(Channel { pos: s.pos, ..Channel::default() }));
+                    self.channel = Some(Box::new(Channel {
+                        pos: s.pos,
+                        ..Channel::default()
+                    }));
                     self.queue.push_back(FeedEvent::ChannelStart(s.pos));
                     Frame::Channel
                 }
@@ -440,7 +456,12 @@ impl State {
             format!("{{{}}}{}", s.ns_uri, s.local)
         };
         let version = s.attr(NsId::NONE, "version").map(AttrValue::from);
-        self.queue.push_back(FeedEvent::Root(Root { pos: s.pos, is_rss, name, version }));
+        self.queue.push_back(FeedEvent::Root(Root {
+            pos: s.pos,
+            is_rss,
+            name,
+            version,
+        }));
         if !is_rss {
             self.finished = true;
         }
@@ -448,17 +469,25 @@ impl State {
     }
 
     fn enter_channel_child(&mut self, s: &Start<'_>) -> Frame {
-        let Some(channel) = self.channel.as_deref_mut() else { return Frame::Other };
+        let Some(channel) = self.channel.as_deref_mut() else {
+            return Frame::Other;
+        };
         match (s.ns, s.local) {
             (NsId::NONE, "item") => {
                 self.items += 1;
                 channel.items += 1;
-                self.item = Some(Box::new(Item { index: self.items, pos: s.pos, ..Item::default() }));
+                self.item = Some(Box::new(Item {
+                    index: self.items,
+                    pos: s.pos,
+                    ..Item::default()
+                }));
                 Frame::Item
             }
             (NsId::NONE, "title") => value(&mut channel.titles, s.pos, Slot::ChannelTitle),
             (NsId::NONE, "link") => value(&mut channel.links, s.pos, Slot::ChannelLink),
-            (NsId::NONE, "description") => value(&mut channel.descriptions, s.pos, Slot::ChannelDescription),
+            (NsId::NONE, "description") => {
+                value(&mut channel.descriptions, s.pos, Slot::ChannelDescription)
+            }
             (NsId::MRSS, "content") => {
                 channel.stray_contents.push(s.pos);
                 Frame::Other
@@ -477,7 +506,9 @@ impl State {
     }
 
     fn enter_item_child(&mut self, s: &Start<'_>) -> Frame {
-        let Some(item) = self.item.as_deref_mut() else { return Frame::Other };
+        let Some(item) = self.item.as_deref_mut() else {
+            return Frame::Other;
+        };
         let pos = s.pos;
         match (s.ns, s.local) {
             (NsId::NONE, "guid") => {
@@ -492,12 +523,17 @@ impl State {
             (NsId::NONE, "title") => value(&mut item.titles, pos, Slot::Title),
             (NsId::NONE, "description") => value(&mut item.descriptions, pos, Slot::Description),
             (NsId::NONE, "enclosure") => {
-                item.enclosures.push(Enclosure { pos, url: s.attr(NsId::NONE, "url").map(AttrValue::from) });
+                item.enclosures.push(Enclosure {
+                    pos,
+                    url: s.attr(NsId::NONE, "url").map(AttrValue::from),
+                });
                 Frame::Other
             }
             (NsId::DCTERMS, "identifier") => typed(&mut item.identifiers, s, Slot::Identifier),
             (NsId::DCTERMS, "publisher") => value(&mut item.publishers, pos, Slot::Publisher),
-            (NsId::DCTERMS, "accessRights") => value(&mut item.access_rights, pos, Slot::AccessRights),
+            (NsId::DCTERMS, "accessRights") => {
+                value(&mut item.access_rights, pos, Slot::AccessRights)
+            }
             (NsId::DCTERMS, "license") => value(&mut item.licenses, pos, Slot::License),
             (NsId::DCTERMS, "isPartOf") => typed(&mut item.is_part_of, s, Slot::IsPartOf),
             (NsId::DCTERMS, "isFormatOf") => typed(&mut item.is_format_of, s, Slot::IsFormatOf),
@@ -507,7 +543,10 @@ impl State {
             (NsId::DCTERMS, "references") => typed(&mut item.references, s, Slot::References),
             (NsId::MRSS, "keywords") => value(&mut item.keywords, pos, Slot::Keywords),
             (NsId::MRSS, "hash") => {
-                item.scoped_hashes.push(ScopedHash { hash: hash(s), group: None });
+                item.scoped_hashes.push(ScopedHash {
+                    hash: hash(s),
+                    group: None,
+                });
                 Frame::Value(Slot::ScopedHash)
             }
             (NsId::MRSS, "content") => {
@@ -515,7 +554,11 @@ impl State {
                 Frame::Content
             }
             (NsId::MRSS, "group") => {
-                item.groups.push(Group { pos, nested: false, contents: 0 });
+                item.groups.push(Group {
+                    pos,
+                    nested: false,
+                    contents: 0,
+                });
                 Frame::Group
             }
             _ => Frame::Other,
@@ -523,7 +566,9 @@ impl State {
     }
 
     fn enter_group_child(&mut self, s: &Start<'_>) -> Frame {
-        let Some(item) = self.item.as_deref_mut() else { return Frame::Other };
+        let Some(item) = self.item.as_deref_mut() else {
+            return Frame::Other;
+        };
         match (s.ns, s.local) {
             (NsId::MRSS, "content") => {
                 if let Some(g) = item.groups.last_mut() {
@@ -533,12 +578,19 @@ impl State {
                 Frame::Content
             }
             (NsId::MRSS, "group") => {
-                item.groups.push(Group { pos: s.pos, nested: true, contents: 0 });
+                item.groups.push(Group {
+                    pos: s.pos,
+                    nested: true,
+                    contents: 0,
+                });
                 Frame::Group
             }
             (NsId::MRSS, "hash") => {
                 let group = item.groups.last().map(|g| g.pos);
-                item.scoped_hashes.push(ScopedHash { hash: hash(s), group });
+                item.scoped_hashes.push(ScopedHash {
+                    hash: hash(s),
+                    group,
+                });
                 Frame::Value(Slot::ScopedHash)
             }
             _ => Frame::Other,
@@ -556,15 +608,26 @@ impl State {
                 Frame::Value(Slot::ContentHash)
             }
             (NsId::MRSS, "license") => {
-                c.licenses.push(License { value: Value::at(s.pos), href: attr("href"), mime: attr("type") });
+                c.licenses.push(License {
+                    value: Value::at(s.pos),
+                    href: attr("href"),
+                    mime: attr("type"),
+                });
                 Frame::Value(Slot::ContentLicense)
             }
             (NsId::MRSS, "credit") => {
-                c.credits.push(Credit { value: Value::at(s.pos), role: attr("role"), scheme: attr("scheme") });
+                c.credits.push(Credit {
+                    value: Value::at(s.pos),
+                    role: attr("role"),
+                    scheme: attr("scheme"),
+                });
                 Frame::Value(Slot::ContentCredit)
             }
             (NsId::MRSS, "copyright") => {
-                c.copyrights.push(Copyright { value: Value::at(s.pos), url: attr("url") });
+                c.copyrights.push(Copyright {
+                    value: Value::at(s.pos),
+                    url: attr("url"),
+                });
                 Frame::Value(Slot::ContentCopyright)
             }
             (NsId::MRSS, "keywords") => value(&mut c.keywords, s.pos, Slot::ContentKeywords),
@@ -640,12 +703,18 @@ fn typed(list: &mut Vec<Typed>, s: &Start<'_>, slot: Slot) -> Frame {
         resolved: a.qname.clone().unwrap_or(QNameValue::Invalid),
         pos: a.pos,
     });
-    list.push(Typed { value: Value::at(s.pos), xsi_type });
+    list.push(Typed {
+        value: Value::at(s.pos),
+        xsi_type,
+    });
     Frame::Value(slot)
 }
 
 fn hash(s: &Start<'_>) -> Hash {
-    Hash { value: Value::at(s.pos), algo: s.attr(NsId::NONE, "algo").map(AttrValue::from) }
+    Hash {
+        value: Value::at(s.pos),
+        algo: s.attr(NsId::NONE, "algo").map(AttrValue::from),
+    }
 }
 
 fn content(s: &Start<'_>, in_group: bool) -> MediaContent {

@@ -40,7 +40,11 @@ impl Default for FetchOptions {
 
 /// `User-Agent` of every request: plikt and its version (the harvester adds the
 /// deposit team's contact URL from its configuration).
-pub const USER_AGENT: &str = concat!("plikt/", env!("CARGO_PKG_VERSION"), " (legal-deposit validator)");
+pub const USER_AGENT: &str = concat!(
+    "plikt/",
+    env!("CARGO_PKG_VERSION"),
+    " (legal-deposit validator)"
+);
 
 /// Why a download failed.
 #[derive(Debug, thiserror::Error)]
@@ -97,7 +101,10 @@ fn transport(url: &Url, e: &reqwest::Error) -> FetchError {
     } else {
         root_cause(e)
     };
-    FetchError::Transport { url: url.clone(), reason }
+    FetchError::Transport {
+        url: url.clone(),
+        reason,
+    }
 }
 
 fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
@@ -125,18 +132,27 @@ pub async fn download(url: &Url, options: &FetchOptions) -> Result<Spool, FetchE
     let mut response = client
         .get(url.clone())
         .header(reqwest::header::ACCEPT_ENCODING, "identity")
-        .header(reqwest::header::ACCEPT, "application/rss+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.1")
+        .header(
+            reqwest::header::ACCEPT,
+            "application/rss+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.1",
+        )
         .send()
         .await
         .map_err(|e| transport(url, &e))?;
     let status = response.status();
     if !status.is_success() {
-        return Err(FetchError::Status { url: url.clone(), status: status.as_u16() });
+        return Err(FetchError::Status {
+            url: url.clone(),
+            status: status.as_u16(),
+        });
     }
     if let Some(coding) = response.headers().get(reqwest::header::CONTENT_ENCODING) {
         let coding = coding.to_str().unwrap_or("?").trim().to_ascii_lowercase();
         if coding != "identity" {
-            return Err(FetchError::ContentCoding { url: url.clone(), coding });
+            return Err(FetchError::ContentCoding {
+                url: url.clone(),
+                coding,
+            });
         }
     }
     let mut spool = Spool::new()?;
@@ -144,7 +160,10 @@ pub async fn download(url: &Url, options: &FetchOptions) -> Result<Spool, FetchE
     while let Some(chunk) = response.chunk().await.map_err(|e| transport(url, &e))? {
         total += chunk.len() as u64;
         if total > options.max_bytes {
-            return Err(FetchError::TooLarge { url: url.clone(), limit: options.max_bytes });
+            return Err(FetchError::TooLarge {
+                url: url.clone(),
+                limit: options.max_bytes,
+            });
         }
         spool.file_mut().write_all(&chunk)?;
     }

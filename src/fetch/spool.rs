@@ -21,7 +21,12 @@ impl Spool {
         loop {
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
             let path = dir.join(format!("plikt-{}-{n}.spool", std::process::id()));
-            match OpenOptions::new().read(true).write(true).create_new(true).open(&path) {
+            match OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
                 Ok(file) => return Ok(Self { path, file }),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
                 Err(e) => return Err(e),
@@ -66,7 +71,13 @@ pub struct Tee<R> {
 impl<R: Read> Tee<R> {
     /// Reads from `inner`, keeping the first `cap` bytes in a new spool file.
     pub fn new(inner: R, cap: u64) -> io::Result<Self> {
-        Ok(Self { inner, spool: Spool::new()?, written: 0, cap, complete: true })
+        Ok(Self {
+            inner,
+            spool: Spool::new()?,
+            written: 0,
+            cap,
+            complete: true,
+        })
     }
 
     /// The spool file, if it holds everything that was read.

@@ -18,7 +18,9 @@ pub struct PubDate {
 }
 
 const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
-const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
 
 /// Why a pubDate is not RFC 2822 with a four-digit year; the text says what to write.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,7 +81,9 @@ fn number(d: &[u8]) -> i64 {
 }
 
 fn name_index(names: &[&str], token: &[u8]) -> Option<usize> {
-    names.iter().position(|n| n.as_bytes().eq_ignore_ascii_case(token))
+    names
+        .iter()
+        .position(|n| n.as_bytes().eq_ignore_ascii_case(token))
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
@@ -103,19 +107,30 @@ fn days_in_month(y: i64, m: i64) -> i64 {
 
 /// Parses an R103 value (already trimmed).
 pub fn parse(value: &str) -> Result<PubDate, DateError> {
-    let mut c = Cursor { s: value.as_bytes(), i: 0 };
+    let mut c = Cursor {
+        s: value.as_bytes(),
+        i: 0,
+    };
     if value.is_empty() {
         return err("pubDate is empty");
     }
-    if value.len() >= 10 && value.as_bytes()[4] == b'-' && value.as_bytes()[..4].iter().all(u8::is_ascii_digit) {
-        return err(format!("`{value}` is ISO 8601 / RFC 3339, but RSS pubDate must be RFC 2822"));
+    if value.len() >= 10
+        && value.as_bytes()[4] == b'-'
+        && value.as_bytes()[..4].iter().all(u8::is_ascii_digit)
+    {
+        return err(format!(
+            "`{value}` is ISO 8601 / RFC 3339, but RSS pubDate must be RFC 2822"
+        ));
     }
     // [ day-of-week "," ]
     let mut weekday = None;
     if matches!(c.peek(), Some(b'a'..=b'z' | b'A'..=b'Z')) {
         let token = c.alpha().to_vec();
         let Some(w) = name_index(&DAYS, &token) else {
-            return err(format!("`{}` is not a day name (Mon … Sun)", String::from_utf8_lossy(&token)));
+            return err(format!(
+                "`{}` is not a day name (Mon … Sun)",
+                String::from_utf8_lossy(&token)
+            ));
         };
         weekday = Some(w);
         c.fws();
@@ -127,7 +142,10 @@ pub fn parse(value: &str) -> Result<PubDate, DateError> {
     // day
     let day = c.digits();
     if day.is_empty() || day.len() > 2 {
-        return err(format!("expected a day of the month (1 or 2 digits) at `{}`", c.rest()));
+        return err(format!(
+            "expected a day of the month (1 or 2 digits) at `{}`",
+            c.rest()
+        ));
     }
     let day = number(day);
     if !c.fws() {
@@ -135,7 +153,10 @@ pub fn parse(value: &str) -> Result<PubDate, DateError> {
     }
     let month = c.alpha().to_vec();
     let Some(month) = name_index(&MONTHS, &month) else {
-        return err(format!("`{}` is not an English month abbreviation (Jan … Dec)", String::from_utf8_lossy(&month)));
+        return err(format!(
+            "`{}` is not an English month abbreviation (Jan … Dec)",
+            String::from_utf8_lossy(&month)
+        ));
     };
     let month = month as i64 + 1;
     if !c.fws() {
@@ -145,7 +166,9 @@ pub fn parse(value: &str) -> Result<PubDate, DateError> {
     if year.len() != 4 {
         let y = String::from_utf8_lossy(year).into_owned();
         return if year.len() == 2 {
-            err(format!("two-digit year `{y}`: profile 2.4 requires four digits (`20{y}`)"))
+            err(format!(
+                "two-digit year `{y}`: profile 2.4 requires four digits (`20{y}`)"
+            ))
         } else {
             err(format!("year `{y}` must have exactly four digits"))
         };
@@ -157,7 +180,10 @@ pub fn parse(value: &str) -> Result<PubDate, DateError> {
     // time-of-day
     let hour = c.digits().to_vec();
     if hour.len() != 2 || !c.eat(b':') {
-        return err(format!("expected the time as `hh:mm` or `hh:mm:ss` (two digits each) at `{}`", c.rest()));
+        return err(format!(
+            "expected the time as `hh:mm` or `hh:mm:ss` (two digits each) at `{}`",
+            c.rest()
+        ));
     }
     let hour = number(&hour);
     let minute = c.digits();
@@ -183,8 +209,14 @@ pub fn parse(value: &str) -> Result<PubDate, DateError> {
             c.i += 1;
             let z = c.digits();
             if z.len() != 4 {
-                let hint = if c.peek() == Some(b':') { " (no colon: `+0100`, not `+01:00`)" } else { "" };
-                return err(format!("numeric time zone must be `+hhmm` or `-hhmm`{hint}"));
+                let hint = if c.peek() == Some(b':') {
+                    " (no colon: `+0100`, not `+01:00`)"
+                } else {
+                    ""
+                };
+                return err(format!(
+                    "numeric time zone must be `+hhmm` or `-hhmm`{hint}"
+                ));
             }
             let (hh, mm) = (number(&z[..2]), number(&z[2..]));
             if mm > 59 {
@@ -247,16 +279,29 @@ pub fn parse(value: &str) -> Result<PubDate, DateError> {
     }
     // Calendar and clock ranges.
     if !(1..=days_in_month(year, month)).contains(&day) {
-        return err(format!("{day} {} {year} is not a date in the calendar", MONTHS[(month - 1) as usize]));
+        return err(format!(
+            "{day} {} {year} is not a date in the calendar",
+            MONTHS[(month - 1) as usize]
+        ));
     }
     if hour > 23 || minute > 59 || second > 60 {
-        return err(format!("time {hour:02}:{minute:02}:{second:02} is out of range"));
+        return err(format!(
+            "time {hour:02}:{minute:02}:{second:02} is out of range"
+        ));
     }
     let days = days_from_civil(year, month, day);
     let actual = DAYS[(days + 4).rem_euclid(7) as usize];
-    let weekday_mismatch = weekday.map(|w| DAYS[w]).filter(|w| *w != actual).map(|w| (w, actual));
+    let weekday_mismatch = weekday
+        .map(|w| DAYS[w])
+        .filter(|w| *w != actual)
+        .map(|w| (w, actual));
     let instant = days * 86_400 + hour * 3600 + minute * 60 + second - offset_minutes * 60;
-    Ok(PubDate { instant, weekday_mismatch, comment, military: military.filter(|m| *m != 'Z') })
+    Ok(PubDate {
+        instant,
+        weekday_mismatch,
+        comment,
+        military: military.filter(|m| *m != 'Z'),
+    })
 }
 
 #[cfg(test)]
@@ -283,7 +328,10 @@ mod tests {
 
     #[test]
     fn wrong_weekday_is_reported_not_refused() {
-        assert_eq!(ok("Mon, 22 Nov 2026 09:30:00 +0100").weekday_mismatch, Some(("Mon", "Sun")));
+        assert_eq!(
+            ok("Mon, 22 Nov 2026 09:30:00 +0100").weekday_mismatch,
+            Some(("Mon", "Sun"))
+        );
     }
 
     #[test]

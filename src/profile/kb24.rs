@@ -18,15 +18,45 @@ use Severity::{Error, Info, Warning};
 /// The profile's identifier types (§0.3; decision §7.3: the union of the R101a and
 /// R112/R113/S201 lists).
 const IDENTIFIER_TYPES: [&str; 14] = [
-    "doi", "ean", "hdl", "isan", "isbn", "ismn", "isrc", "issn", "issue-number", "matrix-number", "matrixnumber",
-    "upc", "uri", "urn",
+    "doi",
+    "ean",
+    "hdl",
+    "isan",
+    "isbn",
+    "ismn",
+    "isrc",
+    "issn",
+    "issue-number",
+    "matrix-number",
+    "matrixnumber",
+    "upc",
+    "uri",
+    "urn",
 ];
 
 /// EBU roles named by MediaRSS for `media:credit` (F308-credit: membership is info).
 const EBU_ROLES: [&str; 21] = [
-    "actor", "anchor person", "author", "choreographer", "composer", "conductor", "director", "editor",
-    "graphic designer", "grip", "illustrator", "lyricist", "music arranger", "music group", "musician",
-    "orchestra", "performer", "photographer", "producer", "reporter", "vocalist",
+    "actor",
+    "anchor person",
+    "author",
+    "choreographer",
+    "composer",
+    "conductor",
+    "director",
+    "editor",
+    "graphic designer",
+    "grip",
+    "illustrator",
+    "lyricist",
+    "music arranger",
+    "music group",
+    "musician",
+    "orchestra",
+    "performer",
+    "photographer",
+    "producer",
+    "reporter",
+    "vocalist",
 ];
 
 const DCTERMS: &str = KNOWN_NAMESPACES[3];
@@ -63,7 +93,10 @@ pub struct Kb24 {
 /// `www.`, no trailing slash.
 fn near(uri: &str) -> String {
     let u = uri.trim().to_ascii_lowercase();
-    let u = u.strip_prefix("http://").or_else(|| u.strip_prefix("https://")).unwrap_or(&u);
+    let u = u
+        .strip_prefix("http://")
+        .or_else(|| u.strip_prefix("https://"))
+        .unwrap_or(&u);
     let u = u.strip_prefix("www.").unwrap_or(u);
     u.trim_end_matches('/').to_string()
 }
@@ -80,7 +113,10 @@ fn found(v: &str) -> String {
 impl Kb24 {
     /// A profile checker for one feed.
     pub fn new(options: ProfileOptions) -> Self {
-        Self { options, ..Self::default() }
+        Self {
+            options,
+            ..Self::default()
+        }
     }
 
     /// G-RSS: the root element. Returns false when validation must stop (§0.4.2).
@@ -106,12 +142,20 @@ impl Kb24 {
             return false;
         }
         match &root.version {
-            None => out.push(Finding::new(R::GRss, Error, root.pos, "`<rss>` has no `version`; write `<rss version=\"2.0\">`")),
+            None => out.push(Finding::new(
+                R::GRss,
+                Error,
+                root.pos,
+                "`<rss>` has no `version`; write `<rss version=\"2.0\">`",
+            )),
             Some(v) if v.value != "2.0" => out.push(Finding::new(
                 R::GRss,
                 Error,
                 v.pos,
-                format!("RSS version is {}; write exactly `version=\"2.0\"`", found(&v.value)),
+                format!(
+                    "RSS version is {}; write exactly `version=\"2.0\"`",
+                    found(&v.value)
+                ),
             )),
             Some(_) => {}
         }
@@ -149,21 +193,32 @@ impl Kb24 {
     pub fn namespace(&mut self, decl: &NsDecl, out: &mut Vec<Finding>) {
         let prefix = decl.prefix.as_deref().unwrap_or("");
         let uri = decl.uri.as_str();
-        let shown = if prefix.is_empty() { "xmlns".to_string() } else { format!("xmlns:{prefix}") };
+        let shown = if prefix.is_empty() {
+            "xmlns".to_string()
+        } else {
+            format!("xmlns:{prefix}")
+        };
         let mut report = |rule, severity, message: String, this: &mut Self| {
-            if this.reported.insert((rule, severity, prefix.to_string(), uri.to_string())) {
+            if this
+                .reported
+                .insert((rule, severity, prefix.to_string(), uri.to_string()))
+            {
                 out.push(Finding::new(rule, severity, decl.pos, message));
             }
         };
         let n = near(uri);
         if uri != MRSS
-            && (matches!(n.as_str(), "search.yahoo.com/mrss" | "video.search.yahoo.com/mrss" | "rssboard.org/media-rss")
-                || prefix == "media")
+            && (matches!(
+                n.as_str(),
+                "search.yahoo.com/mrss" | "video.search.yahoo.com/mrss" | "rssboard.org/media-rss"
+            ) || prefix == "media")
         {
             report(
                 R::GNsMrss,
                 Error,
-                format!("{shown}=\"{uri}\" is not the MediaRSS namespace; write exactly `{MRSS}` (with the trailing slash) — elements in this namespace are not read as MediaRSS"),
+                format!(
+                    "{shown}=\"{uri}\" is not the MediaRSS namespace; write exactly `{MRSS}` (with the trailing slash) — elements in this namespace are not read as MediaRSS"
+                ),
                 self,
             );
         }
@@ -171,7 +226,9 @@ impl Kb24 {
             report(
                 R::GNsDcterms,
                 Error,
-                format!("{shown}=\"{uri}\" is not the DCMI Terms namespace; write exactly `{DCTERMS}` — elements in this namespace are not read as DCMI Terms"),
+                format!(
+                    "{shown}=\"{uri}\" is not the DCMI Terms namespace; write exactly `{DCTERMS}` — elements in this namespace are not read as DCMI Terms"
+                ),
                 self,
             );
         }
@@ -179,7 +236,9 @@ impl Kb24 {
             report(
                 R::GNsXsi,
                 Error,
-                format!("{shown}=\"{uri}\" is not the XML Schema instance namespace; write exactly `{XSI}` (http, not https) — `type` attributes in this namespace are not xsi:type"),
+                format!(
+                    "{shown}=\"{uri}\" is not the XML Schema instance namespace; write exactly `{XSI}` (http, not https) — `type` attributes in this namespace are not xsi:type"
+                ),
                 self,
             );
         }
@@ -189,7 +248,9 @@ impl Kb24 {
                 report(
                     R::GNsPrefix,
                     Info,
-                    format!("DCMI Terms are bound to the prefix `{prefix}`; this is allowed, but the profile recommends `dcterms`"),
+                    format!(
+                        "DCMI Terms are bound to the prefix `{prefix}`; this is allowed, but the profile recommends `dcterms`"
+                    ),
                     self,
                 );
             }
@@ -198,7 +259,9 @@ impl Kb24 {
                     report(
                         R::GNsPrefix,
                         Warning,
-                        format!("DCMI Terms are bound to both `{first}` and `{prefix}`; use one prefix consistently (profile §2)"),
+                        format!(
+                            "DCMI Terms are bound to both `{first}` and `{prefix}`; use one prefix consistently (profile §2)"
+                        ),
                         self,
                     );
                 }
@@ -206,7 +269,9 @@ impl Kb24 {
                     report(
                         R::GNsPrefix,
                         Warning,
-                        format!("the prefix `{prefix}` is bound to DCMI Terms here and to `{other}` elsewhere; use the DCMI Terms prefix only for DCMI Terms (profile §2)"),
+                        format!(
+                            "the prefix `{prefix}` is bound to DCMI Terms here and to `{other}` elsewhere; use the DCMI Terms prefix only for DCMI Terms (profile §2)"
+                        ),
                         self,
                     );
                 }
@@ -217,17 +282,25 @@ impl Kb24 {
                 report(
                     R::GNsPrefix,
                     Warning,
-                    format!("the prefix `{prefix}` is used for DCMI Terms and here for `{uri}`; use the DCMI Terms prefix only for DCMI Terms (profile §2)"),
+                    format!(
+                        "the prefix `{prefix}` is used for DCMI Terms and here for `{uri}`; use the DCMI Terms prefix only for DCMI Terms (profile §2)"
+                    ),
                     self,
                 );
             }
-            self.other_prefixes.entry(prefix.to_string()).or_insert_with(|| uri.to_string());
+            self.other_prefixes
+                .entry(prefix.to_string())
+                .or_insert_with(|| uri.to_string());
         }
     }
 
     /// G-RSS-CHANNEL and channel-level S201-content: the channel's own elements.
     pub fn channel(&mut self, channel: &Channel, out: &mut Vec<Finding>) {
-        for (name, list) in [("title", &channel.titles), ("link", &channel.links), ("description", &channel.descriptions)] {
+        for (name, list) in [
+            ("title", &channel.titles),
+            ("link", &channel.links),
+            ("description", &channel.descriptions),
+        ] {
             match list.as_slice() {
                 [] => out.push(Finding::new(
                     R::GRssChannel,
@@ -287,7 +360,8 @@ impl Kb24 {
         c.access_rights();
         c.license();
         c.typed_list(R::R112, "isPartOf", &item.is_part_of);
-        if self.options.require_is_part_of && !item.is_part_of.iter().any(|t| t.xsi_type.is_some()) {
+        if self.options.require_is_part_of && !item.is_part_of.iter().any(|t| t.xsi_type.is_some())
+        {
             c.push(
                 R::R112,
                 Error,
@@ -306,7 +380,11 @@ impl Kb24 {
         c.scoped_hashes();
         c.typed_list(R::S201References, "references", &item.references);
         c.keywords(R::R118, &item.keywords);
-        let guid = item.guids.first().map(|g| g.value.trimmed()).filter(|g| !g.is_empty());
+        let guid = item
+            .guids
+            .first()
+            .map(|g| g.value.trimmed())
+            .filter(|g| !g.is_empty());
         for f in &mut out[start..] {
             f.item = Some(item.index);
             f.guid = guid.map(str::to_string);
@@ -327,14 +405,32 @@ impl ItemCheck<'_> {
 
     /// G-REPEAT and the mandatory rules: the first occurrence, reporting a missing
     /// mandatory one and every repetition.
-    fn single<'v>(&mut self, rule: RuleId, name: &str, list: &'v [Value], mandatory: Option<&str>) -> Option<&'v Value> {
+    fn single<'v>(
+        &mut self,
+        rule: RuleId,
+        name: &str,
+        list: &'v [Value],
+        mandatory: Option<&str>,
+    ) -> Option<&'v Value> {
         if list.is_empty() {
             if let Some(example) = mandatory {
-                self.push(rule, Error, self.item.pos, format!("the item has no `<{name}>`, which the profile requires; add e.g. {example}"));
+                self.push(
+                    rule,
+                    Error,
+                    self.item.pos,
+                    format!(
+                        "the item has no `<{name}>`, which the profile requires; add e.g. {example}"
+                    ),
+                );
             }
         }
         for extra in list.iter().skip(1) {
-            self.push(rule, Error, extra.pos, format!("a second `<{name}>` in this item; it may occur only once"));
+            self.push(
+                rule,
+                Error,
+                extra.pos,
+                format!("a second `<{name}>` in this item; it may occur only once"),
+            );
         }
         let first = list.first()?;
         if first.has_children {
@@ -352,7 +448,12 @@ impl ItemCheck<'_> {
     /// Reports child elements inside a simple value; true if the value is usable.
     fn text_only(&mut self, rule: RuleId, name: &str, v: &Value) -> bool {
         if v.has_children {
-            self.push(rule, Error, v.pos, format!("`<{name}>` contains child elements; it must hold text only"));
+            self.push(
+                rule,
+                Error,
+                v.pos,
+                format!("`<{name}>` contains child elements; it must hold text only"),
+            );
         }
         !v.has_children
     }
@@ -361,12 +462,22 @@ impl ItemCheck<'_> {
     fn guid(&mut self, seen: &mut HashMap<u64, u32>) {
         let item = self.item;
         let values: Vec<Value> = item.guids.iter().map(|g| g.value.clone()).collect();
-        let Some(v) = self.single(R::R101, "guid", &values, Some("`<guid isPermaLink=\"false\">urn:uuid:…</guid>` that never changes")) else {
+        let Some(v) = self.single(
+            R::R101,
+            "guid",
+            &values,
+            Some("`<guid isPermaLink=\"false\">urn:uuid:…</guid>` that never changes"),
+        ) else {
             return;
         };
         let value = v.trimmed();
         if value.is_empty() {
-            self.push(R::R101, Error, v.pos, "`<guid>` is empty; give each item a unique, persistent identifier");
+            self.push(
+                R::R101,
+                Error,
+                v.pos,
+                "`<guid>` is empty; give each item a unique, persistent identifier",
+            );
             return;
         }
         let mut h = DefaultHasher::new();
@@ -382,7 +493,10 @@ impl ItemCheck<'_> {
                 seen.insert(h.finish(), item.index);
             }
         }
-        let perma = item.guids[0].is_perma_link.as_ref().map(|a| trim_xml(&a.value));
+        let perma = item.guids[0]
+            .is_perma_link
+            .as_ref()
+            .map(|a| trim_xml(&a.value));
         if perma != Some("false") && syntax::http_url(value).is_err() {
             self.push(
                 R::R101,
@@ -426,7 +540,15 @@ impl ItemCheck<'_> {
                 return;
             }
             QNameValue::Invalid => {
-                self.push(rule, Error, ty.pos, format!("xsi:type {} is not a qualified name; write e.g. `dcterms:isbn`", found(&ty.raw)));
+                self.push(
+                    rule,
+                    Error,
+                    ty.pos,
+                    format!(
+                        "xsi:type {} is not a qualified name; write e.g. `dcterms:isbn`",
+                        found(&ty.raw)
+                    ),
+                );
                 return;
             }
             QNameValue::Resolved(ns, local) if *ns != NsId::DCTERMS => {
@@ -461,7 +583,12 @@ impl ItemCheck<'_> {
         }
         let value = t.value.trimmed();
         if value.is_empty() {
-            self.push(rule, Error, t.value.pos, format!("`dcterms:{name}` with xsi:type `{kind}` is empty; write the identifier"));
+            self.push(
+                rule,
+                Error,
+                t.value.pos,
+                format!("`dcterms:{name}` with xsi:type `{kind}` is empty; write the identifier"),
+            );
             return;
         }
         if let Some(problem) = syntax::identifier_syntax(kind, value) {
@@ -497,7 +624,12 @@ impl ItemCheck<'_> {
 
     /// R102. Returns the link, parsed, for the marker comparison.
     fn link(&mut self) -> Option<(String, Option<url::Url>)> {
-        let v = self.single(R::R102, "link", &self.item.links, Some("`<link>https://…/article</link>` where the item was first published"))?;
+        let v = self.single(
+            R::R102,
+            "link",
+            &self.item.links,
+            Some("`<link>https://…/article</link>` where the item was first published"),
+        )?;
         let value = v.trimmed();
         match syntax::http_url(value) {
             Ok(u) => {
@@ -515,7 +647,12 @@ impl ItemCheck<'_> {
 
     /// R103. Returns the instant for G-ORDER.
     fn pub_date(&mut self) -> Option<i64> {
-        let v = self.single(R::R103, "pubDate", &self.item.pub_dates, Some("`<pubDate>Sun, 22 Nov 2026 09:30:00 +0100</pubDate>`"))?;
+        let v = self.single(
+            R::R103,
+            "pubDate",
+            &self.item.pub_dates,
+            Some("`<pubDate>Sun, 22 Nov 2026 09:30:00 +0100</pubDate>`"),
+        )?;
         match date::parse(v.trimmed()) {
             Ok(d) => {
                 if let Some((given, actual)) = d.weekday_mismatch {
@@ -530,7 +667,12 @@ impl ItemCheck<'_> {
                 Some(d.instant)
             }
             Err(e) => {
-                self.push(R::R103, Error, v.pos, format!("pubDate {}: {}", found(v.trimmed()), e.0));
+                self.push(
+                    R::R103,
+                    Error,
+                    v.pos,
+                    format!("pubDate {}: {}", found(v.trimmed()), e.0),
+                );
                 None
             }
         }
@@ -538,15 +680,25 @@ impl ItemCheck<'_> {
 
     /// R104.
     fn publisher(&mut self) {
-        let example = "`<dcterms:publisher>http://id.kb.se/organisations/SE5560041815</dcterms:publisher>`";
-        let Some(v) = self.single(R::R104, "dcterms:publisher", &self.item.publishers, Some(example)) else { return };
+        let example =
+            "`<dcterms:publisher>http://id.kb.se/organisations/SE5560041815</dcterms:publisher>`";
+        let Some(v) = self.single(
+            R::R104,
+            "dcterms:publisher",
+            &self.item.publishers,
+            Some(example),
+        ) else {
+            return;
+        };
         let value = v.trimmed();
         const PREFIX: &str = "http://id.kb.se/organisations/SE";
         let ok = value.strip_prefix(PREFIX).and_then(|rest| {
             let (orgnr, suffix) = rest.split_at_checked(10)?;
             let digits = orgnr.bytes().all(|b| b.is_ascii_digit());
             let suffix_ok = suffix.is_empty()
-                || suffix.strip_prefix('-').is_some_and(|s| s.len() >= 2 && s.bytes().all(|b| b.is_ascii_alphanumeric()));
+                || suffix
+                    .strip_prefix('-')
+                    .is_some_and(|s| s.len() >= 2 && s.bytes().all(|b| b.is_ascii_alphanumeric()));
             (digits && suffix_ok).then_some(orgnr)
         });
         match ok {
@@ -572,9 +724,21 @@ impl ItemCheck<'_> {
 
     /// R105.
     fn title(&mut self) {
-        let Some(v) = self.single(R::R105, "title", &self.item.titles, Some("`<title>…</title>`")) else { return };
+        let Some(v) = self.single(
+            R::R105,
+            "title",
+            &self.item.titles,
+            Some("`<title>…</title>`"),
+        ) else {
+            return;
+        };
         if v.trimmed().is_empty() {
-            self.push(R::R105, Error, v.pos, "`<title>` is empty; give the item its title");
+            self.push(
+                R::R105,
+                Error,
+                v.pos,
+                "`<title>` is empty; give the item its title",
+            );
         }
     }
 
@@ -585,21 +749,41 @@ impl ItemCheck<'_> {
 
     /// R107.
     fn access_rights(&mut self) {
-        let Some(v) = self.single(R::R107, "dcterms:accessRights", &self.item.access_rights, Some("`<dcterms:accessRights>gratis</dcterms:accessRights>`")) else {
+        let Some(v) = self.single(
+            R::R107,
+            "dcterms:accessRights",
+            &self.item.access_rights,
+            Some("`<dcterms:accessRights>gratis</dcterms:accessRights>`"),
+        ) else {
             return;
         };
         let value = v.trimmed();
         if value == "gratis" || value == "restricted" {
             if value.len() != v.raw.len() {
-                self.push(R::R107, Info, v.pos, "white space around accessRights was ignored; write it without");
+                self.push(
+                    R::R107,
+                    Info,
+                    v.pos,
+                    "white space around accessRights was ignored; write it without",
+                );
             }
         } else {
             let hint = match value.to_ascii_lowercase().as_str() {
                 "gratis" | "free" | "open" | "public" => " (`gratis`: free to read when published)",
-                "restricted" | "paywall" | "closed" | "subscription" => " (`restricted`: payment, subscription or other conditions)",
+                "restricted" | "paywall" | "closed" | "subscription" => {
+                    " (`restricted`: payment, subscription or other conditions)"
+                }
                 _ => "",
             };
-            self.push(R::R107, Error, v.pos, format!("accessRights must be exactly `gratis` or `restricted`; found {}{hint}", found(value)));
+            self.push(
+                R::R107,
+                Error,
+                v.pos,
+                format!(
+                    "accessRights must be exactly `gratis` or `restricted`; found {}{hint}",
+                    found(value)
+                ),
+            );
         }
     }
 
@@ -614,12 +798,27 @@ impl ItemCheck<'_> {
             );
             return;
         }
-        let Some(v) = self.single(R::R108, "dcterms:license", &self.item.licenses, None) else { return };
+        let Some(v) = self.single(R::R108, "dcterms:license", &self.item.licenses, None) else {
+            return;
+        };
         let value = v.trimmed();
         match syntax::absolute_uri(value) {
-            Err(e) => self.push(R::R108, Error, v.pos, format!("dcterms:license must be a URI since profile 2.3: {e}")),
+            Err(e) => self.push(
+                R::R108,
+                Error,
+                v.pos,
+                format!("dcterms:license must be a URI since profile 2.3: {e}"),
+            ),
             Ok(scheme) if !matches!(scheme.as_str(), "http" | "https") => {
-                self.push(R::R108, Warning, v.pos, format!("licence URI {} is not http or https (profile §2)", found(value)));
+                self.push(
+                    R::R108,
+                    Warning,
+                    v.pos,
+                    format!(
+                        "licence URI {} is not http or https (profile §2)",
+                        found(value)
+                    ),
+                );
             }
             Ok(_) => {}
         }
@@ -636,7 +835,14 @@ impl ItemCheck<'_> {
 
     /// R117.
     fn format(&mut self) {
-        let Some(v) = self.single(R::R117, "dcterms:format", &self.item.formats, Some("`<dcterms:format>text/html</dcterms:format>`, the MIME type of the file at `link`")) else {
+        let Some(v) = self.single(
+            R::R117,
+            "dcterms:format",
+            &self.item.formats,
+            Some(
+                "`<dcterms:format>text/html</dcterms:format>`, the MIME type of the file at `link`",
+            ),
+        ) else {
             return;
         };
         self.mime(R::R117, "dcterms:format", v.pos, v.trimmed());
@@ -662,12 +868,20 @@ impl ItemCheck<'_> {
             if g.nested {
                 self.push(R::S201Content, Warning, g.pos, "`media:group` inside another `media:group`; MediaRSS groups do not nest — flatten them");
             } else if g.contents == 0 {
-                self.push(R::S201Content, Warning, g.pos, "`media:group` without `media:content`; remove it or put the files in it");
+                self.push(
+                    R::S201Content,
+                    Warning,
+                    g.pos,
+                    "`media:group` without `media:content`; remove it or put the files in it",
+                );
             }
         }
         for e in &item.enclosures {
             let url = e.url.as_ref().map(|u| trim_xml(&u.value)).unwrap_or("");
-            let covered = item.contents.iter().any(|c| c.url.as_ref().is_some_and(|u| trim_xml(&u.value) == url));
+            let covered = item
+                .contents
+                .iter()
+                .any(|c| c.url.as_ref().is_some_and(|u| trim_xml(&u.value) == url));
             if !covered {
                 self.push(
                     R::S201Content,
@@ -695,7 +909,12 @@ impl ItemCheck<'_> {
         }
         // MARKER-isFormatOf.
         for extra in c.markers.iter().skip(1) {
-            self.push(R::MarkerIsFormatOf, Error, extra.pos, "a second `dcterms:isFormatOf` marker in this media:content; at most one");
+            self.push(
+                R::MarkerIsFormatOf,
+                Error,
+                extra.pos,
+                "a second `dcterms:isFormatOf` marker in this media:content; at most one",
+            );
         }
         if let Some(m) = c.markers.first() {
             if self.text_only(R::MarkerIsFormatOf, "dcterms:isFormatOf", m) {
@@ -740,7 +959,15 @@ impl ItemCheck<'_> {
             }
             if let Some(t) = &l.mime {
                 if syntax::mime(trim_xml(&t.value)).is_err() {
-                    self.push(R::F307, Warning, t.pos, format!("media:license type {} is not a MIME type; write e.g. `text/html`", found(&t.value)));
+                    self.push(
+                        R::F307,
+                        Warning,
+                        t.pos,
+                        format!(
+                            "media:license type {} is not a MIME type; write e.g. `text/html`",
+                            found(&t.value)
+                        ),
+                    );
                 }
             }
         }
@@ -755,7 +982,16 @@ impl ItemCheck<'_> {
             if let Some(role) = &cr.role {
                 let r = trim_xml(&role.value);
                 if r.chars().any(char::is_uppercase) {
-                    self.push(R::F308Credit, Warning, role.pos, format!("media:credit role {} must be lower case (MediaRSS): `{}`", found(r), r.to_lowercase()));
+                    self.push(
+                        R::F308Credit,
+                        Warning,
+                        role.pos,
+                        format!(
+                            "media:credit role {} must be lower case (MediaRSS): `{}`",
+                            found(r),
+                            r.to_lowercase()
+                        ),
+                    );
                 }
                 let ebu = scheme.is_none_or(|(s, _)| s == "urn:ebu");
                 if ebu && !EBU_ROLES.contains(&r.to_lowercase().as_str()) {
@@ -767,7 +1003,12 @@ impl ItemCheck<'_> {
         for cp in &c.copyrights {
             if let Some(u) = &cp.url {
                 if let Err(e) = syntax::http_url(trim_xml(&u.value)) {
-                    self.push(R::F308Copyright, Error, u.pos, format!("media:copyright url: {e}"));
+                    self.push(
+                        R::F308Copyright,
+                        Error,
+                        u.pos,
+                        format!("media:copyright url: {e}"),
+                    );
                 }
             }
         }
@@ -787,7 +1028,15 @@ impl ItemCheck<'_> {
                 "sha-1" => (40, "sha-1"),
                 _ => {
                     let pos = h.algo.as_ref().map_or(h.value.pos, |a| a.pos);
-                    self.push(R::F305, Error, pos, format!("media:hash algo {} is not `md5` or `sha-1`; KB wants `algo=\"md5\"`", found(algo)));
+                    self.push(
+                        R::F305,
+                        Error,
+                        pos,
+                        format!(
+                            "media:hash algo {} is not `md5` or `sha-1`; KB wants `algo=\"md5\"`",
+                            found(algo)
+                        ),
+                    );
                     continue;
                 }
             };
@@ -797,13 +1046,24 @@ impl ItemCheck<'_> {
                     R::F305,
                     Error,
                     h.value.pos,
-                    format!("{name} hash {} must be exactly {len} hexadecimal digits (found {})", found(value), value.chars().count()),
+                    format!(
+                        "{name} hash {} must be exactly {len} hexadecimal digits (found {})",
+                        found(value),
+                        value.chars().count()
+                    ),
                 );
                 continue;
             }
             if let Some((_, other)) = seen.iter().find(|(n, _)| *n == name) {
                 if !other.eq_ignore_ascii_case(value) {
-                    self.push(R::F305, Error, h.value.pos, format!("two different {name} hashes for the same file; give one per algorithm"));
+                    self.push(
+                        R::F305,
+                        Error,
+                        h.value.pos,
+                        format!(
+                            "two different {name} hashes for the same file; give one per algorithm"
+                        ),
+                    );
                 }
             } else {
                 seen.push((name, value.to_string()));
@@ -823,7 +1083,11 @@ impl ItemCheck<'_> {
             self.hashes(std::slice::from_ref(&s.hash), false);
             let covered = match s.group {
                 None => item.contents.len(),
-                Some(g) => item.groups.iter().find(|x| x.pos == g).map_or(0, |x| x.contents),
+                Some(g) => item
+                    .groups
+                    .iter()
+                    .find(|x| x.pos == g)
+                    .map_or(0, |x| x.contents),
             };
             if covered > 1 {
                 self.push(
@@ -840,9 +1104,13 @@ impl ItemCheck<'_> {
     fn keywords(&mut self, rule: RuleId, list: &[Value]) {
         for v in list {
             if v.trimmed().is_empty() && !v.has_children {
-                self.push(rule, Info, v.pos, "`media:keywords` is empty; leave it out or list keywords separated by commas");
+                self.push(
+                    rule,
+                    Info,
+                    v.pos,
+                    "`media:keywords` is empty; leave it out or list keywords separated by commas",
+                );
             }
         }
     }
 }
-

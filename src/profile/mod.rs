@@ -36,7 +36,7 @@ pub struct Options {
 /// The profile's name in reports.
 pub const PROFILE: &str = "kb-2.4";
 
-/// What [`Validator::next`] yields.
+/// What a [`Validator`] yields.
 #[derive(Debug)]
 pub enum Checked {
     /// A feed-level finding (namespace, channel, root).
@@ -80,9 +80,7 @@ impl<R: Read> Validator<R> {
         self.feed.xml().encoding()
     }
 
-    /// The next result; `Ok(None)` at the end. `Err` only when the input itself could
-    /// not be read (a file, pipe or connection failed): that is no verdict on the feed.
-    pub fn next(&mut self) -> Result<Option<Checked>, io::Error> {
+    fn step(&mut self) -> Result<Option<Checked>, io::Error> {
         loop {
             if let Some(c) = self.queue.pop_front() {
                 return Ok(Some(c));
@@ -90,7 +88,7 @@ impl<R: Read> Validator<R> {
             if self.done {
                 return Ok(None);
             }
-            let event = match self.feed.next() {
+            let event = match self.feed.read_event() {
                 Ok(Some(e)) => e,
                 Ok(None) => {
                     self.done = true;
@@ -132,6 +130,16 @@ impl<R: Read> Validator<R> {
             }
             self.queue.extend(out.into_iter().map(Checked::Finding));
         }
+    }
+}
+
+impl<R: Read> Iterator for Validator<R> {
+    /// `Err` only when the input itself could not be read (a file, pipe or connection
+    /// failed): that is no verdict on the feed. Nothing follows an `Err`.
+    type Item = Result<Checked, io::Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.step().transpose()
     }
 }
 
@@ -182,7 +190,7 @@ pub fn validate<R: Read>(input: R, options: &Options) -> Result<Report, io::Erro
     let mut report = Report::default();
     let mut kept = BTreeMap::new();
     let cap = options.max_findings_per_rule;
-    while let Some(c) = v.next()? {
+    while let Some(c) = v.next().transpose()? {
         match c {
             Checked::Finding(f) => report.add(f, cap, &mut kept),
             Checked::Item(_, findings) => {

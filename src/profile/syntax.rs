@@ -17,16 +17,25 @@ pub fn http_url(value: &str) -> Result<HttpUrl, String> {
     if value.is_empty() {
         return Err("the URL is empty".into());
     }
-    if let Some(c) = value.chars().find(|c| c.is_ascii_whitespace() || c.is_control()) {
+    if let Some(c) = value
+        .chars()
+        .find(|c| c.is_ascii_whitespace() || c.is_control())
+    {
         return Err(format!(
             "the URL contains {}; percent-encode it (a space is `%20`)",
-            if c == ' ' { "a space".to_string() } else { format!("the control character U+{:04X}", u32::from(c)) }
+            if c == ' ' {
+                "a space".to_string()
+            } else {
+                format!("the control character U+{:04X}", u32::from(c))
+            }
         ));
     }
     let url = match Url::parse(value) {
         Ok(u) => u,
         Err(url::ParseError::RelativeUrlWithoutBase) => {
-            return Err(format!("`{value}` is a relative URL; write the absolute URL starting with `https://`"));
+            return Err(format!(
+                "`{value}` is a relative URL; write the absolute URL starting with `https://`"
+            ));
         }
         Err(e) => return Err(format!("`{value}` is not a valid URL ({e})")),
     };
@@ -39,7 +48,10 @@ pub fn http_url(value: &str) -> Result<HttpUrl, String> {
     if url.host_str().is_none_or(str::is_empty) {
         return Err(format!("`{value}` has no host"));
     }
-    Ok(HttpUrl { url, non_ascii: !value.is_ascii() })
+    Ok(HttpUrl {
+        url,
+        non_ascii: !value.is_ascii(),
+    })
 }
 
 /// §0.3 "URI": RFC 3986 absolute-URI. Returns the scheme, lower-cased.
@@ -47,11 +59,18 @@ pub fn absolute_uri(value: &str) -> Result<String, String> {
     if value.is_empty() {
         return Err("the URI is empty".into());
     }
-    if value.chars().any(|c| c.is_ascii_whitespace() || c.is_control()) {
-        return Err(format!("`{value}` is not a URI: it contains white space; write a URI such as `https://creativecommons.org/licenses/by/4.0/`"));
+    if value
+        .chars()
+        .any(|c| c.is_ascii_whitespace() || c.is_control())
+    {
+        return Err(format!(
+            "`{value}` is not a URI: it contains white space; write a URI such as `https://creativecommons.org/licenses/by/4.0/`"
+        ));
     }
     let Some((scheme, rest)) = value.split_once(':') else {
-        return Err(format!("`{value}` is not an absolute URI (no scheme); write e.g. `https://creativecommons.org/licenses/by/4.0/`"));
+        return Err(format!(
+            "`{value}` is not an absolute URI (no scheme); write e.g. `https://creativecommons.org/licenses/by/4.0/`"
+        ));
     };
     let mut chars = scheme.chars();
     let valid_scheme = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
@@ -64,7 +83,17 @@ pub fn absolute_uri(value: &str) -> Result<String, String> {
 
 /// Top-level media types registered with IANA (§0.3).
 const TOP_LEVEL: [&str; 11] = [
-    "application", "audio", "example", "font", "haptics", "image", "message", "model", "multipart", "text", "video",
+    "application",
+    "audio",
+    "example",
+    "font",
+    "haptics",
+    "image",
+    "message",
+    "model",
+    "multipart",
+    "text",
+    "video",
 ];
 
 /// §0.3 MIME type verdict.
@@ -88,12 +117,17 @@ pub fn mime(value: &str) -> Result<Mime, String> {
     let essence = value.split(';').next().unwrap_or("").trim();
     let ok_params = value.split(';').skip(1).all(|p| {
         let p = p.trim();
-        p.split_once('=').is_some_and(|(k, v)| restricted_name(k.trim()) && !v.trim().is_empty())
+        p.split_once('=')
+            .is_some_and(|(k, v)| restricted_name(k.trim()) && !v.trim().is_empty())
     });
     match essence.split_once('/') {
         Some((t, s)) if restricted_name(t) && restricted_name(s) && ok_params => {
             let t = t.to_ascii_lowercase();
-            if TOP_LEVEL.contains(&t.as_str()) { Ok(Mime::Ok) } else { Ok(Mime::UnknownTopLevel(t)) }
+            if TOP_LEVEL.contains(&t.as_str()) {
+                Ok(Mime::Ok)
+            } else {
+                Ok(Mime::UnknownTopLevel(t))
+            }
         }
         _ => Err(format!(
             "`{value}` is not a MIME type; write `type/subtype` from the IANA register, e.g. `text/html`, `application/pdf`, `audio/mpeg`"
@@ -114,7 +148,11 @@ pub fn luhn(digits: &str) -> bool {
         .enumerate()
         .map(|(i, b)| {
             let d = u32::from(b - b'0');
-            if i % 2 == 1 { if d * 2 > 9 { d * 2 - 9 } else { d * 2 } } else { d }
+            if i % 2 == 1 {
+                if d * 2 > 9 { d * 2 - 9 } else { d * 2 }
+            } else {
+                d
+            }
         })
         .sum();
     sum % 10 == 0
@@ -127,7 +165,12 @@ fn digits_only(value: &str) -> String {
 fn ean13_ok(d: &str) -> bool {
     d.len() == 13
         && d.bytes().all(|b| b.is_ascii_digit())
-        && d.bytes().enumerate().map(|(i, b)| u32::from(b - b'0') * if i % 2 == 0 { 1 } else { 3 }).sum::<u32>() % 10 == 0
+        && d.bytes()
+            .enumerate()
+            .map(|(i, b)| u32::from(b - b'0') * if i % 2 == 0 { 1 } else { 3 })
+            .sum::<u32>()
+            % 10
+            == 0
 }
 
 /// Value syntax of a typed identifier (§0.3: info only). `None` when it looks right or
@@ -136,19 +179,32 @@ pub fn identifier_syntax(kind: &str, value: &str) -> Option<String> {
     let d = digits_only(value);
     let ok = match kind {
         "isbn" => {
-            let d = d.strip_prefix("ISBN").or_else(|| d.strip_prefix("isbn")).unwrap_or(&d).trim();
+            let d = d
+                .strip_prefix("ISBN")
+                .or_else(|| d.strip_prefix("isbn"))
+                .unwrap_or(&d)
+                .trim();
             match d.len() {
                 13 => ean13_ok(d) && (d.starts_with("978") || d.starts_with("979")),
                 10 => {
                     let b = d.as_bytes();
-                    b[..9].iter().all(u8::is_ascii_digit) && (b[9].is_ascii_digit() || b[9] == b'X' || b[9] == b'x') && {
-                        let sum: u32 = b
-                            .iter()
-                            .enumerate()
-                            .map(|(i, c)| (10 - i as u32) * if *c == b'X' || *c == b'x' { 10 } else { u32::from(c - b'0') })
-                            .sum();
-                        sum % 11 == 0
-                    }
+                    b[..9].iter().all(u8::is_ascii_digit)
+                        && (b[9].is_ascii_digit() || b[9] == b'X' || b[9] == b'x')
+                        && {
+                            let sum: u32 = b
+                                .iter()
+                                .enumerate()
+                                .map(|(i, c)| {
+                                    (10 - i as u32)
+                                        * if *c == b'X' || *c == b'x' {
+                                            10
+                                        } else {
+                                            u32::from(c - b'0')
+                                        }
+                                })
+                                .sum();
+                            sum % 11 == 0
+                        }
                 }
                 _ => false,
             }
@@ -160,9 +216,18 @@ pub fn identifier_syntax(kind: &str, value: &str) -> Option<String> {
                 && b[..4].iter().chain(&b[5..8]).all(u8::is_ascii_digit)
                 && (b[8].is_ascii_digit() || b[8] == b'X' || b[8] == b'x')
                 && {
-                    let sum: u32 = b[..4].iter().chain(&b[5..8]).enumerate().map(|(i, c)| (8 - i as u32) * u32::from(c - b'0')).sum();
+                    let sum: u32 = b[..4]
+                        .iter()
+                        .chain(&b[5..8])
+                        .enumerate()
+                        .map(|(i, c)| (8 - i as u32) * u32::from(c - b'0'))
+                        .sum();
                     let check = (11 - sum % 11) % 11;
-                    let given = if b[8] == b'X' || b[8] == b'x' { 10 } else { u32::from(b[8] - b'0') };
+                    let given = if b[8] == b'X' || b[8] == b'x' {
+                        10
+                    } else {
+                        u32::from(b[8] - b'0')
+                    };
                     check == given
                 }
         }
@@ -179,13 +244,17 @@ pub fn identifier_syntax(kind: &str, value: &str) -> Option<String> {
         }
         "doi" => {
             let v = value.trim();
-            v.starts_with("10.") && v.split_once('/').is_some_and(|(p, s)| p.len() > 3 && !s.is_empty())
+            v.starts_with("10.")
+                && v.split_once('/')
+                    .is_some_and(|(p, s)| p.len() > 3 && !s.is_empty())
         }
         "urn" => {
             let v = value.trim();
             v.len() > 4
                 && v[..4].eq_ignore_ascii_case("urn:")
-                && v[4..].split_once(':').is_some_and(|(nid, nss)| !nid.is_empty() && !nss.is_empty())
+                && v[4..]
+                    .split_once(':')
+                    .is_some_and(|(nid, nss)| !nid.is_empty() && !nss.is_empty())
         }
         "uri" => absolute_uri(value.trim()).is_ok(),
         _ => true,
@@ -219,7 +288,10 @@ mod tests {
 
     #[test]
     fn uris() {
-        assert_eq!(absolute_uri("https://creativecommons.org/licenses/by/4.0/").as_deref(), Ok("https"));
+        assert_eq!(
+            absolute_uri("https://creativecommons.org/licenses/by/4.0/").as_deref(),
+            Ok("https")
+        );
         assert_eq!(absolute_uri("urn:isbn:9789127155060").as_deref(), Ok("urn"));
         assert!(absolute_uri("CC BY 4.0").is_err());
         assert!(absolute_uri("by-nc").is_err());

@@ -68,7 +68,11 @@ impl Printer for Json {
             omitted: report
                 .omitted
                 .iter()
-                .map(|((rule, severity), count)| Omitted { rule: rule.as_str(), severity: severity.as_str(), count: *count })
+                .map(|((rule, severity), count)| Omitted {
+                    rule: rule.as_str(),
+                    severity: severity.as_str(),
+                    count: *count,
+                })
                 .collect(),
         };
         serde_json::to_writer_pretty(&mut *out, &doc)?;

@@ -13,21 +13,41 @@ use crate::xml::escape;
 pub struct Junit;
 
 fn case(out: &mut dyn Write, name: &str, findings: &[&Finding]) -> io::Result<()> {
-    writeln!(out, "    <testcase classname=\"{}\" name=\"{}\">", escape(PROFILE), escape(name))?;
-    let errors: Vec<&&Finding> = findings.iter().filter(|f| f.severity == Severity::Error).collect();
+    writeln!(
+        out,
+        "    <testcase classname=\"{}\" name=\"{}\">",
+        escape(PROFILE),
+        escape(name)
+    )?;
+    let errors: Vec<&&Finding> = findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .collect();
     if let Some(first) = errors.first() {
         let body: Vec<String> = errors.iter().map(|f| line(f)).collect();
         writeln!(
             out,
             "      <failure type=\"{}\" message=\"{}\">{}</failure>",
             first.rule,
-            escape(&format!("{} error(s), first: {}", errors.len(), first.message)),
+            escape(&format!(
+                "{} error(s), first: {}",
+                errors.len(),
+                first.message
+            )),
             escape(&body.join("\n"))
         )?;
     }
-    let others: Vec<String> = findings.iter().filter(|f| f.severity != Severity::Error).map(|f| line(f)).collect();
+    let others: Vec<String> = findings
+        .iter()
+        .filter(|f| f.severity != Severity::Error)
+        .map(|f| line(f))
+        .collect();
     if !others.is_empty() {
-        writeln!(out, "      <system-out>{}</system-out>", escape(&others.join("\n")))?;
+        writeln!(
+            out,
+            "      <system-out>{}</system-out>",
+            escape(&others.join("\n"))
+        )?;
     }
     writeln!(out, "    </testcase>")
 }
@@ -54,7 +74,10 @@ impl Printer for Junit {
             }
         }
         let failing = usize::from(channel.iter().any(|f| f.severity == Severity::Error))
-            + items.values().filter(|v| v.iter().any(|f| f.severity == Severity::Error)).count();
+            + items
+                .values()
+                .filter(|v| v.iter().any(|f| f.severity == Severity::Error))
+                .count();
         writeln!(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>")?;
         writeln!(
             out,

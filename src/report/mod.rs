@@ -40,11 +40,3 @@ pub enum Format {
     /// JUnit XML for CI pipelines: one testcase per item plus one for the channel.
     Junit,
 }
-
-/// Splits a message "what is wrong; what to write instead" at its first `; `.
-pub fn split_message(message: &str) -> (&str, Option<&str>) {
-    match message.split_once("; ") {
-        Some((problem, hint)) => (problem, Some(hint)),
-        None => (message, None),
-    }
-}

@@ -18,7 +18,7 @@ pub struct Stretch {
     pub first_column: u32,
     /// The characters (tabs and control characters shown as spaces).
     pub text: String,
-    /// More characters precede / follow on the line.
+    /// More characters precede on the line.
     pub cut_before: bool,
     /// More characters follow on the line.
     pub cut_after: bool,
@@ -30,101 +30,109 @@ pub struct Snippets {
     lines: BTreeMap<u32, Stretch>,
 }
 
+/// A wanted line being read.
+struct Open {
+    /// Column ranges to keep.
+    ranges: Vec<(u32, u32)>,
+    bytes: Vec<u8>,
+    first_column: u32,
+    cut_after: bool,
+    /// Column of the next character.
+    column: u32,
+}
+
+impl Open {
+    fn new(columns: &BTreeSet<u32>) -> Self {
+        let ranges = columns
+            .iter()
+            .map(|c| (c.saturating_sub(CONTEXT).max(1), c + 2 * CONTEXT))
+            .collect();
+        Self {
+            ranges,
+            bytes: Vec::new(),
+            first_column: 0,
+            cut_after: false,
+            column: 1,
+        }
+    }
+
+    /// Takes the bytes of one line (without the newline).
+    fn feed(&mut self, chunk: &[u8]) {
+        for &b in chunk {
+            if b == b'\r' {
+                continue;
+            }
+            if b & 0xC0 != 0x80 {
+                self.column += 1; // a new character starts
+            }
+            let column = self.column - 1;
+            if self.ranges.iter().any(|(a, z)| (*a..=*z).contains(&column)) {
+                if self.first_column == 0 {
+                    self.first_column = column;
+                }
+                self.bytes
+                    .push(if b == b'\t' || b < 0x20 { b' ' } else { b });
+            } else if self.first_column != 0 {
+                self.cut_after = true;
+            }
+        }
+    }
+
+    fn close(self) -> Stretch {
+        Stretch {
+            first_column: self.first_column.max(1),
+            cut_before: self.first_column > 1,
+            cut_after: self.cut_after,
+            text: String::from_utf8_lossy(&self.bytes).into_owned(),
+        }
+    }
+}
+
 impl Snippets {
     /// Reads the windows around `positions` (line, column) from `input` (raw feed bytes
-    /// in any encoding the validator reads).
-    pub fn read<R: Read>(input: R, positions: impl IntoIterator<Item = (u32, u32)>) -> io::Result<Self> {
+    /// in any encoding the validator reads). Stops quietly where the input cannot be
+    /// decoded: the lines before it are still shown.
+    pub fn read<R: Read>(
+        input: R,
+        positions: impl IntoIterator<Item = (u32, u32)>,
+    ) -> io::Result<Self> {
         let mut wanted: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
         for (line, column) in positions {
             wanted.entry(line).or_default().insert(column);
         }
         let mut lines = BTreeMap::new();
-        let Some(&last) = wanted.keys().next_back() else { return Ok(Self { lines }) };
+        let Some(&last) = wanted.keys().next_back() else {
+            return Ok(Self { lines });
+        };
         let mut r = BufReader::new(decoded(input));
         let mut line = 1u32;
-        let mut column = 1u32;
-        let mut char_column = 1u32;
-        let mut current: Option<(Vec<(u32, u32)>, Vec<u8>, Stretch)> = None;
-        let start_line = |line: u32, wanted: &BTreeMap<u32, BTreeSet<u32>>| {
-            wanted.get(&line).map(|cols| {
-                let ranges = cols.iter().map(|c| (c.saturating_sub(CONTEXT).max(1), c + 2 * CONTEXT)).collect();
-                (ranges, Vec::new(), Stretch { first_column: 0, ..Stretch::default() })
-            })
-        };
-        current = current.or_else(|| start_line(1, &wanted));
-        loop {
-            let buf = match r.fill_buf() {
-                Ok(b) => b,
-                Err(_) => break, // a decoding error: show what was read
-            };
+        let mut open = wanted.get(&line).map(Open::new);
+        while let Ok(buf) = r.fill_buf() {
             if buf.is_empty() {
                 break;
             }
-            let n = buf.len();
-            match &mut current {
-                None => {
-                    // Skip to the next newline quickly.
-                    match buf.iter().position(|&b| b == b'\n') {
-                        Some(i) => {
-                            r.consume(i + 1);
-                            line += 1;
-                            column = 1;
-                            if line > last {
-                                break;
-                            }
-                            current = start_line(line, &wanted);
-                        }
-                        None => r.consume(n),
-                    }
-                    continue;
+            let (chunk, ended) = match buf.iter().position(|&b| b == b'\n') {
+                Some(i) => (&buf[..i], true),
+                None => (buf, false),
+            };
+            let used = chunk.len() + usize::from(ended);
+            if let Some(o) = open.as_mut() {
+                o.feed(chunk);
+            }
+            r.consume(used);
+            if ended {
+                if let Some(o) = open.take() {
+                    lines.insert(line, o.close());
                 }
-                Some((ranges, bytes, stretch)) => {
-                    let mut used = 0;
-                    let mut ended = false;
-                    for &b in buf {
-                        used += 1;
-                        if b == b'\n' {
-                            ended = true;
-                            break;
-                        }
-                        if b == b'\r' {
-                            continue;
-                        }
-                        // Column of the character this byte belongs to.
-                        let lead = b & 0xC0 != 0x80;
-                        if lead {
-                            char_column = column;
-                            column += 1;
-                        }
-                        if ranges.iter().any(|(a, z)| (*a..=*z).contains(&char_column)) {
-                            if stretch.first_column == 0 {
-                                stretch.first_column = char_column;
-                                stretch.cut_before = char_column > 1;
-                            }
-                            bytes.push(if b == b'\t' || b < 0x20 { b' ' } else { b });
-                        } else if stretch.first_column != 0 && lead {
-                            stretch.cut_after = true;
-                        }
-                    }
-                    r.consume(used);
-                    if ended {
-                        if let Some((_, bytes, mut stretch)) = current.take() {
-                            stretch.text = String::from_utf8_lossy(&bytes).into_owned();
-                            lines.insert(line, stretch);
-                        }
-                        line += 1;
-                        column = 1;
-                        if line > last {
-                            break;
-                        }
-                        current = start_line(line, &wanted);
-                    }
+                line += 1;
+                if line > last {
+                    break;
                 }
+                open = wanted.get(&line).map(Open::new);
             }
         }
-        if let Some((_, bytes, mut stretch)) = current.take() {
-            stretch.text = String::from_utf8_lossy(&bytes).into_owned();
-            lines.insert(line, stretch);
+        if let Some(o) = open.take() {
+            lines.insert(line, o.close());
         }
         Ok(Self { lines })
     }

@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::io::{self, Write};
 
-use super::{Printer, Snippets, Source, split_message};
+use super::{Printer, Snippets, Source};
 use crate::profile::{Finding, Report, Severity};
 
 /// The text printer.
@@ -21,7 +21,11 @@ struct Style {
 
 impl Style {
     fn paint(&self, code: &str, s: &str) -> String {
-        if self.on { format!("\x1b[{code}m{s}\x1b[0m") } else { s.to_string() }
+        if self.on {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
     }
     fn severity(&self, s: Severity) -> String {
         let code = match s {
@@ -34,22 +38,34 @@ impl Style {
 }
 
 fn plural(n: u64, word: &str) -> String {
-    if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") }
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
 }
 
 impl Text {
-    fn finding(&self, f: &Finding, source: &Source, snippets: &Snippets, out: &mut dyn Write) -> io::Result<()> {
+    fn finding(
+        &self,
+        f: &Finding,
+        source: &Source,
+        snippets: &Snippets,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
         let style = Style { on: self.color };
-        let (problem, hint) = split_message(&f.message);
-        let at = f.pos.map(|p| format!("{}:{}:", p.line, p.column)).unwrap_or_default();
+        let hint = f.rule.summary();
+        let at = f
+            .pos
+            .map(|p| format!("{}:{}:", p.line, p.column))
+            .unwrap_or_default();
         writeln!(
             out,
-            "{}{} {}{}: {}",
+            "{} {}{}: {}",
             style.paint("1", &format!("{}:{at}", source.name)),
-            "",
             style.severity(f.severity),
             style.paint("1", &format!("[{}]", f.rule)),
-            problem
+            f.message
         )?;
         if let Some(p) = f.pos {
             let gutter = p.line.to_string().len();
@@ -58,9 +74,20 @@ impl Text {
                 let post = if s.cut_after { "…" } else { "" };
                 let bar = style.paint("1;34", "|");
                 writeln!(out, "{:gutter$} {bar}", "")?;
-                writeln!(out, "{} {bar} {pre}{}{post}", style.paint("1;34", &p.line.to_string()), s.text)?;
+                writeln!(
+                    out,
+                    "{} {bar} {pre}{}{post}",
+                    style.paint("1;34", &p.line.to_string()),
+                    s.text
+                )?;
                 let offset = p.column.saturating_sub(s.first_column) as usize + pre.chars().count();
-                writeln!(out, "{:gutter$} {bar} {:offset$}{}", "", "", style.paint("1;32", "^"))?;
+                writeln!(
+                    out,
+                    "{:gutter$} {bar} {:offset$}{}",
+                    "",
+                    "",
+                    style.paint("1;32", "^")
+                )?;
             }
             let mut notes = Vec::new();
             if let Some(i) = f.item {
@@ -72,11 +99,16 @@ impl Text {
             for n in notes {
                 writeln!(out, "{:gutter$} {} {}", "", style.paint("1;34", "="), n)?;
             }
-            if let Some(h) = hint {
-                writeln!(out, "{:gutter$} {} {}: {h}", "", style.paint("1;34", "="), style.paint("1", "help"))?;
-            }
-        } else if let Some(h) = hint {
-            writeln!(out, "  = help: {h}")?;
+            writeln!(
+                out,
+                "{:gutter$} {} {}: {}: {hint}",
+                "",
+                style.paint("1;34", "="),
+                style.paint("1", "help"),
+                f.rule
+            )?;
+        } else {
+            writeln!(out, "  = help: {}: {hint}", f.rule)?;
         }
         writeln!(out)
     }
@@ -86,8 +118,14 @@ impl Printer for Text {
     fn print(&self, report: &Report, source: &Source, out: &mut dyn Write) -> io::Result<()> {
         let snippets = match &source.copy {
             Some(path) => {
-                let positions = report.findings.iter().filter_map(|f| f.pos).map(|p| (p.line, p.column));
-                File::open(path).and_then(|f| Snippets::read(f, positions)).unwrap_or_default()
+                let positions = report
+                    .findings
+                    .iter()
+                    .filter_map(|f| f.pos)
+                    .map(|p| (p.line, p.column));
+                File::open(path)
+                    .and_then(|f| Snippets::read(f, positions))
+                    .unwrap_or_default()
             }
             None => Snippets::default(),
         };
@@ -95,7 +133,11 @@ impl Printer for Text {
             self.finding(f, source, &snippets, out)?;
         }
         for ((rule, severity), n) in &report.omitted {
-            writeln!(out, "{}: … and {} more {severity}[{rule}] not shown (raise --max-findings)", source.name, n)?;
+            writeln!(
+                out,
+                "{}: … and {} more {severity}[{rule}] not shown (raise --max-findings)",
+                source.name, n
+            )?;
         }
         let style = Style { on: self.color };
         let verdict = if report.valid() {

@@ -140,7 +140,10 @@ impl<R: Read> Decoder<R> {
 
     /// A decoder that only decodes: positions are not tracked, consumed bytes are dropped.
     pub fn untracked(inner: R, limits: Limits) -> Self {
-        Self { track: false, ..Self::new(inner, limits) }
+        Self {
+            track: false,
+            ..Self::new(inner, limits)
+        }
     }
 
     /// The encoding in use, once detected.
@@ -170,7 +173,10 @@ impl<R: Read> Decoder<R> {
             }
         }
         self.mark = target;
-        Pos { line: self.line, column: self.column }
+        Pos {
+            line: self.line,
+            column: self.column,
+        }
     }
 
     /// Reads raw bytes into `self.raw`; returns how many were read.
@@ -323,7 +329,8 @@ impl<R: Read> Decoder<R> {
                         break;
                     }
                     let mut tmp = [0; 4];
-                    self.out.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+                    self.out
+                        .extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
                     used += 1;
                 }
                 self.raw.drain(..used);
@@ -369,7 +376,8 @@ impl<R: Read> Decoder<R> {
                         break;
                     }
                     let mut tmp = [0; 4];
-                    self.out.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+                    self.out
+                        .extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
                     i += n;
                     used += 2 * n;
                 }
@@ -464,11 +472,14 @@ mod tests {
     use super::*;
 
     fn decode(input: &[u8]) -> (String, Option<DecodeErrorKind>) {
-        let limits = Limits { max_bytes: 1 << 30, max_event_bytes: 1 << 20 };
+        let limits = Limits {
+            max_bytes: 1 << 30,
+            max_event_bytes: 1 << 20,
+        };
         let mut d = Decoder::new(input, limits);
         let mut out = Vec::new();
         let r = d.read_to_end(&mut out);
-        let err = r.err().map(|_| d.take_error().map(|e| e.kind)).flatten();
+        let err = r.err().and_then(|_| d.take_error().map(|e| e.kind));
         (String::from_utf8(out).unwrap_or_default(), err)
     }
 
@@ -510,7 +521,10 @@ mod tests {
 
     #[test]
     fn positions_count_characters_and_lines() {
-        let limits = Limits { max_bytes: 1 << 30, max_event_bytes: 1 << 20 };
+        let limits = Limits {
+            max_bytes: 1 << 30,
+            max_event_bytes: 1 << 20,
+        };
         let mut d = Decoder::new("ab\nåäö<x".as_bytes(), limits);
         let mut out = Vec::new();
         d.read_to_end(&mut out).unwrap();

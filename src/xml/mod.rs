@@ -83,7 +83,10 @@ pub struct ReaderLimits {
 impl Default for ReaderLimits {
     fn default() -> Self {
         Self {
-            decode: Limits { max_bytes: 1 << 30, max_event_bytes: 16 << 20 },
+            decode: Limits {
+                max_bytes: 1 << 30,
+                max_event_bytes: 16 << 20,
+            },
             max_depth: 256,
         }
     }
@@ -151,7 +154,7 @@ impl Start<'_> {
     }
 }
 
-/// What [`XmlReader::next`] returns.
+/// What [`XmlReader::read_event`] returns.
 #[derive(Debug)]
 pub enum XmlEvent<'a> {
     /// An element starts.
@@ -233,12 +236,18 @@ impl fmt::Display for Malformed {
                 f,
                 "the feed ends inside `<{name}>`: it is truncated or the element is never closed; deliver the whole document"
             ),
-            Self::Empty => write!(f, "the input holds no XML element at all (empty or only whitespace/comments); deliver an RSS 2.0 document"),
+            Self::Empty => write!(
+                f,
+                "the input holds no XML element at all (empty or only whitespace/comments); deliver an RSS 2.0 document"
+            ),
             Self::AfterRoot(what) => write!(
                 f,
                 "{what} after the end of the root element; a feed has exactly one root `<rss>` and nothing but comments after it"
             ),
-            Self::BeforeRoot => write!(f, "text before the root element; the document must start with `<?xml …?>` or `<rss>`"),
+            Self::BeforeRoot => write!(
+                f,
+                "text before the root element; the document must start with `<?xml …?>` or `<rss>`"
+            ),
             Self::UnboundPrefix(p) => write!(
                 f,
                 "namespace prefix `{p}` is not declared; add `xmlns:{p}=\"…\"` on this element or on `<rss>`"
@@ -248,7 +257,10 @@ impl fmt::Display for Malformed {
                 "`xmlns:{p}=\"\"` un-declares a prefix, which XML 1.0 namespaces forbid; remove it"
             ),
             Self::ReservedPrefix(p) => write!(f, "reserved prefix or namespace misused: {p}"),
-            Self::BadName(n) => write!(f, "`{n}` is not a valid qualified name (at most one colon, non-empty parts)"),
+            Self::BadName(n) => write!(
+                f,
+                "`{n}` is not a valid qualified name (at most one colon, non-empty parts)"
+            ),
             Self::DuplicateAttribute(n) => write!(
                 f,
                 "attribute `{n}` occurs twice on this element (after namespace resolution); keep one"
@@ -257,7 +269,10 @@ impl fmt::Display for Malformed {
                 f,
                 "undefined entity `&{n};`; XML knows only &lt; &gt; &amp; &apos; &quot; — write the character itself (UTF-8), a character reference such as `&#160;`, or wrap HTML in CDATA"
             ),
-            Self::BadCharRef(n) => write!(f, "character reference `&{n};` does not name a character XML allows"),
+            Self::BadCharRef(n) => write!(
+                f,
+                "character reference `&{n};` does not name a character XML allows"
+            ),
             Self::EntityDeclaration => write!(
                 f,
                 "the DOCTYPE declares entities; plikt never expands DTD entities (protection against entity-expansion and external-entity attacks); remove the DOCTYPE and write the characters directly"
@@ -266,7 +281,10 @@ impl fmt::Display for Malformed {
                 f,
                 "bytes that are not valid UTF-8; save the feed as UTF-8, or declare its real encoding, e.g. `<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>`"
             ),
-            Self::InvalidUtf16 => write!(f, "invalid UTF-16 (an unpaired surrogate or an odd number of bytes)"),
+            Self::InvalidUtf16 => write!(
+                f,
+                "invalid UTF-16 (an unpaired surrogate or an odd number of bytes)"
+            ),
             Self::ForbiddenChar(c) => write!(
                 f,
                 "character U+{c:04X} is not allowed in XML 1.0; remove it (control characters often come from copy-paste)"
@@ -275,13 +293,18 @@ impl fmt::Display for Malformed {
                 f,
                 "encoding `{e}` is not supported; deliver UTF-8 (or ISO-8859-1, windows-1252, UTF-16)"
             ),
-            Self::TooDeep(n) => write!(f, "elements are nested more than {n} levels deep; an RSS feed needs fewer than 10"),
+            Self::TooDeep(n) => write!(
+                f,
+                "elements are nested more than {n} levels deep; an RSS feed needs fewer than 10"
+            ),
             Self::TooLarge(n) => write!(f, "the feed is larger than the limit of {n} bytes"),
             Self::EventTooLarge(n) => write!(
                 f,
                 "a single tag or text is larger than the limit of {n} bytes; deliver large files through media:content, not inline"
             ),
-            Self::BadCharacterData(what) => write!(f, "{what} is not allowed in character data; escape it"),
+            Self::BadCharacterData(what) => {
+                write!(f, "{what} is not allowed in character data; escape it")
+            }
             Self::TooManyNamespaces => write!(f, "more than {MAX_NAMESPACES} distinct namespaces"),
         }
     }
@@ -403,7 +426,11 @@ impl<R: Read> XmlReader<R> {
     }
 
     fn lookup(&self, prefix: &str) -> Option<NsId> {
-        self.bindings.iter().rev().find(|(p, _)| p == prefix).map(|(_, id)| *id)
+        self.bindings
+            .iter()
+            .rev()
+            .find(|(p, _)| p == prefix)
+            .map(|(_, id)| *id)
     }
 
     fn err_at(&mut self, kind: Malformed, offset: u64) -> ReadError {
@@ -413,7 +440,7 @@ impl<R: Read> XmlReader<R> {
     }
 
     /// The next event. After an error or [`XmlEvent::Eof`] it keeps returning `Eof`.
-    pub fn next(&mut self) -> Result<XmlEvent<'_>, ReadError> {
+    pub fn read_event(&mut self) -> Result<XmlEvent<'_>, ReadError> {
         if self.pending_end {
             self.pending_end = false;
             self.close_element();
@@ -459,11 +486,16 @@ impl<R: Read> XmlReader<R> {
         };
         match event {
             Event::Decl(_) if start != 0 => Err(self.err_at(misplaced_decl(), start)),
-            Event::PI(pi) if pi.target().eq_ignore_ascii_case("xml") => Err(self.err_at(misplaced_decl(), start)),
+            Event::PI(pi) if pi.target().eq_ignore_ascii_case("xml") => {
+                Err(self.err_at(misplaced_decl(), start))
+            }
             Event::Decl(_) | Event::PI(_) | Event::Comment(_) => Ok(Step::Skip),
             Event::DocType(d) => {
                 if self.root_seen {
-                    Err(self.err_at(Malformed::Syntax("DOCTYPE after the root element".into()), start))
+                    Err(self.err_at(
+                        Malformed::Syntax("DOCTYPE after the root element".into()),
+                        start,
+                    ))
                 } else if d.contains("<!ENTITY") {
                     Err(self.err_at(Malformed::EntityDeclaration, start))
                 } else {
@@ -481,7 +513,11 @@ impl<R: Read> XmlReader<R> {
                     if t.bytes().all(|b| b.is_ascii_whitespace()) {
                         return Ok(Step::Skip);
                     }
-                    let kind = if self.root_seen { Malformed::AfterRoot("text".into()) } else { Malformed::BeforeRoot };
+                    let kind = if self.root_seen {
+                        Malformed::AfterRoot("text".into())
+                    } else {
+                        Malformed::BeforeRoot
+                    };
                     return Err(self.err_at(kind, start));
                 }
                 if t.contains("]]>") {
@@ -544,7 +580,9 @@ impl<R: Read> XmlReader<R> {
                             DecodeErrorKind::InvalidUtf8 => Malformed::InvalidUtf8,
                             DecodeErrorKind::InvalidUtf16 => Malformed::InvalidUtf16,
                             DecodeErrorKind::ForbiddenChar(c) => Malformed::ForbiddenChar(c),
-                            DecodeErrorKind::UnsupportedEncoding(l) => Malformed::UnsupportedEncoding(l),
+                            DecodeErrorKind::UnsupportedEncoding(l) => {
+                                Malformed::UnsupportedEncoding(l)
+                            }
                             DecodeErrorKind::TooLarge(n) => Malformed::TooLarge(n),
                             DecodeErrorKind::EventTooLarge(n) => Malformed::EventTooLarge(n),
                             DecodeErrorKind::Io(io) => {
@@ -616,11 +654,17 @@ impl<R: Read> XmlReader<R> {
                         return Err(self.err_at(Malformed::EmptyPrefixBinding(p.clone()), start));
                     }
                     if p == "xmlns" || (p == "xml") != (value == KNOWN_NAMESPACES[1]) {
-                        return Err(self.err_at(Malformed::ReservedPrefix(format!("{key}=\"{value}\"")), start));
+                        return Err(self.err_at(
+                            Malformed::ReservedPrefix(format!("{key}=\"{value}\"")),
+                            start,
+                        ));
                     }
                 }
                 if value == XMLNS_URI || (prefix.is_none() && value == KNOWN_NAMESPACES[1]) {
-                    return Err(self.err_at(Malformed::ReservedPrefix(format!("{key}=\"{value}\"")), start));
+                    return Err(self.err_at(
+                        Malformed::ReservedPrefix(format!("{key}=\"{value}\"")),
+                        start,
+                    ));
                 }
                 let id = if value.is_empty() {
                     NsId::NONE
@@ -631,7 +675,11 @@ impl<R: Read> XmlReader<R> {
                     }
                 };
                 self.bindings.push((prefix.clone().unwrap_or_default(), id));
-                self.decls.push(NsDecl { prefix, uri: value, pos: apos });
+                self.decls.push(NsDecl {
+                    prefix,
+                    uri: value,
+                    pos: apos,
+                });
             } else {
                 raw_attrs.push((key, value, apos));
             }
@@ -667,8 +715,15 @@ impl<R: Read> XmlReader<R> {
             if self.attrs.iter().any(|a| a.ns == ans && a.local == alocal) {
                 return Err(self.err_at(Malformed::DuplicateAttribute(key), start));
             }
-            let qname = (ans == NsId::XSI && alocal == "type").then(|| self.resolve_qname_value(&value));
-            self.attrs.push(Attribute { ns: ans, local: alocal.to_string(), value, pos: apos, qname });
+            let qname =
+                (ans == NsId::XSI && alocal == "type").then(|| self.resolve_qname_value(&value));
+            self.attrs.push(Attribute {
+                ns: ans,
+                local: alocal.to_string(),
+                value,
+                pos: apos,
+                qname,
+            });
         }
         self.open.push((scope, qname));
         if empty {
@@ -687,7 +742,9 @@ impl<R: Read> XmlReader<R> {
         }
         match split_qname(value) {
             None => QNameValue::Invalid,
-            Some((None, local)) => QNameValue::Resolved(self.lookup("").unwrap_or(NsId::NONE), local.to_string()),
+            Some((None, local)) => {
+                QNameValue::Resolved(self.lookup("").unwrap_or(NsId::NONE), local.to_string())
+            }
             Some((Some(p), local)) => match self.lookup(p) {
                 Some(id) => QNameValue::Resolved(id, local.to_string()),
                 None => QNameValue::Unbound(p.to_string()),
@@ -699,7 +756,13 @@ impl<R: Read> XmlReader<R> {
 /// The input decoded to UTF-8 as the reader sees it (same encoding detection), for
 /// reading source lines back. Stops with an error where the reader would.
 pub fn decoded<R: Read>(input: R) -> impl Read {
-    Decoder::untracked(input, Limits { max_bytes: u64::MAX, max_event_bytes: usize::MAX })
+    Decoder::untracked(
+        input,
+        Limits {
+            max_bytes: u64::MAX,
+            max_event_bytes: usize::MAX,
+        },
+    )
 }
 
 /// Escapes text for XML content or a double-quoted attribute value.
@@ -754,7 +817,9 @@ fn attribute_value(raw: &str) -> Result<String, Malformed> {
             '<' => return Err(Malformed::BadCharacterData("`<` in an attribute value")),
             '&' => {
                 let Some(end) = rest.find(';') else {
-                    return Err(Malformed::Syntax("`&` in an attribute value must be written `&amp;`".into()));
+                    return Err(Malformed::Syntax(
+                        "`&` in an attribute value must be written `&amp;`".into(),
+                    ));
                 };
                 out.push(resolve_reference(&rest[..end])?);
                 rest = &rest[end + 1..];

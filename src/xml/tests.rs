@@ -5,7 +5,7 @@ fn read_all(doc: &str) -> Result<Vec<String>, XmlError> {
     let mut r = XmlReader::new(doc.as_bytes(), ReaderLimits::default());
     let mut names = Vec::new();
     loop {
-        match r.next() {
+        match r.read_event() {
             Ok(XmlEvent::Start(s)) => names.push(format!("{}@{}", s.local, s.pos)),
             Ok(XmlEvent::Eof) => return Ok(names),
             Ok(_) => {}
@@ -21,17 +21,26 @@ fn kind(doc: &str) -> Malformed {
 
 #[test]
 fn unbound_element_prefix_is_malformed() {
-    assert_eq!(kind("<rss><dc:title/></rss>"), Malformed::UnboundPrefix("dc".into()));
+    assert_eq!(
+        kind("<rss><dc:title/></rss>"),
+        Malformed::UnboundPrefix("dc".into())
+    );
 }
 
 #[test]
 fn unbound_attribute_prefix_is_malformed() {
-    assert_eq!(kind("<rss><a xsi:type=\"x\"/></rss>"), Malformed::UnboundPrefix("xsi".into()));
+    assert_eq!(
+        kind("<rss><a xsi:type=\"x\"/></rss>"),
+        Malformed::UnboundPrefix("xsi".into())
+    );
 }
 
 #[test]
 fn prefix_undeclaration_is_malformed() {
-    assert_eq!(kind("<rss xmlns:p=\"\"/>"), Malformed::EmptyPrefixBinding("p".into()));
+    assert_eq!(
+        kind("<rss xmlns:p=\"\"/>"),
+        Malformed::EmptyPrefixBinding("p".into())
+    );
 }
 
 #[test]
@@ -49,7 +58,10 @@ fn second_root_and_text_after_root_are_malformed() {
 
 #[test]
 fn undefined_entity_is_malformed_but_predefined_and_char_refs_are_fine() {
-    assert_eq!(kind("<rss>a&nbsp;b</rss>"), Malformed::UndefinedEntity("nbsp".into()));
+    assert_eq!(
+        kind("<rss>a&nbsp;b</rss>"),
+        Malformed::UndefinedEntity("nbsp".into())
+    );
     assert!(read_all("<rss a=\"&amp;&#38;&#x26;\">&lt;&#229;</rss>").is_ok());
     assert_eq!(kind("<rss>&#1;</rss>"), Malformed::BadCharRef("#1".into()));
 }
@@ -66,7 +78,10 @@ fn entity_declarations_are_refused_without_expansion() {
 fn empty_and_truncated_documents_are_malformed() {
     assert_eq!(kind(""), Malformed::Empty);
     assert_eq!(kind("  \n "), Malformed::Empty);
-    assert_eq!(kind("<rss><channel>"), Malformed::Unclosed("channel".into()));
+    assert_eq!(
+        kind("<rss><channel>"),
+        Malformed::Unclosed("channel".into())
+    );
 }
 
 #[test]
@@ -74,7 +89,10 @@ fn mismatched_end_tag_names_both() {
     let doc = "<rss xmlns:dcterms=\"http://purl.org/dc/terms/\"><dcterms:publisher>x</decterms:publisher></rss>";
     assert_eq!(
         kind(doc),
-        Malformed::MismatchedEnd { expected: "dcterms:publisher".into(), found: "decterms:publisher".into() }
+        Malformed::MismatchedEnd {
+            expected: "dcterms:publisher".into(),
+            found: "decterms:publisher".into()
+        }
     );
 }
 
@@ -90,7 +108,7 @@ fn positions_of_elements_and_attributes() {
     let mut r = XmlReader::new(doc.as_bytes(), ReaderLimits::default());
     let mut seen = Vec::new();
     loop {
-        match r.next().expect("well-formed") {
+        match r.read_event().expect("well-formed") {
             XmlEvent::Start(s) => {
                 seen.push((s.local.to_string(), s.pos));
                 for a in s.attrs {
@@ -120,7 +138,7 @@ fn xsi_type_is_resolved_against_the_elements_own_declarations() {
     let mut r = XmlReader::new(doc.as_bytes(), ReaderLimits::default());
     let mut found = Vec::new();
     loop {
-        match r.next().expect("well-formed") {
+        match r.read_event().expect("well-formed") {
             XmlEvent::Start(s) => {
                 if let Some(a) = s.attr(NsId::XSI, "type") {
                     found.push(a.qname.clone());

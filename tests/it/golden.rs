@@ -12,16 +12,31 @@ use crate::support::{expected, feed_fixtures};
 #[test]
 fn every_fixture_reports_exactly_the_expected_rules() {
     let fixtures = feed_fixtures();
-    assert!(fixtures.len() > 100, "fixtures/feeds holds only {} feeds", fixtures.len());
+    assert!(
+        fixtures.len() > 100,
+        "fixtures/feeds holds only {} feeds",
+        fixtures.len()
+    );
     let mut failures = Vec::new();
     for feed in &fixtures {
-        let name = feed.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string();
+        let name = feed
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("?")
+            .to_string();
         let want = expected(feed);
-        let report = profile::validate(File::open(feed).expect("open fixture"), &Options::default())
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let got: BTreeSet<(String, String)> =
-            report.findings.iter().map(|f| (f.rule.to_string(), f.severity.to_string())).collect();
-        let want_set: BTreeSet<(String, String)> = want.iter().map(|e| (e.rule.clone(), e.severity.clone())).collect();
+        let report =
+            profile::validate(File::open(feed).expect("open fixture"), &Options::default())
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let got: BTreeSet<(String, String)> = report
+            .findings
+            .iter()
+            .map(|f| (f.rule.to_string(), f.severity.to_string()))
+            .collect();
+        let want_set: BTreeSet<(String, String)> = want
+            .iter()
+            .map(|e| (e.rule.clone(), e.severity.clone()))
+            .collect();
         let mut problems = Vec::new();
         for missing in want_set.difference(&got) {
             problems.push(format!("  missing {} {}", missing.0, missing.1));
@@ -31,9 +46,20 @@ fn every_fixture_reports_exactly_the_expected_rules() {
                 .findings
                 .iter()
                 .filter(|f| f.rule.as_str() == extra.0 && f.severity.as_str() == extra.1)
-                .map(|f| format!("{}: {}", f.pos.map(|p| p.to_string()).unwrap_or_default(), f.message))
+                .map(|f| {
+                    format!(
+                        "{}: {}",
+                        f.pos.map(|p| p.to_string()).unwrap_or_default(),
+                        f.message
+                    )
+                })
                 .collect();
-            problems.push(format!("  unexpected {} {}: {}", extra.0, extra.1, detail.join(" | ")));
+            problems.push(format!(
+                "  unexpected {} {}: {}",
+                extra.0,
+                extra.1,
+                detail.join(" | ")
+            ));
         }
         for e in want.iter().filter(|e| e.pos.is_some()) {
             let (line, column) = e.pos.unwrap_or_default();
@@ -49,14 +75,25 @@ fn every_fixture_reports_exactly_the_expected_rules() {
                     .filter(|f| f.rule.as_str() == e.rule)
                     .filter_map(|f| f.pos.map(|p| p.to_string()))
                     .collect();
-                problems.push(format!("  {} {} not at {line}:{column} (found at {})", e.rule, e.severity, at.join(", ")));
+                problems.push(format!(
+                    "  {} {} not at {line}:{column} (found at {})",
+                    e.rule,
+                    e.severity,
+                    at.join(", ")
+                ));
             }
         }
         if !problems.is_empty() {
             failures.push(format!("{name}:\n{}", problems.join("\n")));
         }
     }
-    assert!(failures.is_empty(), "{} of {} fixtures differ:\n{}", failures.len(), fixtures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} fixtures differ:\n{}",
+        failures.len(),
+        fixtures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]

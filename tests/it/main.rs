@@ -1,4 +1,7 @@
 //! The integration tests: one binary (STYLE habit 12), one module per area.
 
+mod cli;
 mod golden;
+mod hostile;
 mod support;
+mod xsd;

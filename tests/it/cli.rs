@@ -1,0 +1,271 @@
+//! `plikt validate` as a publisher runs it: exit codes, the three formats, standard
+//! input and URLs (against a real server on 127.0.0.1).
+
+use std::io::Write;
+use std::process::{Output, Stdio};
+
+use crate::support::{Response, Server, fixture, plikt, root};
+
+fn run(args: &[&str]) -> Output {
+    plikt()
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("run plikt")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn exit_status_is_0_for_a_valid_feed_1_for_errors_2_for_unreadable_input() {
+    let valid = run(&["validate", "fixtures/feeds/valid-book-publisher.xml"]);
+    assert_eq!(valid.status.code(), Some(0), "{}", stdout(&valid));
+    let warnings_only = run(&["validate", "fixtures/feeds/r108-missing.xml"]);
+    assert_eq!(
+        warnings_only.status.code(),
+        Some(0),
+        "{}",
+        stdout(&warnings_only)
+    );
+    assert!(stdout(&warnings_only).contains("warning[R108]"));
+    let invalid = run(&["validate", "fixtures/feeds/r107-free.xml"]);
+    assert_eq!(invalid.status.code(), Some(1));
+    let missing = run(&["validate", "fixtures/feeds/no-such-feed.xml"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        stderr(&missing).contains("cannot read fixtures/feeds/no-such-feed.xml"),
+        "{}",
+        stderr(&missing)
+    );
+    let usage = run(&["validate", "--format", "yaml", "x.xml"]);
+    assert_eq!(usage.status.code(), Some(2));
+    let no_args = run(&["validate"]);
+    assert_eq!(no_args.status.code(), Some(2));
+}
+
+#[test]
+fn text_report_reads_like_a_compiler_diagnostic() {
+    let o = run(&[
+        "validate",
+        "--color",
+        "never",
+        "fixtures/feeds/r107-free.xml",
+    ]);
+    let text = stdout(&o);
+    let line = text
+        .lines()
+        .find(|l| l.contains("error[R107]"))
+        .unwrap_or_else(|| panic!("no R107 line:\n{text}"));
+    assert!(line.starts_with("fixtures/feeds/r107-free.xml:"), "{line}");
+    assert!(
+        line.contains("accessRights must be exactly `gratis` or `restricted`; found `free`"),
+        "{line}"
+    );
+    // The source line, then a caret under the column the diagnostic names.
+    let (_, pos) = line.split_once(".xml:").expect("position");
+    let mut parts = pos.split(':');
+    let (ln, col): (usize, usize) = (
+        parts.next().and_then(|s| s.parse().ok()).expect("line"),
+        parts.next().and_then(|s| s.parse().ok()).expect("col"),
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    let i = lines.iter().position(|l| *l == line).expect("index");
+    let source = lines[i + 2];
+    assert!(source.starts_with(&format!("{ln} | ")), "{source}");
+    assert!(
+        source.contains("<dcterms:accessRights>free</dcterms:accessRights>"),
+        "{source}"
+    );
+    let caret = lines[i + 3];
+    let bar = caret.find("| ").expect("gutter") + 2;
+    assert_eq!(
+        caret.find('^'),
+        Some(bar + col - 1),
+        "caret under column {col}:\n{source}\n{caret}"
+    );
+    assert!(source[bar..].chars().nth(col - 1) == Some('<'));
+    assert!(text.contains("= item 1, guid "));
+    assert!(
+        text.contains(
+            "= help: R107: `dcterms:accessRights`: mandatory, once, `gratis` or `restricted`"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.trim_end()
+            .ends_with("not valid for KB profile 2.4 — 1 error, 0 warnings, 0 infos in 1 item"),
+        "{text}"
+    );
+    assert!(!text.contains('\x1b'), "no colour when not asked for");
+    let colored = run(&[
+        "validate",
+        "--color",
+        "always",
+        "fixtures/feeds/r107-free.xml",
+    ]);
+    assert!(stdout(&colored).contains("\x1b[1;31merror"));
+}
+
+#[test]
+fn text_report_shows_decoded_source_lines_of_an_iso_8859_1_feed() {
+    let o = run(&[
+        "validate",
+        "--color",
+        "never",
+        "fixtures/feeds/valid-iso-8859-1.xml",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let dir = std::env::temp_dir().join(format!("plikt-latin1-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let feed = String::from_utf8_lossy(&fixture("r107-free.xml"))
+        .replace("encoding=\"UTF-8\"", "encoding=\"ISO-8859-1\"");
+    let bytes: Vec<u8> = feed
+        .replace("free", "fri på nätet")
+        .chars()
+        .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+        .collect();
+    let path = dir.join("latin1.xml");
+    std::fs::write(&path, bytes).expect("write");
+    let o = plikt()
+        .args(["validate", "--color", "never"])
+        .arg(&path)
+        .output()
+        .expect("run");
+    let text = stdout(&o);
+    assert!(text.contains("found `fri på nätet`"), "{text}");
+    assert!(
+        text.contains("<dcterms:accessRights>fri på nätet</dcterms:accessRights>"),
+        "{text}"
+    );
+}
+
+#[test]
+fn json_report_has_the_stable_names() {
+    let o = run(&[
+        "validate",
+        "--format",
+        "json",
+        "fixtures/feeds/r107-free.xml",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    assert_eq!(v["profile"], "kb-2.4");
+    assert_eq!(v["source"], "fixtures/feeds/r107-free.xml");
+    assert_eq!(v["valid"], false);
+    assert_eq!(v["items"], 1);
+    assert_eq!(v["errors"], 1);
+    assert_eq!(v["warnings"], 0);
+    let f = &v["findings"][0];
+    assert_eq!(f["rule"], "R107");
+    assert_eq!(f["severity"], "error");
+    assert!(f["line"].as_u64().is_some_and(|l| l > 1));
+    assert!(f["column"].as_u64().is_some_and(|c| c >= 1));
+    assert_eq!(f["item"], 1);
+    assert!(f["guid"].as_str().is_some_and(|g| !g.is_empty()));
+    assert!(f["message"].as_str().is_some_and(|m| m.contains("`free`")));
+}
+
+#[test]
+fn junit_report_has_one_testcase_per_item_plus_the_channel() {
+    let o = run(&[
+        "validate",
+        "--format",
+        "junit",
+        "fixtures/feeds/g-order-simple.xml",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let xml = stdout(&o);
+    let report = plikt::profile::validate(&fixture("g-order-simple.xml")[..], &Default::default())
+        .expect("validate");
+    let cases = xml.matches("<testcase ").count();
+    assert_eq!(cases, report.items as usize + 1, "{xml}");
+    assert!(xml.contains("name=\"channel\""));
+    assert!(xml.contains("<failure type=\"G-ORDER\""), "{xml}");
+    // The JUnit document itself is well-formed XML.
+    let junit = plikt::profile::validate(xml.as_bytes(), &Default::default()).expect("read");
+    assert!(
+        junit
+            .findings
+            .iter()
+            .all(|f| f.rule != plikt::profile::RuleId::GXml),
+        "{:?}",
+        junit.findings
+    );
+}
+
+#[test]
+fn standard_input_is_validated_with_source_lines() {
+    let mut child = plikt()
+        .args(["validate", "--color", "never", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(&fixture("r107-free.xml"))
+        .expect("write");
+    let o = child.wait_with_output().expect("wait");
+    assert_eq!(o.status.code(), Some(1));
+    let text = stdout(&o);
+    assert!(text.contains("-:"), "{text}");
+    assert!(
+        text.contains("<dcterms:accessRights>free</dcterms:accessRights>"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_url_is_fetched_from_the_server_and_validated() {
+    let server = Server::start(vec![
+        ("/eplikt.xml", Response::ok(fixture("r107-free.xml"))),
+        (
+            "/gzip.xml",
+            Response::ok(vec![0x1f, 0x8b, 8, 0]).header("Content-Encoding", "gzip"),
+        ),
+        ("/big.xml", Response::ok(vec![b' '; 4096])),
+    ]);
+    let o = run(&["validate", "--color", "never", &server.url("/eplikt.xml")]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stdout(&o).contains("<dcterms:accessRights>free</dcterms:accessRights>"));
+    let head = server.requests.lock().expect("lock")[0].to_ascii_lowercase();
+    assert!(head.contains("user-agent: plikt/"), "{head}");
+    assert!(head.contains("accept-encoding: identity"), "{head}");
+
+    let missing = run(&["validate", &server.url("/gone.xml")]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        stderr(&missing).contains("HTTP 404"),
+        "{}",
+        stderr(&missing)
+    );
+    let coded = run(&["validate", &server.url("/gzip.xml")]);
+    assert_eq!(coded.status.code(), Some(2));
+    assert!(
+        stderr(&coded).contains("Content-Encoding: gzip"),
+        "{}",
+        stderr(&coded)
+    );
+    let big = run(&["validate", "--max-bytes", "1K", &server.url("/big.xml")]);
+    assert_eq!(big.status.code(), Some(2));
+    assert!(
+        stderr(&big).contains("larger than the limit of 1024 bytes"),
+        "{}",
+        stderr(&big)
+    );
+    let refused = run(&["validate", "http://127.0.0.1:9/feed.xml"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr(&refused).contains("http://127.0.0.1:9/feed.xml"),
+        "{}",
+        stderr(&refused)
+    );
+}
