@@ -28,8 +28,14 @@ pub struct DateError(pub String);
 
 const EXAMPLE: &str = "write e.g. `Sun, 22 Nov 2026 09:30:00 +0100`";
 
+/// A date error; adds an example unless the message already says what to write.
 fn err<T>(what: impl Into<String>) -> Result<T, DateError> {
-    Err(DateError(format!("{}; {EXAMPLE}", what.into())))
+    let what = what.into();
+    if what.contains("; write") || what.contains("(`20") {
+        Err(DateError(what))
+    } else {
+        Err(DateError(format!("{what}; {EXAMPLE}")))
+    }
 }
 
 struct Cursor<'a> {
