@@ -4,4 +4,5 @@ mod cli;
 mod golden;
 mod hostile;
 mod support;
+mod usage;
 mod xsd;
