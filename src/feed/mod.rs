@@ -38,6 +38,12 @@ impl Value {
     }
 }
 
+impl AsRef<Value> for Value {
+    fn as_ref(&self) -> &Value {
+        self
+    }
+}
+
 /// Trims XML whitespace (#x20 #x9 #xD #xA), not other Unicode spaces.
 pub fn trim_xml(s: &str) -> &str {
     s.trim_matches(|c: char| matches!(c, ' ' | '\t' | '\r' | '\n'))
@@ -79,6 +85,12 @@ pub struct Guid {
     pub value: Value,
     /// `isPermaLink`, if given.
     pub is_perma_link: Option<AttrValue>,
+}
+
+impl AsRef<Value> for Guid {
+    fn as_ref(&self) -> &Value {
+        &self.value
+    }
 }
 
 /// A DCMI Terms element that may carry `xsi:type` (R101a, R112, R113, S201-references).
@@ -352,6 +364,8 @@ struct State {
     frames: Vec<Frame>,
     queue: VecDeque<FeedEvent>,
     item: Option<Box<Item>>,
+    /// Indices into `item.groups` of the open `media:group`s, innermost last.
+    open_groups: Vec<usize>,
     channel: Option<Box<Channel>>,
     items: u32,
     finished: bool,
@@ -554,6 +568,7 @@ impl State {
                 Frame::Content
             }
             (NsId::MRSS, "group") => {
+                self.open_groups.push(item.groups.len());
                 item.groups.push(Group {
                     pos,
                     nested: false,
@@ -571,13 +586,18 @@ impl State {
         };
         match (s.ns, s.local) {
             (NsId::MRSS, "content") => {
-                if let Some(g) = item.groups.last_mut() {
+                if let Some(g) = self
+                    .open_groups
+                    .last()
+                    .and_then(|i| item.groups.get_mut(*i))
+                {
                     g.contents += 1;
                 }
                 item.contents.push(content(s, true));
                 Frame::Content
             }
             (NsId::MRSS, "group") => {
+                self.open_groups.push(item.groups.len());
                 item.groups.push(Group {
                     pos: s.pos,
                     nested: true,
@@ -586,7 +606,11 @@ impl State {
                 Frame::Group
             }
             (NsId::MRSS, "hash") => {
-                let group = item.groups.last().map(|g| g.pos);
+                let group = self
+                    .open_groups
+                    .last()
+                    .and_then(|i| item.groups.get(*i))
+                    .map(|g| g.pos);
                 item.scoped_hashes.push(ScopedHash {
                     hash: hash(s),
                     group,
@@ -638,6 +662,9 @@ impl State {
 
     fn leave(&mut self) {
         match self.frames.pop() {
+            Some(Frame::Group) => {
+                self.open_groups.pop();
+            }
             Some(Frame::Item) => {
                 if let Some(item) = self.item.take() {
                     self.queue.push_back(FeedEvent::Item(item));
@@ -727,5 +754,48 @@ fn content(s: &Start<'_>, in_group: bool) -> MediaContent {
         file_size: attr("fileSize"),
         medium: attr("medium"),
         ..MediaContent::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::xml::ReaderLimits;
+
+    fn items(doc: &str) -> Vec<Item> {
+        let mut r = FeedReader::new(XmlReader::new(doc.as_bytes(), ReaderLimits::default()));
+        let mut out = Vec::new();
+        while let Some(e) = r.read_event().expect("well-formed") {
+            if let FeedEvent::Item(i) = e {
+                out.push(*i);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn contents_after_a_nested_group_count_for_the_outer_group() {
+        let doc = r#"<rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/"><channel><item>
+            <media:group><media:group><media:content url="https://a.se/1"/></media:group>
+            <media:content url="https://a.se/2"/><media:hash>x</media:hash></media:group>
+            <media:content url="https://a.se/3"/></item></channel></rss>"#;
+        let item = &items(doc)[0];
+        let groups: Vec<(bool, usize)> =
+            item.groups.iter().map(|g| (g.nested, g.contents)).collect();
+        assert_eq!(groups, vec![(false, 1), (true, 1)]);
+        assert_eq!(
+            item.contents.iter().map(|c| c.in_group).collect::<Vec<_>>(),
+            vec![true, true, false]
+        );
+        assert_eq!(item.scoped_hashes[0].group, Some(item.groups[0].pos));
+    }
+
+    #[test]
+    fn values_keep_text_cdata_and_references_and_note_child_elements() {
+        let doc = "<rss version=\"2.0\"><channel><item><title> a <![CDATA[<b>]]> &amp; &#229; </title><description>x<p>y</p></description></item></channel></rss>";
+        let item = &items(doc)[0];
+        assert_eq!(item.titles[0].trimmed(), "a <b> & å");
+        assert!(!item.titles[0].has_children);
+        assert!(item.descriptions[0].has_children);
     }
 }

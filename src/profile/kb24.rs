@@ -405,11 +405,11 @@ impl ItemCheck<'_> {
 
     /// G-REPEAT and the mandatory rules: the first occurrence, reporting a missing
     /// mandatory one and every repetition.
-    fn single<'v>(
+    fn single<'v, T: AsRef<Value>>(
         &mut self,
         rule: RuleId,
         name: &str,
-        list: &'v [Value],
+        list: &'v [T],
         mandatory: Option<&str>,
     ) -> Option<&'v Value> {
         if list.is_empty() {
@@ -428,11 +428,11 @@ impl ItemCheck<'_> {
             self.push(
                 rule,
                 Error,
-                extra.pos,
+                extra.as_ref().pos,
                 format!("a second `<{name}>` in this item; it may occur only once"),
             );
         }
-        let first = list.first()?;
+        let first = list.first()?.as_ref();
         if first.has_children {
             self.push(
                 rule,
@@ -461,11 +461,10 @@ impl ItemCheck<'_> {
     /// R101.
     fn guid(&mut self, seen: &mut HashMap<u64, u32>) {
         let item = self.item;
-        let values: Vec<Value> = item.guids.iter().map(|g| g.value.clone()).collect();
         let Some(v) = self.single(
             R::R101,
             "guid",
-            &values,
+            &item.guids,
             Some("`<guid isPermaLink=\"false\">urn:uuid:…</guid>` that never changes"),
         ) else {
             return;
@@ -551,8 +550,7 @@ impl ItemCheck<'_> {
                 );
                 return;
             }
-            QNameValue::Resolved(ns, local) if *ns != NsId::DCTERMS => {
-                let _ = local;
+            QNameValue::Resolved(ns, _) if *ns != NsId::DCTERMS => {
                 self.push(
                     rule,
                     Error,

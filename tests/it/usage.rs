@@ -5,7 +5,10 @@ use crate::support::{plikt, root};
 
 #[test]
 fn readme_shows_the_current_validate_help() {
-    let help = plikt().args(["validate", "--help"]).output().expect("run plikt");
+    let help = plikt()
+        .args(["validate", "--help"])
+        .output()
+        .expect("run plikt");
     let help = String::from_utf8(help.stdout).expect("utf-8");
     let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
     let marker = "<!-- usage: validate";
@@ -13,13 +16,20 @@ fn readme_shows_the_current_validate_help() {
     let block = &readme[start..];
     let body_start = block.find("```text\n").expect("code block") + "```text\n".len();
     let body_end = body_start + block[body_start..].find("\n```").expect("end of block");
-    assert_eq!(block[body_start..body_end].trim_end(), help.trim_end(), "update README.md with `plikt validate --help`");
+    assert_eq!(
+        block[body_start..body_end].trim_end(),
+        help.trim_end(),
+        "update README.md with `plikt validate --help`"
+    );
 }
 
 #[test]
 fn readme_documents_every_exit_code() {
     let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
     for code in ["| 0 |", "| 1 |", "| 2 |"] {
-        assert!(readme.contains(code), "README lacks the exit code row {code}");
+        assert!(
+            readme.contains(code),
+            "README lacks the exit code row {code}"
+        );
     }
 }
