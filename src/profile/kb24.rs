@@ -9,55 +9,12 @@ use std::hash::{DefaultHasher, Hash as _, Hasher};
 use super::date;
 use super::finding::{Finding, RuleId, Severity};
 use super::syntax::{self, Mime};
+use super::vocabulary::{self, Vocabulary};
 use crate::feed::{Channel, Item, MediaContent, Root, Typed, Value, trim_xml};
 use crate::xml::{KNOWN_NAMESPACES, NsDecl, NsId, Pos, QNameValue};
 
 use RuleId as R;
 use Severity::{Error, Info, Warning};
-
-/// The profile's identifier types (§0.3; decision §7.3: the union of the R101a and
-/// R112/R113/S201 lists).
-const IDENTIFIER_TYPES: [&str; 14] = [
-    "doi",
-    "ean",
-    "hdl",
-    "isan",
-    "isbn",
-    "ismn",
-    "isrc",
-    "issn",
-    "issue-number",
-    "matrix-number",
-    "matrixnumber",
-    "upc",
-    "uri",
-    "urn",
-];
-
-/// EBU roles named by MediaRSS for `media:credit` (F308-credit: membership is info).
-const EBU_ROLES: [&str; 21] = [
-    "actor",
-    "anchor person",
-    "author",
-    "choreographer",
-    "composer",
-    "conductor",
-    "director",
-    "editor",
-    "graphic designer",
-    "grip",
-    "illustrator",
-    "lyricist",
-    "music arranger",
-    "music group",
-    "musician",
-    "orchestra",
-    "performer",
-    "photographer",
-    "producer",
-    "reporter",
-    "vocalist",
-];
 
 const DCTERMS: &str = KNOWN_NAMESPACES[3];
 const MRSS: &str = KNOWN_NAMESPACES[2];
@@ -333,7 +290,11 @@ impl Kb24 {
     /// Every item rule of §3, plus R101 uniqueness and G-ORDER across items.
     pub fn item(&mut self, item: &Item, out: &mut Vec<Finding>) {
         let start = out.len();
-        let mut c = ItemCheck { item, out };
+        let mut c = ItemCheck {
+            item,
+            out,
+            voc: vocabulary::kb24(),
+        };
         c.guid(&mut self.guids);
         c.identifiers();
         let link = c.link();
@@ -395,6 +356,8 @@ impl Kb24 {
 /// The checks of one item.
 struct ItemCheck<'a> {
     item: &'a Item,
+    /// The profile's vocabularies (`mappings/kb-rss-2.4.toml`).
+    voc: &'static Vocabulary,
     out: &'a mut Vec<Finding>,
 }
 
@@ -561,7 +524,7 @@ impl ItemCheck<'_> {
             }
             QNameValue::Resolved(_, local) => local.as_str(),
         };
-        if !IDENTIFIER_TYPES.contains(&kind) {
+        if !Vocabulary::has(&self.voc.identifier_types, kind) {
             self.push(
                 rule,
                 Error,
@@ -570,8 +533,13 @@ impl ItemCheck<'_> {
             );
             return;
         }
-        if kind == "matrixnumber" {
-            self.push(rule, Warning, ty.pos, "`matrixnumber` is probably a typo in the profile's R101a table; write `matrix-number`");
+        if let Some(fix) = self.voc.identifier_type_typos.get(kind) {
+            self.push(
+                rule,
+                Warning,
+                ty.pos,
+                format!("`{kind}` is probably a typo in the profile's R101a table; write `{fix}`"),
+            );
         }
         if kind == "issn" && rule == R::R101a {
             self.push(rule, Info, ty.pos, "an ISSN identifies a serial, not this item; put it in `dcterms:isPartOf xsi:type=\"dcterms:issn\"`");
@@ -689,8 +657,8 @@ impl ItemCheck<'_> {
             return;
         };
         let value = v.trimmed();
-        const PREFIX: &str = "http://id.kb.se/organisations/SE";
-        let ok = value.strip_prefix(PREFIX).and_then(|rest| {
+        let prefix = self.voc.publisher_prefix.as_str();
+        let ok = value.strip_prefix(prefix).and_then(|rest| {
             let (orgnr, suffix) = rest.split_at_checked(10)?;
             let digits = orgnr.bytes().all(|b| b.is_ascii_digit());
             let suffix_ok = suffix.is_empty()
@@ -705,7 +673,7 @@ impl ItemCheck<'_> {
                 Error,
                 v.pos,
                 format!(
-                    "publisher {} is not a KB organisation identifier; write `{PREFIX}` + the 10-digit organisation number without hyphen + an optional `-suffix` agreed with KB (2 or more letters/digits), e.g. `{PREFIX}5560041815`",
+                    "publisher {} is not a KB organisation identifier; write `{prefix}` + the 10-digit organisation number without hyphen + an optional `-suffix` agreed with KB (2 or more letters/digits), e.g. `{prefix}5560041815`",
                     found(value)
                 ),
             ),
@@ -756,7 +724,7 @@ impl ItemCheck<'_> {
             return;
         };
         let value = v.trimmed();
-        if value == "gratis" || value == "restricted" {
+        if Vocabulary::has(&self.voc.access_rights, value) {
             if value.len() != v.raw.len() {
                 self.push(
                     R::R107,
@@ -847,7 +815,7 @@ impl ItemCheck<'_> {
     }
 
     fn mime(&mut self, rule: RuleId, what: &str, pos: Pos, value: &str) {
-        match syntax::mime(value) {
+        match syntax::mime(value, &self.voc.media_top_level_types) {
             Ok(Mime::Ok) => {}
             Ok(Mime::UnknownTopLevel(t)) => self.push(
                 rule,
@@ -956,7 +924,7 @@ impl ItemCheck<'_> {
                 },
             }
             if let Some(t) = &l.mime {
-                if syntax::mime(trim_xml(&t.value)).is_err() {
+                if syntax::mime(trim_xml(&t.value), &self.voc.media_top_level_types).is_err() {
                     self.push(
                         R::F307,
                         Warning,
@@ -973,7 +941,7 @@ impl ItemCheck<'_> {
         for cr in &c.credits {
             let scheme = cr.scheme.as_ref().map(|s| (trim_xml(&s.value), s.pos));
             if let Some((s, pos)) = scheme {
-                if s != "urn:ebu" && s != "urn:yvs" {
+                if !Vocabulary::has(&self.voc.credit_schemes, s) {
                     self.push(R::F308Credit, Error, pos, format!("media:credit scheme {} is not `urn:ebu` or `urn:yvs`; leave it out for EBU roles", found(s)));
                 }
             }
@@ -992,7 +960,7 @@ impl ItemCheck<'_> {
                     );
                 }
                 let ebu = scheme.is_none_or(|(s, _)| s == "urn:ebu");
-                if ebu && !EBU_ROLES.contains(&r.to_lowercase().as_str()) {
+                if ebu && !Vocabulary::has(&self.voc.ebu_roles, &r.to_lowercase()) {
                     self.push(R::F308Credit, Info, role.pos, format!("role {} is not one of the EBU roles MediaRSS names (author, editor, photographer, …)", found(r)));
                 }
             }
@@ -1021,23 +989,28 @@ impl ItemCheck<'_> {
         for h in hashes {
             let algo = h.algo.as_ref().map_or("md5", |a| trim_xml(&a.value));
             let value = h.value.trimmed();
-            let (len, name) = match algo.to_ascii_lowercase().as_str() {
-                "md5" => (32, "md5"),
-                "sha-1" => (40, "sha-1"),
-                _ => {
-                    let pos = h.algo.as_ref().map_or(h.value.pos, |a| a.pos);
-                    self.push(
-                        R::F305,
-                        Error,
-                        pos,
-                        format!(
-                            "media:hash algo {} is not `md5` or `sha-1`; KB wants `algo=\"md5\"`",
-                            found(algo)
-                        ),
-                    );
-                    continue;
-                }
+            let lower = algo.to_ascii_lowercase();
+            let Some((name, &len)) = self.voc.hash_algorithms.get_key_value(lower.as_str()) else {
+                let pos = h.algo.as_ref().map_or(h.value.pos, |a| a.pos);
+                let known: Vec<&str> = self
+                    .voc
+                    .hash_algorithms
+                    .keys()
+                    .map(String::as_str)
+                    .collect();
+                self.push(
+                    R::F305,
+                    Error,
+                    pos,
+                    format!(
+                        "media:hash algo {} is not one of {}; KB wants `algo=\"md5\"`",
+                        found(algo),
+                        known.join(", ")
+                    ),
+                );
+                continue;
             };
+            let name = name.as_str();
             md5 |= name == "md5";
             if !syntax::is_hex(value, len) {
                 self.push(

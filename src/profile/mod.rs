@@ -10,6 +10,7 @@ mod date;
 mod finding;
 mod kb24;
 pub mod syntax;
+mod vocabulary;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{self, Read};
@@ -17,6 +18,7 @@ use std::io::{self, Read};
 pub use date::{PubDate, days_from_civil, parse as parse_pub_date};
 pub use finding::{Finding, RuleId, Severity};
 pub use kb24::{Kb24, ProfileOptions};
+pub use vocabulary::Vocabulary;
 
 use crate::feed::{FeedEvent, FeedReader, Item};
 use crate::xml::{Encoding, ReadError, ReaderLimits, XmlReader};

@@ -81,21 +81,6 @@ pub fn absolute_uri(value: &str) -> Result<String, String> {
     Ok(scheme.to_ascii_lowercase())
 }
 
-/// Top-level media types registered with IANA (§0.3).
-const TOP_LEVEL: [&str; 11] = [
-    "application",
-    "audio",
-    "example",
-    "font",
-    "haptics",
-    "image",
-    "message",
-    "model",
-    "multipart",
-    "text",
-    "video",
-];
-
 /// §0.3 MIME type verdict.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Mime {
@@ -113,7 +98,7 @@ fn restricted_name(s: &str) -> bool {
 }
 
 /// §0.3 MIME type: `type "/" subtype` (RFC 6838 restricted-name), optional parameters.
-pub fn mime(value: &str) -> Result<Mime, String> {
+pub fn mime(value: &str, top_level: &[String]) -> Result<Mime, String> {
     let essence = value.split(';').next().unwrap_or("").trim();
     let ok_params = value.split(';').skip(1).all(|p| {
         let p = p.trim();
@@ -123,7 +108,7 @@ pub fn mime(value: &str) -> Result<Mime, String> {
     match essence.split_once('/') {
         Some((t, s)) if restricted_name(t) && restricted_name(s) && ok_params => {
             let t = t.to_ascii_lowercase();
-            if TOP_LEVEL.contains(&t.as_str()) {
+            if top_level.contains(&t) {
                 Ok(Mime::Ok)
             } else {
                 Ok(Mime::UnknownTopLevel(t))
@@ -297,15 +282,19 @@ mod tests {
         assert!(absolute_uri("by-nc").is_err());
     }
 
+    fn mime_kb(v: &str) -> Result<Mime, String> {
+        mime(v, &crate::profile::vocabulary::kb24().media_top_level_types)
+    }
+
     #[test]
     fn mime_types() {
-        assert_eq!(mime("text/html"), Ok(Mime::Ok));
-        assert_eq!(mime("text/html; charset=utf-8"), Ok(Mime::Ok));
-        assert_eq!(mime("audio/x-m4a"), Ok(Mime::Ok));
-        assert_eq!(mime("foo/bar"), Ok(Mime::UnknownTopLevel("foo".into())));
-        assert!(mime("mp3").is_err());
-        assert!(mime("html").is_err());
-        assert!(mime("text/").is_err());
+        assert_eq!(mime_kb("text/html"), Ok(Mime::Ok));
+        assert_eq!(mime_kb("text/html; charset=utf-8"), Ok(Mime::Ok));
+        assert_eq!(mime_kb("audio/x-m4a"), Ok(Mime::Ok));
+        assert_eq!(mime_kb("foo/bar"), Ok(Mime::UnknownTopLevel("foo".into())));
+        assert!(mime_kb("mp3").is_err());
+        assert!(mime_kb("html").is_err());
+        assert!(mime_kb("text/").is_err());
     }
 
     #[test]
