@@ -561,7 +561,7 @@ impl ItemCheck<'_> {
             self.push(rule, Info, t.value.pos, problem);
         } else if kind == "uri" {
             if let Ok(scheme) = syntax::absolute_uri(value) {
-                if !matches!(scheme.as_str(), "http" | "https") {
+                if !syntax::is_http_scheme(scheme) {
                     if rule == R::S201References {
                         self.push(rule, Info, t.value.pos, format!("{} is delivered outside the feed ({scheme}:); the harvester does not fetch it", found(value)));
                     } else {
@@ -588,8 +588,8 @@ impl ItemCheck<'_> {
         }
     }
 
-    /// R102. Returns the link, parsed, for the marker comparison.
-    fn link(&mut self) -> Option<(String, Option<url::Url>)> {
+    /// R102. Returns the link for the marker comparison.
+    fn link(&mut self) -> Option<String> {
         let v = self.single(
             R::R102,
             "link",
@@ -602,13 +602,10 @@ impl ItemCheck<'_> {
                 if u.non_ascii {
                     self.push(R::R102, Info, v.pos, format!("link {} contains non-ASCII characters; it works, but percent-encoding is safer", found(value)));
                 }
-                Some((value.to_string(), Some(u.url)))
             }
-            Err(e) => {
-                self.push(R::R102, Error, v.pos, format!("`<link>`: {e}"));
-                Some((value.to_string(), None))
-            }
+            Err(e) => self.push(R::R102, Error, v.pos, format!("`<link>`: {e}")),
         }
+        Some(value.to_string())
     }
 
     /// R103. Returns the instant for G-ORDER.
@@ -775,7 +772,7 @@ impl ItemCheck<'_> {
                 v.pos,
                 format!("dcterms:license must be a URI since profile 2.3: {e}"),
             ),
-            Ok(scheme) if !matches!(scheme.as_str(), "http" | "https") => {
+            Ok(scheme) if !syntax::is_http_scheme(scheme) => {
                 self.push(
                     R::R108,
                     Warning,
@@ -860,7 +857,7 @@ impl ItemCheck<'_> {
     }
 
     /// F302, F303, F305, F307, F308, F311 and the marker, for one `media:content`.
-    fn content(&mut self, c: &MediaContent, link: Option<&(String, Option<url::Url>)>) {
+    fn content(&mut self, c: &MediaContent, link: Option<&String>) {
         match &c.url {
             None => self.push(R::F302, Error, c.pos, "`media:content` has no `url`; KB downloads every media:content, so give the file's absolute http(s) URL"),
             Some(a) => match syntax::http_url(trim_xml(&a.value)) {
@@ -892,12 +889,8 @@ impl ItemCheck<'_> {
                         m.pos,
                         "the alternative-form marker must repeat the item's `<link>`, but the item has none",
                     ),
-                    Some((text, parsed)) => {
-                        let same = match (parsed, url::Url::parse(value)) {
-                            (Some(a), Ok(b)) => *a == b,
-                            _ => text == value,
-                        };
-                        if !same {
+                    Some(text) => {
+                        if !syntax::same_url(text, value) {
                             self.push(
                                 R::MarkerIsFormatOf,
                                 Error,
@@ -917,7 +910,7 @@ impl ItemCheck<'_> {
                 None => self.push(R::F307, Error, l.value.pos, "`media:license` has no `href`; KB reads only href: write `href=\"https://creativecommons.org/licenses/by/4.0/\"`"),
                 Some(h) => match syntax::absolute_uri(trim_xml(&h.value)) {
                     Err(e) => self.push(R::F307, Error, h.pos, format!("media:license href: {e}")),
-                    Ok(s) if !matches!(s.as_str(), "http" | "https") => {
+                    Ok(s) if !syntax::is_http_scheme(s) => {
                         self.push(R::F307, Warning, h.pos, format!("licence URI {} is not http or https (profile §2)", found(&h.value)));
                     }
                     Ok(_) => {}

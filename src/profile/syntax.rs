@@ -4,16 +4,56 @@
 use url::Url;
 
 /// An absolute http(s) URL that passed [`http_url`].
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct HttpUrl {
-    /// The parsed URL (WHATWG serialisation normalises scheme/host case, default port).
-    pub url: Url,
     /// It contains non-ASCII characters (an IRI): accepted, info.
     pub non_ascii: bool,
 }
 
+/// True for the common case that needs no full parse: `http(s)://` in lower case, a
+/// host of lower-case letters, digits, `-` and `.` that is no IP address and no
+/// punycode, and printable ASCII after it — every such string is an absolute URL to
+/// the WHATWG parser. Anything else goes through `url::Url::parse`.
+fn plain_http_url(value: &str) -> bool {
+    let Some(rest) = value
+        .strip_prefix("https://")
+        .or_else(|| value.strip_prefix("http://"))
+    else {
+        return false;
+    };
+    let host_end = rest
+        .bytes()
+        .position(|b| matches!(b, b'/' | b'?' | b'#'))
+        .unwrap_or(rest.len());
+    let (host, tail) = rest.split_at(host_end);
+    // One pass over the host: allowed bytes, no empty label, no punycode label, and
+    // the last label starts with a letter (so it is no IPv4 address).
+    let mut label_start = 0;
+    for (i, b) in host.bytes().enumerate() {
+        match b {
+            b'a'..=b'z' | b'0'..=b'9' => {}
+            b'-' if i > label_start => {}
+            b'.' if i > label_start && host.as_bytes()[i - 1] != b'-' => label_start = i + 1,
+            _ => return false,
+        }
+        if i == label_start + 3 && host[label_start..=i].eq_ignore_ascii_case("xn--") {
+            return false;
+        }
+    }
+    !host.is_empty()
+        && !host.ends_with(['.', '-'])
+        && host
+            .as_bytes()
+            .get(label_start)
+            .is_some_and(u8::is_ascii_lowercase)
+        && tail.bytes().all(|b| (0x21..0x7F).contains(&b))
+}
+
 /// §0.3 "absolute http(s) URL" / G-URL.
 pub fn http_url(value: &str) -> Result<HttpUrl, String> {
+    if plain_http_url(value) {
+        return Ok(HttpUrl { non_ascii: false });
+    }
     if value.is_empty() {
         return Err("the URL is empty".into());
     }
@@ -39,7 +79,7 @@ pub fn http_url(value: &str) -> Result<HttpUrl, String> {
         }
         Err(e) => return Err(format!("`{value}` is not a valid URL ({e})")),
     };
-    if !matches!(url.scheme(), "http" | "https") {
+    if !is_http_scheme(url.scheme()) {
         return Err(format!(
             "`{value}` uses the scheme `{}:`; all URLs must be http or https (profile §2) — files delivered another way (FTP) go in `dcterms:references`",
             url.scheme()
@@ -49,36 +89,47 @@ pub fn http_url(value: &str) -> Result<HttpUrl, String> {
         return Err(format!("`{value}` has no host"));
     }
     Ok(HttpUrl {
-        url,
         non_ascii: !value.is_ascii(),
     })
 }
 
-/// §0.3 "URI": RFC 3986 absolute-URI. Returns the scheme, lower-cased.
-pub fn absolute_uri(value: &str) -> Result<String, String> {
+/// The same URL after WHATWG normalisation (scheme and host case, default port,
+/// `&amp;`/`&#38;` already expanded by the XML layer): MARKER-isFormatOf.
+pub fn same_url(a: &str, b: &str) -> bool {
+    a == b || matches!((Url::parse(a), Url::parse(b)), (Ok(x), Ok(y)) if x == y)
+}
+
+/// `http` or `https`, in any case.
+pub fn is_http_scheme(scheme: &str) -> bool {
+    scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")
+}
+
+/// §0.3 "URI": RFC 3986 absolute-URI. Returns the scheme as written.
+pub fn absolute_uri(value: &str) -> Result<&str, String> {
     if value.is_empty() {
         return Err("the URI is empty".into());
     }
-    if value
-        .chars()
-        .any(|c| c.is_ascii_whitespace() || c.is_control())
+    let bad_char = |c: char| c.is_ascii_whitespace() || c.is_control();
+    if value.bytes().any(|b| b <= b' ' || b == 0x7F)
+        || (!value.is_ascii() && value.chars().any(bad_char))
     {
         return Err(format!(
             "`{value}` is not a URI: it contains white space; write a URI such as `https://creativecommons.org/licenses/by/4.0/`"
         ));
     }
-    let Some((scheme, rest)) = value.split_once(':') else {
+    let Some(colon) = value.bytes().position(|b| b == b':') else {
         return Err(format!(
             "`{value}` is not an absolute URI (no scheme); write e.g. `https://creativecommons.org/licenses/by/4.0/`"
         ));
     };
-    let mut chars = scheme.chars();
-    let valid_scheme = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
-    if !valid_scheme || rest.is_empty() || value.contains('#') && value.matches('#').count() > 1 {
+    let (scheme, rest) = (&value[..colon], &value[colon + 1..]);
+    let mut bytes = scheme.bytes();
+    let valid_scheme = bytes.next().is_some_and(|b| b.is_ascii_alphabetic())
+        && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
+    if !valid_scheme || rest.is_empty() || value.bytes().filter(|&b| b == b'#').count() > 1 {
         return Err(format!("`{value}` is not an absolute URI"));
     }
-    Ok(scheme.to_ascii_lowercase())
+    Ok(scheme)
 }
 
 /// §0.3 MIME type verdict.
@@ -161,9 +212,9 @@ fn ean13_ok(d: &str) -> bool {
 /// Value syntax of a typed identifier (§0.3: info only). `None` when it looks right or
 /// the type prescribes no syntax.
 pub fn identifier_syntax(kind: &str, value: &str) -> Option<String> {
-    let d = digits_only(value);
     let ok = match kind {
         "isbn" => {
+            let d = digits_only(value);
             let d = d
                 .strip_prefix("ISBN")
                 .or_else(|| d.strip_prefix("isbn"))
@@ -216,9 +267,15 @@ pub fn identifier_syntax(kind: &str, value: &str) -> Option<String> {
                     check == given
                 }
         }
-        "ean" => ean13_ok(&d),
-        "upc" => d.len() == 12 && ean13_ok(&format!("0{d}")),
-        "ismn" => d.starts_with("9790") && ean13_ok(&d),
+        "ean" => ean13_ok(&digits_only(value)),
+        "upc" => {
+            let d = digits_only(value);
+            d.len() == 12 && ean13_ok(&format!("0{d}"))
+        }
+        "ismn" => {
+            let d = digits_only(value);
+            d.starts_with("9790") && ean13_ok(&d)
+        }
         "isrc" => {
             let v: String = value.chars().filter(|c| *c != '-').collect();
             let b = v.as_bytes();
@@ -269,6 +326,34 @@ mod tests {
         assert!(http_url("ftp://ftp.example.se/a.pdf").is_err());
         assert!(http_url("https://exa mple.se/").is_err());
         assert!(http_url("mailto:a@b.se").is_err());
+    }
+
+    #[test]
+    fn the_fast_path_accepts_only_what_the_url_parser_accepts() {
+        for s in [
+            "https://www.example.se/a?b=1&c=2#f",
+            "http://a.se",
+            "http://1.2.3.999/",
+            "http://a..b/",
+            "http://a.b./",
+            "http://-a.se/",
+            "http://xn--zz.se/",
+            "http://123/",
+            "http://0x7f.1/",
+            "https://x.se/%zz/{}|^`\\",
+            "https://x.se:8080/",
+            "https://ÅÄÖ.se/",
+        ] {
+            if plain_http_url(s) {
+                let u = Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+                assert!(
+                    is_http_scheme(u.scheme()) && u.host_str().is_some_and(|h| !h.is_empty()),
+                    "{s}"
+                );
+            }
+        }
+        assert!(plain_http_url("https://www.example.se/a?b=1&c=2#f"));
+        assert!(!plain_http_url("http://1.2.3.999/"));
     }
 
     #[test]

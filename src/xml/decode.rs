@@ -164,18 +164,51 @@ impl<R: Read> Decoder<R> {
         let target = usize::try_from(target)
             .unwrap_or(usize::MAX)
             .clamp(self.mark, self.out.len());
-        for &b in &self.out[self.mark..target] {
-            if b == b'\n' {
-                self.line = self.line.saturating_add(1);
-                self.column = 1;
-            } else if b & 0xC0 != 0x80 && b != b'\r' {
-                self.column = self.column.saturating_add(1);
-            }
-        }
+        let span = &self.out[self.mark..target];
         self.mark = target;
+        // Characters are the bytes that are not UTF-8 continuation bytes; a CR counts
+        // too, which only matters for a lone CR inside a line (CR LF ends the line).
+        if span.len() < 64 {
+            // Most spans are the few bytes between two start tags.
+            for &b in span {
+                if b == b'\n' {
+                    self.line = self.line.saturating_add(1);
+                    self.column = 1;
+                } else {
+                    self.column += u32::from(b & 0xC0 != 0x80);
+                }
+            }
+            return Pos {
+                line: self.line,
+                column: self.column,
+            };
+        }
+        let after_newline = match memchr::memrchr(b'\n', span) {
+            Some(last) => {
+                let lines = memchr::memchr_iter(b'\n', &span[..=last]).count();
+                self.line = self
+                    .line
+                    .saturating_add(u32::try_from(lines).unwrap_or(u32::MAX));
+                self.column = 1;
+                &span[last + 1..]
+            }
+            None => span,
+        };
+        let chars = after_newline.iter().filter(|&&b| b & 0xC0 != 0x80).count();
+        self.column = self
+            .column
+            .saturating_add(u32::try_from(chars).unwrap_or(u32::MAX));
         Pos {
             line: self.line,
             column: self.column,
+        }
+    }
+
+    /// Resolves `offset` if more than 64 KiB lie unresolved before it, so the window
+    /// stays small between start tags without counting at every event.
+    pub fn advance(&mut self, offset: u64) {
+        if offset.saturating_sub(self.base + self.mark as u64) > 64 * 1024 {
+            self.resolve(offset);
         }
     }
 
@@ -426,20 +459,27 @@ pub fn is_xml_char(c: char) -> bool {
 }
 
 /// Finds the first character XML forbids in valid UTF-8 `bytes`: C0 controls other
-/// than tab, LF, CR, and U+FFFE / U+FFFF (EF BF BE / EF BF BF).
+/// than tab, LF, CR, and U+FFFE / U+FFFF (EF BF BE / EF BF BF). `bytes` ends on a
+/// character boundary.
 fn check_chars(bytes: &[u8]) -> Option<(usize, u32)> {
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b < 0x20 && b != b'\t' && b != b'\n' && b != b'\r' {
-            return Some((i, u32::from(b)));
+    const BLOCK: usize = 64;
+    let suspicious = |b: u8| (b < 0x20 && b != b'\t' && b != b'\n' && b != b'\r') || b == 0xEF;
+    for (n, block) in bytes.chunks(BLOCK).enumerate() {
+        // A fold without early exit vectorises; most blocks have nothing suspicious.
+        if !block.iter().fold(false, |acc, &b| acc | suspicious(b)) {
+            continue;
         }
-        if b == 0xEF && bytes.get(i + 1) == Some(&0xBF) {
-            if let Some(&last @ (0xBE | 0xBF)) = bytes.get(i + 2) {
-                return Some((i, 0xFF00 | u32::from(last)));
+        for i in n * BLOCK..n * BLOCK + block.len() {
+            let b = bytes[i];
+            if b < 0x20 && b != b'\t' && b != b'\n' && b != b'\r' {
+                return Some((i, u32::from(b)));
+            }
+            if b == 0xEF && bytes.get(i + 1) == Some(&0xBF) {
+                if let Some(&last @ (0xBE | 0xBF)) = bytes.get(i + 2) {
+                    return Some((i, 0xFF00 | u32::from(last)));
+                }
             }
         }
-        i += 1;
     }
     None
 }

@@ -339,12 +339,17 @@ pub struct XmlReader<R: Read> {
     ids: HashMap<String, NsId>,
     /// In-scope bindings (prefix, namespace); "" is the default namespace.
     bindings: Vec<(String, NsId)>,
-    /// `bindings.len()` at each open element, and the element's qualified name.
-    open: Vec<(usize, String)>,
+    /// `bindings.len()` at each open element, and where its qualified name starts in
+    /// `open_names`.
+    open: Vec<(usize, usize)>,
+    /// The qualified names of the open elements, concatenated.
+    open_names: String,
     root_seen: bool,
     pending_end: bool,
     done: bool,
+    /// Attribute slots; the first `attrs_len` belong to the current element.
     attrs: Vec<Attribute>,
+    attrs_len: usize,
     decls: Vec<NsDecl>,
     local: String,
     text: String,
@@ -385,10 +390,12 @@ impl<R: Read> XmlReader<R> {
             ids,
             bindings: vec![("xml".into(), NsId::XML)],
             open: Vec::new(),
+            open_names: String::new(),
             root_seen: false,
             pending_end: false,
             done: false,
             attrs: Vec::new(),
+            attrs_len: 0,
             decls: Vec::new(),
             local: String::new(),
             text: String::new(),
@@ -461,7 +468,7 @@ impl<R: Read> XmlReader<R> {
                     ns_uri: self.uris.get(self.ns.0 as usize).map_or("", String::as_str),
                     local: &self.local,
                     pos: self.pos,
-                    attrs: &self.attrs,
+                    attrs: &self.attrs[..self.attrs_len],
                     decls: &self.decls,
                 }),
                 Step::End => XmlEvent::End,
@@ -474,7 +481,9 @@ impl<R: Read> XmlReader<R> {
     /// Reads one quick-xml event into `buf` and turns it into state in `self`.
     fn step(&mut self, buf: &mut Vec<u8>) -> Result<Step, ReadError> {
         let start = self.reader.buffer_position();
-        self.reader.get_mut().resolve(start);
+        // Positions are resolved at start tags and errors; in between, keep the
+        // decoder's window of unresolved bytes small.
+        self.reader.get_mut().advance(start);
         let event = match self.reader.read_event_into(buf) {
             Ok(e) => e,
             Err(e) => return Err(self.convert_error(e)),
@@ -520,7 +529,7 @@ impl<R: Read> XmlReader<R> {
                     };
                     return Err(self.err_at(kind, start));
                 }
-                if t.contains("]]>") {
+                if memchr::memchr(b']', t.as_bytes()).is_some() && t.contains("]]>") {
                     return Err(self.err_at(Malformed::BadCharacterData("`]]>`"), start));
                 }
                 self.text.clear();
@@ -551,7 +560,7 @@ impl<R: Read> XmlReader<R> {
             Event::Eof => {
                 let end = self.reader.buffer_position();
                 if let Some((_, name)) = self.open.last() {
-                    let kind = Malformed::Unclosed(name.clone());
+                    let kind = Malformed::Unclosed(self.open_names[*name..].to_string());
                     return Err(self.err_at(kind, end));
                 }
                 if !self.root_seen {
@@ -564,8 +573,9 @@ impl<R: Read> XmlReader<R> {
     }
 
     fn close_element(&mut self) {
-        if let Some((len, _)) = self.open.pop() {
+        if let Some((len, name)) = self.open.pop() {
             self.bindings.truncate(len);
+            self.open_names.truncate(name);
         }
     }
 
@@ -612,8 +622,23 @@ impl<R: Read> XmlReader<R> {
         self.err_at(kind, offset)
     }
 
+    /// A reusable attribute slot (allocations are kept across elements).
+    fn attr_slot(&mut self) -> &mut Attribute {
+        if self.attrs_len == self.attrs.len() {
+            self.attrs.push(Attribute {
+                ns: NsId::NONE,
+                local: String::new(),
+                value: String::new(),
+                pos: Pos::default(),
+                qname: None,
+            });
+        }
+        self.attrs_len += 1;
+        &mut self.attrs[self.attrs_len - 1]
+    }
+
     fn start(&mut self, e: &BytesStart<'_>, start: u64, empty: bool) -> Result<Step, ReadError> {
-        let qname = e.name().as_ref().to_string();
+        let qname: &str = e.name().0;
         if self.root_seen && self.open.is_empty() {
             let kind = Malformed::AfterRoot(format!("a second root element `<{qname}>`"));
             return Err(self.err_at(kind, start));
@@ -626,9 +651,10 @@ impl<R: Read> XmlReader<R> {
         let content: &str = e;
         let content_ptr = content.as_ptr() as usize;
 
-        // Pass 1: split attributes into declarations and others, with positions.
+        // Pass 1: namespace declarations, and the other attributes (qualified names
+        // for now) into reused slots, with positions.
         self.decls.clear();
-        let mut raw_attrs: Vec<(String, String, Pos)> = Vec::new();
+        self.attrs_len = 0;
         let scope = self.bindings.len();
         let mut attrs = e.attributes();
         attrs.with_checks(true);
@@ -637,58 +663,31 @@ impl<R: Read> XmlReader<R> {
                 Ok(a) => a,
                 Err(err) => return Err(self.err_at(Malformed::Syntax(err.to_string()), start)),
             };
-            let key_offset = a.key.as_ref().as_ptr() as usize - content_ptr;
-            let apos = self.reader.get_mut().resolve(start + 1 + key_offset as u64);
-            let key = a.key.as_ref().to_string();
-            let value = match attribute_value(&a.value) {
-                Ok(v) => v,
-                Err(kind) => return Err(self.err_at(kind, start + 1 + key_offset as u64)),
-            };
+            let key: &str = a.key.as_ref();
+            let key_offset = (key.as_ptr() as usize - content_ptr) as u64;
+            let apos = self.reader.get_mut().resolve(start + 1 + key_offset);
             if key == "xmlns" || key.starts_with("xmlns:") {
-                let prefix = key.strip_prefix("xmlns:").map(str::to_string);
-                if let Some(p) = &prefix {
-                    if p.is_empty() || p.contains(':') {
-                        return Err(self.err_at(Malformed::BadName(key), start));
-                    }
-                    if value.is_empty() {
-                        return Err(self.err_at(Malformed::EmptyPrefixBinding(p.clone()), start));
-                    }
-                    if p == "xmlns" || (p == "xml") != (value == KNOWN_NAMESPACES[1]) {
-                        return Err(self.err_at(
-                            Malformed::ReservedPrefix(format!("{key}=\"{value}\"")),
-                            start,
-                        ));
-                    }
+                let mut value = String::new();
+                if let Err(kind) = attribute_value(&a.value, &mut value) {
+                    return Err(self.err_at(kind, start + 1 + key_offset));
                 }
-                if value == XMLNS_URI || (prefix.is_none() && value == KNOWN_NAMESPACES[1]) {
-                    return Err(self.err_at(
-                        Malformed::ReservedPrefix(format!("{key}=\"{value}\"")),
-                        start,
-                    ));
-                }
-                let id = if value.is_empty() {
-                    NsId::NONE
-                } else {
-                    match self.intern(&value) {
-                        Ok(id) => id,
-                        Err(kind) => return Err(self.err_at(kind, start)),
-                    }
-                };
-                self.bindings.push((prefix.clone().unwrap_or_default(), id));
-                self.decls.push(NsDecl {
-                    prefix,
-                    uri: value,
-                    pos: apos,
-                });
+                self.declare(key, value, apos, start)?;
             } else {
-                raw_attrs.push((key, value, apos));
+                let slot = self.attr_slot();
+                slot.local.clear();
+                slot.local.push_str(key);
+                slot.value.clear();
+                slot.pos = apos;
+                slot.qname = None;
+                if let Err(kind) = attribute_value(&a.value, &mut slot.value) {
+                    return Err(self.err_at(kind, start + 1 + key_offset));
+                }
             }
         }
 
         // Pass 2: resolve the element name and the attributes.
-        let (prefix, local) = match split_qname(&qname) {
-            Some(p) => p,
-            None => return Err(self.err_at(Malformed::BadName(qname), start)),
+        let Some((prefix, local)) = split_qname(qname) else {
+            return Err(self.err_at(Malformed::BadName(qname.to_string()), start));
         };
         let ns = match prefix {
             None => self.lookup("").unwrap_or(NsId::NONE),
@@ -699,39 +698,86 @@ impl<R: Read> XmlReader<R> {
         };
         self.local.clear();
         self.local.push_str(local);
-        self.attrs.clear();
-        for (key, value, apos) in raw_attrs {
-            let (aprefix, alocal) = match split_qname(&key) {
-                Some(p) => p,
-                None => return Err(self.err_at(Malformed::BadName(key), start)),
+        for i in 0..self.attrs_len {
+            let key = &self.attrs[i].local;
+            // (prefix length and its binding, local name length), without allocating.
+            let split =
+                split_qname(key).map(|(p, l)| (p.map(|p| (p.len(), self.lookup(p))), l.len()));
+            let (ans, alocal_len) = match split {
+                None => {
+                    let kind = Malformed::BadName(key.clone());
+                    return Err(self.err_at(kind, start));
+                }
+                Some((None, l)) => (NsId::NONE, l),
+                Some((Some((_, Some(id))), l)) => (id, l),
+                Some((Some((plen, None)), _)) => {
+                    let kind = Malformed::UnboundPrefix(key[..plen].to_string());
+                    return Err(self.err_at(kind, start));
+                }
             };
-            let ans = match aprefix {
-                None => NsId::NONE,
-                Some(p) => match self.lookup(p) {
-                    Some(id) => id,
-                    None => return Err(self.err_at(Malformed::UnboundPrefix(p.to_string()), start)),
-                },
-            };
-            if self.attrs.iter().any(|a| a.ns == ans && a.local == alocal) {
-                return Err(self.err_at(Malformed::DuplicateAttribute(key), start));
+            let (done, rest) = self.attrs.split_at_mut(i);
+            let attr = &mut rest[0];
+            let local_start = attr.local.len() - alocal_len;
+            if done
+                .iter()
+                .any(|a| a.ns == ans && a.local == attr.local[local_start..])
+            {
+                let kind = Malformed::DuplicateAttribute(attr.local.clone());
+                return Err(self.err_at(kind, start));
             }
-            let qname =
-                (ans == NsId::XSI && alocal == "type").then(|| self.resolve_qname_value(&value));
-            self.attrs.push(Attribute {
-                ns: ans,
-                local: alocal.to_string(),
-                value,
-                pos: apos,
-                qname,
-            });
+            attr.local.drain(..local_start);
+            attr.ns = ans;
+            let attr = &self.attrs[i];
+            if attr.ns == NsId::XSI && attr.local == "type" {
+                let resolved = self.resolve_qname_value(&attr.value);
+                self.attrs[i].qname = Some(resolved);
+            }
         }
-        self.open.push((scope, qname));
+        self.open.push((scope, self.open_names.len()));
+        self.open_names.push_str(qname);
         if empty {
             self.pending_end = true;
         }
         self.ns = ns;
         self.pos = pos;
         Ok(Step::Start)
+    }
+
+    /// Checks and records one namespace declaration (`key` is `xmlns` or `xmlns:p`).
+    fn declare(&mut self, key: &str, value: String, pos: Pos, start: u64) -> Result<(), ReadError> {
+        let prefix = key.strip_prefix("xmlns:").map(str::to_string);
+        let reserved = || Malformed::ReservedPrefix(format!("{key}=\"{value}\""));
+        if let Some(p) = &prefix {
+            if p.is_empty() || p.contains(':') {
+                return Err(self.err_at(Malformed::BadName(key.to_string()), start));
+            }
+            if value.is_empty() {
+                return Err(self.err_at(Malformed::EmptyPrefixBinding(p.clone()), start));
+            }
+            if p == "xmlns" || (p == "xml") != (value == KNOWN_NAMESPACES[1]) {
+                let kind = reserved();
+                return Err(self.err_at(kind, start));
+            }
+        }
+        if value == XMLNS_URI || (prefix.is_none() && value == KNOWN_NAMESPACES[1]) {
+            let kind = reserved();
+            return Err(self.err_at(kind, start));
+        }
+        let id = if value.is_empty() {
+            NsId::NONE
+        } else {
+            match self.intern(&value) {
+                Ok(id) => id,
+                Err(kind) => return Err(self.err_at(kind, start)),
+            }
+        };
+        self.bindings.push((prefix.clone().unwrap_or_default(), id));
+        self.decls.push(NsDecl {
+            prefix,
+            uri: value,
+            pos,
+        });
+        Ok(())
     }
 
     /// Resolves a QName-valued attribute against the in-scope namespaces.
@@ -772,9 +818,15 @@ pub fn escape(s: &str) -> std::borrow::Cow<'_, str> {
 
 /// Splits `p:local` into prefix and local name; `None` if not a QName.
 fn split_qname(name: &str) -> Option<(Option<&str>, &str)> {
-    match name.split_once(':') {
+    match memchr::memchr(b':', name.as_bytes()) {
         None if !name.is_empty() => Some((None, name)),
-        Some((p, l)) if !p.is_empty() && !l.is_empty() && !l.contains(':') => Some((Some(p), l)),
+        Some(i)
+            if i > 0
+                && i + 1 < name.len()
+                && memchr::memchr(b':', &name.as_bytes()[i + 1..]).is_none() =>
+        {
+            Some((Some(&name[..i]), &name[i + 1..]))
+        }
         _ => None,
     }
 }
@@ -806,8 +858,14 @@ fn resolve_reference(name: &str) -> Result<char, Malformed> {
 }
 
 /// An attribute value with references resolved and whitespace normalised (XML §3.3.3).
-fn attribute_value(raw: &str) -> Result<String, Malformed> {
-    let mut out = String::with_capacity(raw.len());
+fn attribute_value(raw: &str, out: &mut String) -> Result<(), Malformed> {
+    if !raw
+        .bytes()
+        .any(|b| matches!(b, b'&' | b'<' | b'\t' | b'\n' | b'\r'))
+    {
+        out.push_str(raw);
+        return Ok(());
+    }
     let mut rest = raw;
     while let Some(i) = rest.find(['&', '<', '\t', '\n', '\r']) {
         out.push_str(&rest[..i]);
@@ -832,7 +890,7 @@ fn attribute_value(raw: &str) -> Result<String, Malformed> {
         }
     }
     out.push_str(rest);
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]
