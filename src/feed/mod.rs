@@ -7,8 +7,12 @@
 //! Elements are matched on (namespace, local name); nothing here judges values — that
 //! is the profile's job — and nothing is invented: a missing guid stays missing.
 
+mod list;
+
 use std::collections::VecDeque;
 use std::io::Read;
+
+pub use list::List;
 
 use crate::xml::{Attribute, NsDecl, NsId, Pos, QNameValue, ReadError, Start, XmlEvent, XmlReader};
 
@@ -30,6 +34,13 @@ impl Value {
             pos,
             has_children: false,
         }
+    }
+
+    /// Makes this a fresh value at `pos`, keeping the text's allocation.
+    fn reset(&mut self, pos: Pos) {
+        self.raw.clear();
+        self.pos = pos;
+        self.has_children = false;
     }
 
     /// The value with XML whitespace (#x20 #x9 #xD #xA) trimmed.
@@ -158,17 +169,17 @@ pub struct MediaContent {
     /// MediaRSS `medium`.
     pub medium: Option<AttrValue>,
     /// F305.
-    pub hashes: Vec<Hash>,
+    pub hashes: List<Hash>,
     /// F307.
-    pub licenses: Vec<License>,
+    pub licenses: List<License>,
     /// F308-credit.
-    pub credits: Vec<Credit>,
+    pub credits: List<Credit>,
     /// F308-copyright.
-    pub copyrights: Vec<Copyright>,
+    pub copyrights: List<Copyright>,
     /// F311.
-    pub keywords: Vec<Value>,
+    pub keywords: List<Value>,
     /// MARKER-isFormatOf: `dcterms:isFormatOf` child; value = the item's link.
-    pub markers: Vec<Value>,
+    pub markers: List<Value>,
 }
 
 /// A `media:group` (for the S201-content structure warnings).
@@ -208,45 +219,45 @@ pub struct Item {
     /// Position of `<item`.
     pub pos: Pos,
     /// R101.
-    pub guids: Vec<Guid>,
+    pub guids: List<Guid>,
     /// R101a (all `dcterms:identifier`, typed or not).
-    pub identifiers: Vec<Typed>,
+    pub identifiers: List<Typed>,
     /// R102.
-    pub links: Vec<Value>,
+    pub links: List<Value>,
     /// R103.
-    pub pub_dates: Vec<Value>,
+    pub pub_dates: List<Value>,
     /// R104.
-    pub publishers: Vec<Value>,
+    pub publishers: List<Value>,
     /// R105.
-    pub titles: Vec<Value>,
+    pub titles: List<Value>,
     /// R106.
-    pub descriptions: Vec<Value>,
+    pub descriptions: List<Value>,
     /// R107.
-    pub access_rights: Vec<Value>,
+    pub access_rights: List<Value>,
     /// R108.
-    pub licenses: Vec<Value>,
+    pub licenses: List<Value>,
     /// R112.
-    pub is_part_of: Vec<Typed>,
+    pub is_part_of: List<Typed>,
     /// R113 (item level).
-    pub is_format_of: Vec<Typed>,
+    pub is_format_of: List<Typed>,
     /// R115-creator.
-    pub creators: Vec<Value>,
+    pub creators: List<Value>,
     /// R115-contributor.
-    pub contributors: Vec<Value>,
+    pub contributors: List<Value>,
     /// R117.
-    pub formats: Vec<Value>,
+    pub formats: List<Value>,
     /// S201-content, in document order, also those inside `media:group`.
-    pub contents: Vec<MediaContent>,
+    pub contents: List<MediaContent>,
     /// `media:group`s.
-    pub groups: Vec<Group>,
+    pub groups: List<Group>,
     /// S201-references.
-    pub references: Vec<Typed>,
+    pub references: List<Typed>,
     /// R118 (item-level `media:keywords`).
-    pub keywords: Vec<Value>,
+    pub keywords: List<Value>,
     /// `media:hash` on the item or a group.
-    pub scoped_hashes: Vec<ScopedHash>,
+    pub scoped_hashes: List<ScopedHash>,
     /// RSS `enclosure`s.
-    pub enclosures: Vec<Enclosure>,
+    pub enclosures: List<Enclosure>,
 }
 
 /// The channel's own elements (G-RSS-CHANNEL), delivered when the channel ends.
@@ -255,11 +266,11 @@ pub struct Channel {
     /// Position of `<channel`.
     pub pos: Pos,
     /// `title`.
-    pub titles: Vec<Value>,
+    pub titles: List<Value>,
     /// `link`.
-    pub links: Vec<Value>,
+    pub links: List<Value>,
     /// `description`.
-    pub descriptions: Vec<Value>,
+    pub descriptions: List<Value>,
     /// `media:content` directly under the channel (not harvested: S201-content warning).
     pub stray_contents: Vec<Pos>,
     /// Pagination links (`atom:link rel="next"` …) for H-PAGINATION.
@@ -364,6 +375,8 @@ struct State {
     frames: Vec<Frame>,
     queue: VecDeque<FeedEvent>,
     item: Option<Box<Item>>,
+    /// An item handed back by the consumer, reused for the next one.
+    spare: Option<Box<Item>>,
     /// Indices into `item.groups` of the open `media:group`s, innermost last.
     open_groups: Vec<usize>,
     channel: Option<Box<Channel>>,
@@ -378,6 +391,11 @@ impl<R: Read> FeedReader<R> {
             xml,
             state: State::default(),
         }
+    }
+
+    /// Hands back an item the caller is done with; its allocations serve the next one.
+    pub fn recycle(&mut self, item: Box<Item>) {
+        self.state.spare = Some(item);
     }
 
     /// The underlying XML reader.
@@ -490,11 +508,9 @@ impl State {
             (NsId::NONE, "item") => {
                 self.items += 1;
                 channel.items += 1;
-                self.item = Some(Box::new(Item {
-                    index: self.items,
-                    pos: s.pos,
-                    ..Item::default()
-                }));
+                let mut item = self.spare.take().unwrap_or_default();
+                item.reset(self.items, s.pos);
+                self.item = Some(item);
                 Frame::Item
             }
             (NsId::NONE, "title") => value(&mut channel.titles, s.pos, Slot::ChannelTitle),
@@ -526,10 +542,9 @@ impl State {
         let pos = s.pos;
         match (s.ns, s.local) {
             (NsId::NONE, "guid") => {
-                item.guids.push(Guid {
-                    value: Value::at(pos),
-                    is_perma_link: s.attr(NsId::NONE, "isPermaLink").map(AttrValue::from),
-                });
+                let g = item.guids.push_reused(Guid::default);
+                g.value.reset(pos);
+                set_attr(&mut g.is_perma_link, s.attr(NsId::NONE, "isPermaLink"));
                 Frame::Value(Slot::Guid)
             }
             (NsId::NONE, "link") => value(&mut item.links, pos, Slot::Link),
@@ -558,13 +573,16 @@ impl State {
             (NsId::MRSS, "keywords") => value(&mut item.keywords, pos, Slot::Keywords),
             (NsId::MRSS, "hash") => {
                 item.scoped_hashes.push(ScopedHash {
-                    hash: hash(s),
+                    hash: Hash {
+                        value: Value::at(s.pos),
+                        algo: s.attr(NsId::NONE, "algo").map(AttrValue::from),
+                    },
                     group: None,
                 });
                 Frame::Value(Slot::ScopedHash)
             }
             (NsId::MRSS, "content") => {
-                item.contents.push(content(s, false));
+                fill_content(item.contents.push_reused(MediaContent::default), s, false);
                 Frame::Content
             }
             (NsId::MRSS, "group") => {
@@ -593,7 +611,7 @@ impl State {
                 {
                     g.contents += 1;
                 }
-                item.contents.push(content(s, true));
+                fill_content(item.contents.push_reused(MediaContent::default), s, true);
                 Frame::Content
             }
             (NsId::MRSS, "group") => {
@@ -612,7 +630,10 @@ impl State {
                     .and_then(|i| item.groups.get(*i))
                     .map(|g| g.pos);
                 item.scoped_hashes.push(ScopedHash {
-                    hash: hash(s),
+                    hash: Hash {
+                        value: Value::at(s.pos),
+                        algo: s.attr(NsId::NONE, "algo").map(AttrValue::from),
+                    },
                     group,
                 });
                 Frame::Value(Slot::ScopedHash)
@@ -628,7 +649,7 @@ impl State {
         let attr = |local: &str| s.attr(NsId::NONE, local).map(AttrValue::from);
         match (s.ns, s.local) {
             (NsId::MRSS, "hash") => {
-                c.hashes.push(hash(s));
+                push_hash(&mut c.hashes, s);
                 Frame::Value(Slot::ContentHash)
             }
             (NsId::MRSS, "license") => {
@@ -719,41 +740,81 @@ impl State {
     }
 }
 
-fn value(list: &mut Vec<Value>, pos: Pos, slot: Slot) -> Frame {
-    list.push(Value::at(pos));
+fn value(list: &mut List<Value>, pos: Pos, slot: Slot) -> Frame {
+    list.push_reused(Value::default).reset(pos);
     Frame::Value(slot)
 }
 
-fn typed(list: &mut Vec<Typed>, s: &Start<'_>, slot: Slot) -> Frame {
-    let xsi_type = s.attr(NsId::XSI, "type").map(|a| XsiType {
+/// Sets `slot` from `attr`, reusing the old value's allocation.
+fn set_attr(slot: &mut Option<AttrValue>, attr: Option<&Attribute>) {
+    match (slot.as_mut(), attr) {
+        (Some(old), Some(a)) => {
+            old.value.clear();
+            old.value.push_str(&a.value);
+            old.pos = a.pos;
+        }
+        (None, Some(a)) => *slot = Some(a.into()),
+        (_, None) => *slot = None,
+    }
+}
+
+fn typed(list: &mut List<Typed>, s: &Start<'_>, slot: Slot) -> Frame {
+    let t = list.push_reused(Typed::default);
+    t.value.reset(s.pos);
+    t.xsi_type = s.attr(NsId::XSI, "type").map(|a| XsiType {
         raw: a.value.clone(),
         resolved: a.qname.clone().unwrap_or(QNameValue::Invalid),
         pos: a.pos,
     });
-    list.push(Typed {
-        value: Value::at(s.pos),
-        xsi_type,
-    });
     Frame::Value(slot)
 }
 
-fn hash(s: &Start<'_>) -> Hash {
-    Hash {
-        value: Value::at(s.pos),
-        algo: s.attr(NsId::NONE, "algo").map(AttrValue::from),
-    }
+fn push_hash(list: &mut List<Hash>, s: &Start<'_>) {
+    let h = list.push_reused(Hash::default);
+    h.value.reset(s.pos);
+    set_attr(&mut h.algo, s.attr(NsId::NONE, "algo"));
 }
 
-fn content(s: &Start<'_>, in_group: bool) -> MediaContent {
-    let attr = |local: &str| s.attr(NsId::NONE, local).map(AttrValue::from);
-    MediaContent {
-        pos: s.pos,
-        in_group,
-        url: attr("url"),
-        mime: attr("type"),
-        file_size: attr("fileSize"),
-        medium: attr("medium"),
-        ..MediaContent::default()
+fn fill_content(c: &mut MediaContent, s: &Start<'_>, in_group: bool) {
+    c.pos = s.pos;
+    c.in_group = in_group;
+    set_attr(&mut c.url, s.attr(NsId::NONE, "url"));
+    set_attr(&mut c.mime, s.attr(NsId::NONE, "type"));
+    set_attr(&mut c.file_size, s.attr(NsId::NONE, "fileSize"));
+    set_attr(&mut c.medium, s.attr(NsId::NONE, "medium"));
+    c.hashes.clear();
+    c.licenses.clear();
+    c.credits.clear();
+    c.copyrights.clear();
+    c.keywords.clear();
+    c.markers.clear();
+}
+
+impl Item {
+    /// Empties the item for reuse as item `index` at `pos`, keeping its allocations.
+    fn reset(&mut self, index: u32, pos: Pos) {
+        self.index = index;
+        self.pos = pos;
+        self.guids.clear();
+        self.identifiers.clear();
+        self.links.clear();
+        self.pub_dates.clear();
+        self.publishers.clear();
+        self.titles.clear();
+        self.descriptions.clear();
+        self.access_rights.clear();
+        self.licenses.clear();
+        self.is_part_of.clear();
+        self.is_format_of.clear();
+        self.creators.clear();
+        self.contributors.clear();
+        self.formats.clear();
+        self.contents.clear();
+        self.groups.clear();
+        self.references.clear();
+        self.keywords.clear();
+        self.scoped_hashes.clear();
+        self.enclosures.clear();
     }
 }
 

@@ -72,6 +72,12 @@ impl<R: Read> Validator<R> {
         }
     }
 
+    /// Hands back an item the caller is done with, so reading the next one allocates
+    /// nothing new (optional; see [`crate::feed::List`]).
+    pub fn recycle(&mut self, item: Box<Item>) {
+        self.feed.recycle(item);
+    }
+
     /// Items seen so far.
     pub fn items(&self) -> u32 {
         self.items
@@ -195,10 +201,11 @@ pub fn validate<R: Read>(input: R, options: &Options) -> Result<Report, io::Erro
     while let Some(c) = v.next().transpose()? {
         match c {
             Checked::Finding(f) => report.add(f, cap, &mut kept),
-            Checked::Item(_, findings) => {
+            Checked::Item(item, findings) => {
                 for f in findings {
                     report.add(f, cap, &mut kept);
                 }
+                v.recycle(item);
             }
             Checked::Fatal(f) => {
                 report = Report::default();
