@@ -87,7 +87,7 @@ mod tests {
     fn cleared_elements_are_reused_and_hidden() {
         let mut l: List<String> = List::default();
         l.push("a".into());
-        l.push_reused(String::new).push_str("b");
+        l.push_reused(String::new).push('b');
         assert_eq!(&*l, ["a", "b"]);
         l.clear();
         assert!(l.is_empty());
@@ -97,7 +97,7 @@ mod tests {
             "the kept element comes back for the caller to overwrite"
         );
         s.clear();
-        s.push_str("c");
+        s.push('c');
         assert_eq!(&*l, ["c"]);
     }
 }
