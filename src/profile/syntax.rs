@@ -142,27 +142,36 @@ pub enum Mime {
 }
 
 fn restricted_name(s: &str) -> bool {
-    let mut chars = s.chars();
+    let mut bytes = s.bytes();
     s.len() <= 127
-        && chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
-        && chars.all(|c| c.is_ascii_alphanumeric() || "!#$&^_.+-".contains(c))
+        && bytes.next().is_some_and(|b| b.is_ascii_alphanumeric())
+        && bytes.all(|b| {
+            b.is_ascii_alphanumeric()
+                || matches!(
+                    b,
+                    b'!' | b'#' | b'$' | b'&' | b'^' | b'_' | b'.' | b'+' | b'-'
+                )
+        })
 }
 
 /// §0.3 MIME type: `type "/" subtype` (RFC 6838 restricted-name), optional parameters.
 pub fn mime(value: &str, top_level: &[String]) -> Result<Mime, String> {
-    let essence = value.split(';').next().unwrap_or("").trim();
-    let ok_params = value.split(';').skip(1).all(|p| {
-        let p = p.trim();
-        p.split_once('=')
-            .is_some_and(|(k, v)| restricted_name(k.trim()) && !v.trim().is_empty())
+    let (essence, params) = match value.find(';') {
+        Some(i) => (value[..i].trim(), Some(&value[i + 1..])),
+        None => (value.trim(), None),
+    };
+    let ok_params = params.is_none_or(|params| {
+        params.split(';').all(|p| {
+            p.split_once('=')
+                .is_some_and(|(k, v)| restricted_name(k.trim()) && !v.trim().is_empty())
+        })
     });
     match essence.split_once('/') {
         Some((t, s)) if restricted_name(t) && restricted_name(s) && ok_params => {
-            let t = t.to_ascii_lowercase();
-            if top_level.contains(&t) {
+            if top_level.iter().any(|known| known.eq_ignore_ascii_case(t)) {
                 Ok(Mime::Ok)
             } else {
-                Ok(Mime::UnknownTopLevel(t))
+                Ok(Mime::UnknownTopLevel(t.to_ascii_lowercase()))
             }
         }
         _ => Err(format!(

@@ -166,23 +166,8 @@ impl<R: Read> Decoder<R> {
             .clamp(self.mark, self.out.len());
         let span = &self.out[self.mark..target];
         self.mark = target;
-        // Characters are the bytes that are not UTF-8 continuation bytes; a CR counts
-        // too, which only matters for a lone CR inside a line (CR LF ends the line).
-        if span.len() < 64 {
-            // Most spans are the few bytes between two start tags.
-            for &b in span {
-                if b == b'\n' {
-                    self.line = self.line.saturating_add(1);
-                    self.column = 1;
-                } else {
-                    self.column += u32::from(b & 0xC0 != 0x80);
-                }
-            }
-            return Pos {
-                line: self.line,
-                column: self.column,
-            };
-        }
+        // Lines: memchr (SIMD). Columns: only the bytes after the last newline matter,
+        // and ASCII (the usual case) needs no per-byte count.
         let after_newline = match memchr::memrchr(b'\n', span) {
             Some(last) => {
                 let lines = memchr::memchr_iter(b'\n', &span[..=last]).count();
@@ -194,7 +179,13 @@ impl<R: Read> Decoder<R> {
             }
             None => span,
         };
-        let chars = after_newline.iter().filter(|&&b| b & 0xC0 != 0x80).count();
+        // Characters are the bytes that are not UTF-8 continuation bytes; a CR counts
+        // too, which only matters for a lone CR inside a line (CR LF ends the line).
+        let chars = if after_newline.is_ascii() {
+            after_newline.len()
+        } else {
+            after_newline.iter().filter(|&&b| b & 0xC0 != 0x80).count()
+        };
         self.column = self
             .column
             .saturating_add(u32::try_from(chars).unwrap_or(u32::MAX));

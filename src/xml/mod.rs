@@ -650,6 +650,10 @@ impl<R: Read> XmlReader<R> {
         let pos = self.reader.get_mut().resolve(start);
         let content: &str = e;
         let content_ptr = content.as_ptr() as usize;
+        // In a one-line ASCII tag (the usual case) an attribute's column is the tag's
+        // plus its byte offset: no need to resolve each one.
+        let one_line_ascii =
+            content.is_ascii() && memchr::memchr(b'\n', content.as_bytes()).is_none();
 
         // Pass 1: namespace declarations, and the other attributes (qualified names
         // for now) into reused slots, with positions.
@@ -665,7 +669,13 @@ impl<R: Read> XmlReader<R> {
             };
             let key: &str = a.key.as_ref();
             let key_offset = (key.as_ptr() as usize - content_ptr) as u64;
-            let apos = self.reader.get_mut().resolve(start + 1 + key_offset);
+            let apos = match u32::try_from(key_offset) {
+                Ok(k) if one_line_ascii => Pos {
+                    line: pos.line,
+                    column: pos.column.saturating_add(1 + k),
+                },
+                _ => self.reader.get_mut().resolve(start + 1 + key_offset),
+            };
             if key == "xmlns" || key.starts_with("xmlns:") {
                 let mut value = String::new();
                 if let Err(kind) = attribute_value(&a.value, &mut value) {
