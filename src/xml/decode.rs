@@ -467,7 +467,7 @@ fn check_chars(bytes: &[u8]) -> Option<(usize, u32)> {
             }
             if b == 0xEF && bytes.get(i + 1) == Some(&0xBF) {
                 if let Some(&last @ (0xBE | 0xBF)) = bytes.get(i + 2) {
-                    return Some((i, 0xFF00 | u32::from(last)));
+                    return Some((i, if last == 0xBE { 0xFFFE } else { 0xFFFF }));
                 }
             }
         }
