@@ -198,6 +198,7 @@ pub fn validate<R: Read>(input: R, options: &Options) -> Result<Report, io::Erro
     let mut report = Report::default();
     let mut kept = BTreeMap::new();
     let cap = options.max_findings_per_rule;
+    let mut fatal = false;
     while let Some(c) = v.next().transpose()? {
         match c {
             Checked::Finding(f) => report.add(f, cap, &mut kept),
@@ -210,10 +211,12 @@ pub fn validate<R: Read>(input: R, options: &Options) -> Result<Report, io::Erro
             Checked::Fatal(f) => {
                 report = Report::default();
                 report.add(f, 0, &mut BTreeMap::new());
+                fatal = true;
             }
         }
     }
-    report.items = v.items();
+    // After a fatal finding the items read before it count for nothing (§0.4.1).
+    report.items = if fatal { 0 } else { v.items() };
     report.encoding = v.encoding();
     report.findings.sort_by_key(|f| f.pos);
     Ok(report)

@@ -269,3 +269,30 @@ fn a_url_is_fetched_from_the_server_and_validated() {
         stderr(&refused)
     );
 }
+
+#[test]
+fn a_truncated_feed_reports_g_xml_alone_and_no_items() {
+    let o = run(&[
+        "validate",
+        "--format",
+        "json",
+        "fixtures/feeds/g-xml-truncated.xml",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
+    assert_eq!(
+        v["items"], 0,
+        "items read before a fatal error count for nothing"
+    );
+    assert_eq!(v["findings"].as_array().map(Vec::len), Some(1));
+    assert_eq!(v["findings"][0]["rule"], "G-XML");
+    let junit = run(&[
+        "validate",
+        "--format",
+        "junit",
+        "fixtures/feeds/g-xml-truncated.xml",
+    ]);
+    let xml = stdout(&junit);
+    assert_eq!(xml.matches("<testcase ").count(), 1, "{xml}");
+    assert!(xml.contains("<failure type=\"G-XML\""), "{xml}");
+}
