@@ -614,6 +614,9 @@ impl<R: Read> XmlReader<R> {
             QError::IllFormed(IllFormedError::UnmatchedEndTag(name)) => {
                 Malformed::AfterRoot(format!("end tag `</{name}>` without a start tag"))
             }
+            QError::IllFormed(IllFormedError::UnclosedReference) => Malformed::Syntax(
+                "a bare `&` that starts no reference; write `&amp;` (in URLs too: `?id=1&amp;sektion=2`) or wrap the text in CDATA".into(),
+            ),
             QError::Escape(quick_xml::escape::EscapeError::UnrecognizedEntity(_, name)) => {
                 Malformed::UndefinedEntity(name)
             }
