@@ -166,11 +166,27 @@ impl<R: Read> Decoder<R> {
             .clamp(self.mark, self.out.len());
         let span = &self.out[self.mark..target];
         self.mark = target;
+        if span.len() <= 32 {
+            // The usual span, a line break and indentation before a start tag: a plain
+            // loop beats the set-up of the SIMD searches below.
+            for &b in span {
+                if b == b'\n' {
+                    self.line = self.line.saturating_add(1);
+                    self.column = 1;
+                } else {
+                    self.column += u32::from(b & 0xC0 != 0x80);
+                }
+            }
+            return Pos {
+                line: self.line,
+                column: self.column,
+            };
+        }
         // Lines: memchr (SIMD). Columns: only the bytes after the last newline matter,
         // and ASCII (the usual case) needs no per-byte count.
         let after_newline = match memchr::memrchr(b'\n', span) {
             Some(last) => {
-                let lines = memchr::memchr_iter(b'\n', &span[..=last]).count();
+                let lines = span[..=last].iter().filter(|&&b| b == b'\n').count();
                 self.line = self
                     .line
                     .saturating_add(u32::try_from(lines).unwrap_or(u32::MAX));
