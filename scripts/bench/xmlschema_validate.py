@@ -24,8 +24,8 @@ def main(argv: list) -> int:
     schema_path = os.path.abspath(argv[1])
     schema = xmlschema.XMLSchema11(schema_path, base_url=os.path.dirname(schema_path),
                                    allow="sandbox", defuse="always")
-    # The default cap of 10**6 elements stops the 100,000-item feed (about 17 elements per
-    # item); a user would raise it as the error message suggests. The resource stays fully
+    # The default cap of 10**6 elements stops the 100,000-item feed (1.33 million elements);
+    # a user would raise it as the error message suggests. The resource stays fully
     # loaded (lazy=False, the default), as in scripts/xsd-check.py.
     xmlschema.limits.MAX_XML_ELEMENTS = 10 ** 9
     try:
