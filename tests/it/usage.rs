@@ -33,3 +33,28 @@ fn readme_documents_every_exit_code() {
         );
     }
 }
+
+#[test]
+fn readme_example_output_is_what_plikt_prints() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let marker = "$ plikt validate fixtures/feeds/sample-typical-mistakes.xml\n";
+    let start = readme.find(marker).expect("example in README") + marker.len();
+    let shown = &readme[start..start + readme[start..].find("\n```").expect("end of example")];
+    let out = plikt()
+        .args([
+            "validate",
+            "--color",
+            "never",
+            "fixtures/feeds/sample-typical-mistakes.xml",
+        ])
+        .current_dir(root())
+        .output()
+        .expect("run plikt");
+    assert_eq!(out.status.code(), Some(1));
+    let printed = String::from_utf8(out.stdout).expect("utf-8");
+    assert_eq!(
+        shown.trim_end(),
+        printed.trim_end(),
+        "update the README's example output"
+    );
+}
