@@ -275,8 +275,6 @@ pub struct Channel {
     pub stray_contents: Vec<Pos>,
     /// Pagination links (`atom:link rel="next"` …) for H-PAGINATION.
     pub pagination: Vec<AttrValue>,
-    /// Items in this channel.
-    pub items: u32,
 }
 
 /// The root element.
@@ -507,7 +505,6 @@ impl State {
         match (s.ns, s.local) {
             (NsId::NONE, "item") => {
                 self.items += 1;
-                channel.items += 1;
                 let mut item = self.spare.take().unwrap_or_default();
                 item.reset(self.items, s.pos);
                 self.item = Some(item);

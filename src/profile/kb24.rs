@@ -396,16 +396,7 @@ impl ItemCheck<'_> {
             );
         }
         let first = list.first()?.as_ref();
-        if first.has_children {
-            self.push(
-                rule,
-                Error,
-                first.pos,
-                format!("`<{name}>` contains child elements; it must hold text only (escape markup or wrap it in CDATA)"),
-            );
-            return None;
-        }
-        Some(first)
+        self.text_only(rule, name, first).then_some(first)
     }
 
     /// Reports child elements inside a simple value; true if the value is usable.
@@ -415,7 +406,7 @@ impl ItemCheck<'_> {
                 rule,
                 Error,
                 v.pos,
-                format!("`<{name}>` contains child elements; it must hold text only"),
+                format!("`<{name}>` contains child elements; it must hold text only (escape markup or wrap it in CDATA)"),
             );
         }
         !v.has_children

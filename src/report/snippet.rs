@@ -4,7 +4,7 @@
 //! the columns concerned, so a minified single-line feed of any size costs little.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, Read};
 
 use crate::xml::decoded;
 
@@ -104,7 +104,7 @@ impl Snippets {
         let Some(&last) = wanted.keys().next_back() else {
             return Ok(Self { lines });
         };
-        let mut r = BufReader::new(decoded(input));
+        let mut r = decoded(input);
         let mut line = 1u32;
         let mut open = wanted.get(&line).map(Open::new);
         while let Ok(buf) = r.fill_buf() {

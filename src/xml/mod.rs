@@ -13,7 +13,7 @@ mod decode;
 
 use std::collections::HashMap;
 use std::fmt;
-use std::io::{self, Read};
+use std::io::{self, BufRead, Read};
 
 use quick_xml::events::{BytesStart, Event};
 
@@ -414,11 +414,6 @@ impl<R: Read> XmlReader<R> {
         self.reader.get_ref().encoding()
     }
 
-    /// Depth of the current element (1 for the root while it is open).
-    pub fn depth(&self) -> usize {
-        self.open.len()
-    }
-
     fn intern(&mut self, uri: &str) -> Result<NsId, Malformed> {
         if let Some(id) = self.ids.get(uri) {
             return Ok(*id);
@@ -814,7 +809,7 @@ impl<R: Read> XmlReader<R> {
 
 /// The input decoded to UTF-8 as the reader sees it (same encoding detection), for
 /// reading source lines back. Stops with an error where the reader would.
-pub fn decoded<R: Read>(input: R) -> impl Read {
+pub fn decoded<R: Read>(input: R) -> impl BufRead {
     Decoder::untracked(
         input,
         Limits {
