@@ -9,11 +9,14 @@ use crate::fetch::FetchError;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Exit {
-    /// Success: the feed has no errors (warnings allowed).
+    /// Success: the feed has no errors (warnings allowed); every harvest run was
+    /// carried out; the audit found everything intact.
     Ok = 0,
-    /// The feed has at least one error.
+    /// The feed has at least one error; a harvest run could not be carried out; the
+    /// audit found missing or corrupt files.
     Invalid = 1,
-    /// The input could not be read, or the arguments are wrong.
+    /// The input or configuration could not be read, the store failed, or the
+    /// arguments are wrong.
     Failure = 2,
 }
 
@@ -35,6 +38,15 @@ pub enum Error {
     /// Writing the report failed.
     #[error("cannot write the report: {0}")]
     Output(io::Error),
+    /// The configuration cannot be used.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    /// The catalog or blob store failed.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    /// A harvest could not be set up.
+    #[error(transparent)]
+    Harvest(#[from] crate::harvest::HarvestError),
     /// A command-line value is wrong.
     #[error("{0}")]
     Usage(String),

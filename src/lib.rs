@@ -29,9 +29,14 @@
 //! [`profile::Validator`] (items with their findings as they end).
 
 pub mod cli;
+pub mod config;
 pub mod error;
 pub mod feed;
 pub mod fetch;
+pub mod harvest;
 pub mod profile;
 pub mod report;
+pub mod schedule;
+pub mod server;
+pub mod store;
 pub mod xml;

@@ -1,9 +1,20 @@
 //! Command-line arguments, one file per command. Nothing else depends on this module.
 
+mod audit;
+mod harvest;
+mod progress;
+mod run;
+mod status;
 mod validate;
 
-use clap::{Parser, Subcommand};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use clap::{Args, Parser, Subcommand};
+use tokio::sync::watch;
+
+use crate::config::Config;
 use crate::error::{Error, Exit};
 
 pub use validate::ValidateArgs;
@@ -22,11 +33,86 @@ pub struct Cli {
 pub enum Command {
     /// Check a feed against KB's delivery profile 2.4 and report every finding.
     Validate(ValidateArgs),
+    /// Harvest every publisher (or one) now, then exit.
+    Harvest(harvest::HarvestArgs),
+    /// Run the service: harvest each publisher on its schedule and serve HTTP.
+    Run(ConfigArgs),
+    /// Show each publisher's last run, counts, failures, findings and next run.
+    Status(status::StatusArgs),
+    /// Re-read every stored file and check it against the catalog.
+    Audit(audit::AuditArgs),
+}
+
+/// `--config FILE`.
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// The configuration file.
+    #[arg(long, short, default_value = "plikt.toml")]
+    pub config: PathBuf,
 }
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<Exit, Error> {
     match cli.command {
         Command::Validate(args) => validate::run(&args),
+        Command::Harvest(args) => harvest::run(&args),
+        Command::Run(args) => run::run(&args),
+        Command::Status(args) => status::run(&args),
+        Command::Audit(args) => audit::run(&args),
     }
+}
+
+fn load(path: &Path) -> Result<Arc<Config>, Error> {
+    Ok(Arc::new(Config::load(path)?))
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Usage(format!("cannot start the async runtime: {e}")))
+}
+
+/// Structured logs on standard error, filtered by `RUST_LOG` (default: `info`, or
+/// `warn` under a progress bar).
+fn init_logging(quiet: bool) {
+    let default = if quiet { "warn" } else { "info" };
+    let filter: tracing_subscriber::filter::Targets = std::env::var("RUST_LOG")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| default.parse().expect("constant filter"));
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let _ = tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(std::io::stderr)
+                .with_ansi(std::io::stderr().is_terminal()),
+        )
+        .with(filter)
+        .try_init();
+}
+
+/// A shutdown signal that turns true on SIGTERM or Ctrl-C.
+fn shutdown_signal() -> (watch::Sender<bool>, watch::Receiver<bool>) {
+    let (tx, rx) = watch::channel(false);
+    let tx2 = tx.clone();
+    tokio::spawn(async move {
+        let ctrl_c = tokio::signal::ctrl_c();
+        #[cfg(unix)]
+        {
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                    .expect("installing the SIGTERM handler");
+            tokio::select! {
+                _ = ctrl_c => {}
+                _ = term.recv() => {}
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = ctrl_c.await;
+        tracing::warn!("shutdown requested: finishing work in flight");
+        let _ = tx2.send(true);
+    });
+    (tx, rx)
 }

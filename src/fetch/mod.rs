@@ -1,10 +1,13 @@
-//! HTTP client policy. Every request plikt makes goes through here, with deliberate
-//! settings: reqwest's defaults have no timeouts and no size limit.
+//! HTTP: every request plikt makes goes through [`Client`], which applies the policy
+//! deliberately (timeouts, minimum throughput, size caps while streaming, manual
+//! redirects deciding credentials per hop, SSRF guard, retries, concurrency limits):
+//! reqwest's defaults are unsafe for this job. See `client.rs`.
 //!
-//! For now this serves `plikt validate URL`: one GET, no credentials, streamed to a
-//! spool file with a size cap. Responses are requested without content coding and a
-//! coded response is refused rather than decoded (no decompression bombs).
+//! [`download`] serves `plikt validate URL`: one feed GET, no credentials, streamed to
+//! a spool file. A gzip-coded feed is decoded while streaming and its decoded size is
+//! capped; other codings are refused.
 
+mod client;
 mod spool;
 
 use std::io::Write;
@@ -12,6 +15,9 @@ use std::time::Duration;
 
 use url::Url;
 
+pub use client::{
+    Client, ClientOptions, Conditional, Credentials, Kind, Limits, Response, Retry, is_private,
+};
 pub use spool::{Spool, Tee};
 
 /// Timeouts and limits of one download.
@@ -65,12 +71,60 @@ pub enum FetchError {
         reason: String,
     },
     /// The server answered with a status other than 2xx.
-    #[error("{url}: the server answered HTTP {status}")]
+    #[error("{url}: the server answered HTTP {status}{}", retry_after.map(|d| format!(" (Retry-After: {} s)", d.as_secs())).unwrap_or_default())]
     Status {
         /// The URL.
         url: Url,
         /// The status code.
         status: u16,
+        /// `Retry-After`, if sent.
+        retry_after: Option<Duration>,
+    },
+    /// The whole transfer took longer than the total timeout.
+    #[error("{url}: the transfer took longer than the limit of {} s (total_timeout_secs)", limit.as_secs())]
+    Timeout {
+        /// The URL.
+        url: Url,
+        /// The limit.
+        limit: Duration,
+    },
+    /// The server sends too slowly.
+    #[error("{url}: the server sends {bytes_per_sec} bytes/s, below the minimum of {min} bytes/s (min_bytes_per_sec); abandoned")]
+    TooSlow {
+        /// The URL.
+        url: Url,
+        /// Measured speed.
+        bytes_per_sec: u64,
+        /// Configured minimum.
+        min: u64,
+    },
+    /// A redirect could not be followed.
+    #[error("{url}: {reason}")]
+    Redirect {
+        /// The URL that redirected (or the one the loop returns to).
+        url: Url,
+        /// Why.
+        reason: String,
+    },
+    /// An http URL for a publisher that is `https_only`.
+    #[error("{url}: not https, and this publisher is https_only; ask the publisher for the https URL")]
+    Insecure {
+        /// The URL.
+        url: Url,
+    },
+    /// The target is a loopback, private or link-local address.
+    #[error("{url}: refused: {addr} is a loopback, private or link-local address (allow_private = false)")]
+    PrivateTarget {
+        /// The URL.
+        url: Url,
+        /// The address.
+        addr: std::net::IpAddr,
+    },
+    /// The client could not be set up (certificates, TLS).
+    #[error("{reason}")]
+    Setup {
+        /// What failed.
+        reason: String,
     },
     /// The body is larger than the limit.
     #[error("{url}: the response is larger than the limit of {limit} bytes")]
@@ -81,7 +135,7 @@ pub enum FetchError {
         limit: u64,
     },
     /// The server applied a content coding plikt did not ask for.
-    #[error("{url}: the server sent `Content-Encoding: {coding}` although plikt asked for none")]
+    #[error("{url}: the server sent `Content-Encoding: {coding}`, which plikt did not offer (only gzip is decoded for feeds)")]
     ContentCoding {
         /// The URL.
         url: Url,
@@ -93,7 +147,7 @@ pub enum FetchError {
     Spool(#[from] std::io::Error),
 }
 
-fn transport(url: &Url, e: &reqwest::Error) -> FetchError {
+pub(crate) fn transport(url: &Url, e: &reqwest::Error) -> FetchError {
     let reason = if e.is_timeout() {
         "timed out".to_string()
     } else if e.is_connect() {
@@ -115,56 +169,35 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     cur.to_string()
 }
 
-/// Downloads `url` into a new [`Spool`] file.
+/// Downloads the feed at `url` into a new [`Spool`] file, for `plikt validate URL`.
 pub async fn download(url: &Url, options: &FetchOptions) -> Result<Spool, FetchError> {
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(FetchError::Scheme { url: url.clone() });
-    }
-    let client = reqwest::Client::builder()
-        .user_agent(USER_AGENT)
-        .connect_timeout(options.connect_timeout)
-        .read_timeout(options.read_timeout)
-        .timeout(options.total_timeout)
-        .redirect(reqwest::redirect::Policy::limited(10))
-        .no_proxy()
-        .build()
-        .map_err(|e| transport(url, &e))?;
-    let mut response = client
-        .get(url.clone())
-        .header(reqwest::header::ACCEPT_ENCODING, "identity")
-        .header(
-            reqwest::header::ACCEPT,
-            "application/rss+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.1",
-        )
-        .send()
-        .await
-        .map_err(|e| transport(url, &e))?;
-    let status = response.status();
-    if !status.is_success() {
-        return Err(FetchError::Status {
-            url: url.clone(),
-            status: status.as_u16(),
-        });
-    }
-    if let Some(coding) = response.headers().get(reqwest::header::CONTENT_ENCODING) {
-        let coding = coding.to_str().unwrap_or("?").trim().to_ascii_lowercase();
-        if coding != "identity" {
-            return Err(FetchError::ContentCoding {
-                url: url.clone(),
-                coding,
-            });
-        }
-    }
+    let http = crate::config::HttpConfig {
+        connect_timeout_secs: options.connect_timeout.as_secs(),
+        read_timeout_secs: options.read_timeout.as_secs(),
+        total_timeout_secs: options.total_timeout.as_secs(),
+        max_feed_bytes: options.max_bytes,
+        retries: 0,
+        ..crate::config::HttpConfig::default()
+    };
+    let client = Client::new(
+        &http,
+        ClientOptions {
+            // A publisher checks its own feed, often on its own network.
+            https_only: false,
+            allow_private: true,
+            credentials: None,
+            user_agent: USER_AGENT.to_string(),
+        },
+        Limits::new(1, 1),
+    )?;
+    let mut response = client.get(url, Kind::Feed, None).await?;
+    spool(&mut response).await
+}
+
+/// Streams a response body into a new [`Spool`] file (under the response's limits).
+pub async fn spool(response: &mut Response) -> Result<Spool, FetchError> {
     let mut spool = Spool::new()?;
-    let mut total: u64 = 0;
-    while let Some(chunk) = response.chunk().await.map_err(|e| transport(url, &e))? {
-        total += chunk.len() as u64;
-        if total > options.max_bytes {
-            return Err(FetchError::TooLarge {
-                url: url.clone(),
-                limit: options.max_bytes,
-            });
-        }
+    while let Some(chunk) = response.chunk().await? {
         spool.file_mut().write_all(&chunk)?;
     }
     spool.file_mut().flush()?;

@@ -646,15 +646,9 @@ impl ItemCheck<'_> {
         };
         let value = v.trimmed();
         let prefix = self.voc.publisher_prefix.as_str();
-        let ok = value.strip_prefix(prefix).and_then(|rest| {
-            let (orgnr, suffix) = rest.split_at_checked(10)?;
-            let digits = orgnr.bytes().all(|b| b.is_ascii_digit());
-            let suffix_ok = suffix.is_empty()
-                || suffix
-                    .strip_prefix('-')
-                    .is_some_and(|s| s.len() >= 2 && s.bytes().all(|b| b.is_ascii_alphanumeric()));
-            (digits && suffix_ok).then_some(orgnr)
-        });
+        let ok = value
+            .strip_prefix(prefix)
+            .and_then(syntax::organisation_number);
         match ok {
             None => self.push(
                 R::R104,

@@ -58,6 +58,7 @@ pub struct Validator<R: Read> {
     queue: VecDeque<Checked>,
     items: u32,
     done: bool,
+    pagination: Vec<crate::feed::AttrValue>,
 }
 
 impl<R: Read> Validator<R> {
@@ -69,7 +70,14 @@ impl<R: Read> Validator<R> {
             queue: VecDeque::new(),
             items: 0,
             done: false,
+            pagination: Vec::new(),
         }
+    }
+
+    /// Pagination links of the channel (`atom:link rel="next"` …), once the channel
+    /// ended: the harvester's H-PAGINATION.
+    pub fn pagination(&self) -> &[crate::feed::AttrValue] {
+        &self.pagination
     }
 
     /// Hands back an item the caller is done with, so reading the next one allocates
@@ -127,7 +135,10 @@ impl<R: Read> Validator<R> {
                 }
                 FeedEvent::ChannelStart(pos) => self.rules.channel_start(pos, &mut out),
                 FeedEvent::DcElement { pos, local } => self.rules.dc_element(pos, &local, &mut out),
-                FeedEvent::Channel(c) => self.rules.channel(&c, &mut out),
+                FeedEvent::Channel(c) => {
+                    self.rules.channel(&c, &mut out);
+                    self.pagination.clone_from(&c.pagination);
+                }
                 FeedEvent::Item(item) => {
                     self.items += 1;
                     self.rules.item(&item, &mut out);

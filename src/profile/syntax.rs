@@ -93,6 +93,18 @@ pub fn http_url(value: &str) -> Result<HttpUrl, String> {
     })
 }
 
+/// R104: `<10-digit organisation number>[-suffix]` (the part after `SE`); returns the
+/// organisation number. The suffix is 2 or more ASCII letters or digits.
+pub fn organisation_number(rest: &str) -> Option<&str> {
+    let (orgnr, suffix) = rest.split_at_checked(10)?;
+    let digits = orgnr.bytes().all(|b| b.is_ascii_digit());
+    let suffix_ok = suffix.is_empty()
+        || suffix
+            .strip_prefix('-')
+            .is_some_and(|s| s.len() >= 2 && s.bytes().all(|b| b.is_ascii_alphanumeric()));
+    (digits && suffix_ok).then_some(orgnr)
+}
+
 /// The same URL after WHATWG normalisation (scheme and host case, default port,
 /// `&amp;`/`&#38;` already expanded by the XML layer): MARKER-isFormatOf.
 pub fn same_url(a: &str, b: &str) -> bool {

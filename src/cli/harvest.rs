@@ -1,0 +1,79 @@
+//! `plikt harvest`.
+
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use clap::Args;
+
+use crate::error::{Error, Exit};
+use crate::harvest::{Harvester, NoProgress, Progress, RunSummary};
+use crate::store::{Mode, Store};
+
+/// Arguments of `plikt harvest`.
+#[derive(Debug, Args)]
+pub struct HarvestArgs {
+    /// The configuration file.
+    #[arg(long, short, default_value = "plikt.toml")]
+    pub config: std::path::PathBuf,
+    /// Harvest only this publisher.
+    #[arg(long)]
+    pub publisher: Option<String>,
+}
+
+/// Harvests now; exit 0 when every run was carried out (items that failed are
+/// recorded and retried later), 1 when a run could not be carried out.
+pub fn run(args: &HarvestArgs) -> Result<Exit, Error> {
+    let config = super::load(&args.config)?;
+    let publishers: Vec<_> = match &args.publisher {
+        Some(id) => vec![config.publisher(id).cloned().ok_or_else(|| {
+            Error::Usage(format!(
+                "no publisher `{id}` in {}; configured: {}",
+                args.config.display(),
+                config.publishers.iter().map(|p| p.id.as_str()).collect::<Vec<_>>().join(", ")
+            ))
+        })?],
+        None => config.publishers.clone(),
+    };
+    let interactive = std::io::stderr().is_terminal();
+    super::init_logging(interactive);
+    let store = Store::open(&config.data_dir, Mode::Write)?;
+    let progress: Arc<dyn Progress> = if interactive {
+        Arc::new(super::progress::Bars::new(publishers.len() as u64))
+    } else {
+        Arc::new(NoProgress)
+    };
+    let rt = super::runtime()?;
+    let summaries: Vec<RunSummary> = rt.block_on(async {
+        let (_tx, shutdown) = super::shutdown_signal();
+        let harvester = Harvester::new(config.clone(), shutdown, progress)?;
+        let mut set = tokio::task::JoinSet::new();
+        for p in publishers {
+            let h = harvester.clone();
+            set.spawn(async move { h.run(&p).await });
+        }
+        let mut out = Vec::new();
+        while let Some(r) = set.join_next().await {
+            out.push(r.map_err(|e| Error::Usage(format!("a harvest task failed: {e}")))??);
+        }
+        Ok::<_, Error>(out)
+    })?;
+    drop(store);
+    let mut summaries = summaries;
+    summaries.sort_by(|a, b| a.publisher.cmp(&b.publisher));
+    let mut all_completed = true;
+    for s in &summaries {
+        let c = &s.counts;
+        println!(
+            "{}: {} (run {}) — {} items, {} new versions, {} deposited, {} rejected, {} files stored ({} bytes), {} files failed",
+            s.publisher, s.outcome, s.run, c.items, c.new_versions, c.deposited, c.rejected, c.files_stored, c.bytes, c.files_failed
+        );
+        if let Some(m) = &s.message {
+            eprintln!("plikt: error: {m}");
+        }
+        for f in &s.failures {
+            eprintln!("plikt: failed: {f}");
+        }
+        all_completed &= s.completed();
+    }
+    Ok(if all_completed { Exit::Ok } else { Exit::Invalid })
+}

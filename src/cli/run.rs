@@ -1,0 +1,60 @@
+//! `plikt run`: the long-running service.
+
+use crate::error::{Error, Exit};
+use crate::harvest::{Harvester, NoProgress};
+use crate::server::AppState;
+use crate::store::{Mode, Store};
+
+/// Harvests every publisher on its schedule and serves HTTP on `listen` until SIGTERM
+/// or Ctrl-C; then stops taking work, lets files in flight finish (or abandons them
+/// after the grace period) and exits 0.
+pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
+    let config = super::load(&args.config)?;
+    super::init_logging(false);
+    let store = Store::open(&config.data_dir, Mode::Write)?;
+    let rt = super::runtime()?;
+    rt.block_on(async {
+        let (_tx, shutdown) = super::shutdown_signal();
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .map_err(|e| Error::Usage(format!("cannot listen on {}: {e}", config.listen)))?;
+        tracing::info!(listen = %config.listen, publishers = config.publishers.len(), "plikt run started");
+        let harvester = Harvester::new(config.clone(), shutdown.clone(), std::sync::Arc::new(NoProgress))?;
+        let mut set = tokio::task::JoinSet::new();
+        for p in config.publishers.clone() {
+            set.spawn(crate::schedule::publisher_loop(
+                harvester.clone(),
+                config.clone(),
+                p,
+                shutdown.clone(),
+            ));
+        }
+        let server = tokio::spawn(crate::server::serve(
+            listener,
+            AppState {
+                config: config.clone(),
+            },
+            shutdown.clone(),
+        ));
+        while let Some(r) = set.join_next().await {
+            match r {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::error!(error = %e, "a publisher's schedule stopped"),
+                Err(e) => tracing::error!(error = %e, "a publisher's schedule panicked"),
+            }
+        }
+        // Every loop returns only on shutdown (or with no further slots): wait for
+        // the signal, then for the server to finish.
+        let mut s = shutdown.clone();
+        let _ = s.wait_for(|v| *v).await;
+        match server.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::error!(error = %e, "the HTTP server failed"),
+            Err(e) => tracing::error!(error = %e, "the HTTP server panicked"),
+        }
+        tracing::info!("plikt run stopped");
+        Ok::<_, Error>(())
+    })?;
+    drop(store);
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,103 @@
+//! `plikt status`.
+
+use clap::Args;
+
+use crate::error::{Error, Exit};
+use crate::store::PublisherStatus;
+
+/// Output format of `plikt status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StatusFormat {
+    /// For people.
+    Text,
+    /// `{"publishers":[…]}`, names stable.
+    Json,
+}
+
+/// Arguments of `plikt status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The configuration file.
+    #[arg(long, short, default_value = "plikt.toml")]
+    pub config: std::path::PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = StatusFormat::Text)]
+    pub format: StatusFormat,
+}
+
+/// Prints the status of every configured publisher.
+pub fn run(args: &StatusArgs) -> Result<Exit, Error> {
+    let config = super::load(&args.config)?;
+    let publishers = crate::schedule::status(&config)?;
+    match args.format {
+        StatusFormat::Json => {
+            let doc = serde_json::json!({ "publishers": publishers });
+            println!("{}", serde_json::to_string_pretty(&doc).map_err(|e| Error::Usage(e.to_string()))?);
+        }
+        StatusFormat::Text => {
+            for p in &publishers {
+                print!("{}", text(p));
+            }
+        }
+    }
+    Ok(Exit::Ok)
+}
+
+fn text(p: &PublisherStatus) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(s, "{}", p.id);
+    match &p.last_run {
+        Some(r) => {
+            let _ = writeln!(
+                s,
+                "  last run   #{} {} → {}: {}{}",
+                r.id,
+                r.started_at,
+                r.ended_at.as_deref().unwrap_or("(running)"),
+                r.outcome,
+                r.message.as_deref().map(|m| format!(" — {m}")).unwrap_or_default()
+            );
+            let _ = writeln!(
+                s,
+                "             {} items, {} new versions, {} deposited, {} rejected, {} files stored, {} failed",
+                r.counts.items, r.counts.new_versions, r.counts.deposited, r.counts.rejected, r.counts.files_stored, r.counts.files_failed
+            );
+        }
+        None => {
+            let _ = writeln!(s, "  last run   never");
+        }
+    }
+    let _ = writeln!(
+        s,
+        "  collection {} deposits, {} versions, {} files; {} pending, {} failed",
+        p.deposits, p.versions, p.files, p.pending, p.failed
+    );
+    let _ = writeln!(s, "  next run   {}", p.next_run.as_deref().unwrap_or("none"));
+    for i in &p.items {
+        let _ = writeln!(
+            s,
+            "  {:<9} {} — {}{}",
+            i.state,
+            i.guid.as_deref().unwrap_or("(no guid)"),
+            i.reason.as_deref().unwrap_or(""),
+            i.next_attempt_at.as_deref().map(|t| format!(" (retry after {t})")).unwrap_or_default()
+        );
+    }
+    let errors = p.findings.iter().filter(|f| f.severity == "error").count();
+    let warnings = p.findings.len() - errors;
+    if !p.findings.is_empty() {
+        let _ = writeln!(s, "  findings   {errors} errors, {warnings} warnings in the last feed read");
+        for f in p.findings.iter().take(20) {
+            let at = match (f.line, f.column) {
+                (Some(l), Some(c)) => format!("{l}:{c}: "),
+                _ => String::new(),
+            };
+            let _ = writeln!(s, "    {at}{}[{}]: {}", f.severity, f.rule, f.message);
+        }
+        if p.findings.len() > 20 {
+            let _ = writeln!(s, "    … {} more (--format json lists them)", p.findings.len() - 20);
+        }
+    }
+    s
+}

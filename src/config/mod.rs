@@ -1,0 +1,530 @@
+//! The configuration file (`plikt.toml`): one TOML document, unknown keys refused with
+//! their name and line. The key names are a contract outside tools rely on (issue 3);
+//! `plikt.example.toml` documents each one and a test loads it.
+//!
+//! Secrets never live here: a publisher's password comes from an environment variable
+//! (`password_env`) or a file (`password_file`), is read when the configuration is
+//! loaded, and is kept in a [`Secret`] whose `Debug` and `Display` print `***`.
+
+mod secret;
+
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::Deserialize;
+use url::Url;
+
+pub use secret::Secret;
+
+/// Why the configuration cannot be used. Messages name the file, key and line, and
+/// never quote a secret.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read the configuration {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// TOML syntax, a wrong type, or an unknown key.
+    #[error("{path}:{line}:{column}: {message}")]
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line (0 when unknown).
+        line: usize,
+        /// 1-based column (0 when unknown).
+        column: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A value is well-typed but unusable.
+    #[error("{path}: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong and what to write instead.
+        message: String,
+    },
+}
+
+/// The whole configuration file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// SQLite catalog and blob store live here (relative paths are relative to the
+    /// configuration file's folder).
+    #[serde(default = "default_data_dir")]
+    pub data_dir: PathBuf,
+    /// Public URL the collection is republished under.
+    #[serde(default = "default_base_url")]
+    pub base_url: Url,
+    /// Address `plikt run` and `plikt serve` listen on.
+    #[serde(default = "default_listen")]
+    pub listen: SocketAddr,
+    /// Contact URL (or `mailto:`) of the deposit team, sent in every `User-Agent`.
+    #[serde(default)]
+    pub contact: Option<String>,
+    /// HTTP defaults that publishers may override.
+    #[serde(default)]
+    pub http: HttpConfig,
+    /// Harvest policy.
+    #[serde(default)]
+    pub harvest: HarvestConfig,
+    /// The publishers, `[[publisher]]`.
+    #[serde(default, rename = "publisher")]
+    pub publishers: Vec<PublisherConfig>,
+}
+
+fn default_data_dir() -> PathBuf {
+    PathBuf::from("plikt-data")
+}
+
+fn default_base_url() -> Url {
+    Url::parse("http://127.0.0.1:8080/").expect("constant URL")
+}
+
+fn default_listen() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 8080))
+}
+
+/// `[http]`: timeouts, limits and retries of every request (issue 3 §5).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HttpConfig {
+    /// Time to establish a connection (TCP + TLS).
+    pub connect_timeout_secs: u64,
+    /// Longest wait for the next bytes.
+    pub read_timeout_secs: u64,
+    /// Longest time for one whole file.
+    pub total_timeout_secs: u64,
+    /// Largest file accepted, counted while streaming.
+    pub max_file_bytes: u64,
+    /// Largest feed accepted, after decoding a compressed response.
+    pub max_feed_bytes: u64,
+    /// Retries of one request after a connection error, timeout, 5xx or 429.
+    pub retries: u32,
+    /// First retry delay; doubled each time, with jitter.
+    pub retry_base_ms: u64,
+    /// A `Retry-After` longer than this postpones the item to a later run.
+    pub max_retry_after_secs: u64,
+    /// Minimum throughput: a transfer slower than this over `min_speed_window_secs`
+    /// is abandoned (a read timeout alone does not stop a server dripping bytes). 0 = off.
+    pub min_bytes_per_sec: u64,
+    /// The window the minimum throughput is measured over.
+    pub min_speed_window_secs: u64,
+    /// Redirect hops followed before giving up.
+    pub max_redirects: u32,
+    /// Concurrent requests in all.
+    pub max_connections: usize,
+    /// Concurrent requests to one host.
+    pub max_connections_per_host: usize,
+    /// PEM files with extra trusted root certificates (added to the built-in roots;
+    /// verification is never disabled).
+    pub extra_root_certificates: Vec<PathBuf>,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            connect_timeout_secs: 10,
+            read_timeout_secs: 30,
+            total_timeout_secs: 600,
+            max_file_bytes: 4 << 30,
+            max_feed_bytes: 256 << 20,
+            retries: 3,
+            retry_base_ms: 1000,
+            max_retry_after_secs: 60,
+            min_bytes_per_sec: 1024,
+            min_speed_window_secs: 30,
+            max_redirects: 10,
+            max_connections: 16,
+            max_connections_per_host: 4,
+            extra_root_certificates: Vec::new(),
+        }
+    }
+}
+
+/// `[publisher.http]`: per-publisher overrides of `[http]`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct HttpOverrides {
+    pub connect_timeout_secs: Option<u64>,
+    pub read_timeout_secs: Option<u64>,
+    pub total_timeout_secs: Option<u64>,
+    pub max_file_bytes: Option<u64>,
+    pub max_feed_bytes: Option<u64>,
+    pub retries: Option<u32>,
+    pub retry_base_ms: Option<u64>,
+    pub max_retry_after_secs: Option<u64>,
+    pub min_bytes_per_sec: Option<u64>,
+    pub min_speed_window_secs: Option<u64>,
+    pub max_redirects: Option<u32>,
+    pub max_connections_per_host: Option<usize>,
+}
+
+impl HttpConfig {
+    /// These settings with a publisher's overrides applied.
+    pub fn with(&self, o: &HttpOverrides) -> HttpConfig {
+        HttpConfig {
+            connect_timeout_secs: o.connect_timeout_secs.unwrap_or(self.connect_timeout_secs),
+            read_timeout_secs: o.read_timeout_secs.unwrap_or(self.read_timeout_secs),
+            total_timeout_secs: o.total_timeout_secs.unwrap_or(self.total_timeout_secs),
+            max_file_bytes: o.max_file_bytes.unwrap_or(self.max_file_bytes),
+            max_feed_bytes: o.max_feed_bytes.unwrap_or(self.max_feed_bytes),
+            retries: o.retries.unwrap_or(self.retries),
+            retry_base_ms: o.retry_base_ms.unwrap_or(self.retry_base_ms),
+            max_retry_after_secs: o.max_retry_after_secs.unwrap_or(self.max_retry_after_secs),
+            min_bytes_per_sec: o.min_bytes_per_sec.unwrap_or(self.min_bytes_per_sec),
+            min_speed_window_secs: o
+                .min_speed_window_secs
+                .unwrap_or(self.min_speed_window_secs),
+            max_redirects: o.max_redirects.unwrap_or(self.max_redirects),
+            max_connections: self.max_connections,
+            max_connections_per_host: o
+                .max_connections_per_host
+                .unwrap_or(self.max_connections_per_host),
+            extra_root_certificates: self.extra_root_certificates.clone(),
+        }
+    }
+
+    /// Connect timeout.
+    pub fn connect_timeout(&self) -> Duration {
+        Duration::from_secs(self.connect_timeout_secs)
+    }
+    /// Read timeout.
+    pub fn read_timeout(&self) -> Duration {
+        Duration::from_secs(self.read_timeout_secs)
+    }
+    /// Total timeout per file.
+    pub fn total_timeout(&self) -> Duration {
+        Duration::from_secs(self.total_timeout_secs)
+    }
+}
+
+/// `[harvest]`: what happens to items that fail.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HarvestConfig {
+    /// After this many failed runs a version stays failed (visible in `plikt status`)
+    /// instead of being retried.
+    pub max_failed_runs: u32,
+    /// Delay before retrying a failed version; doubled after each failed run.
+    pub retry_backoff_secs: u64,
+    /// Longest delay between retries of a failed version.
+    pub max_retry_backoff_secs: u64,
+    /// How long in-flight files may take to finish on shutdown before they are
+    /// abandoned (and retried by the next run).
+    pub shutdown_grace_secs: u64,
+}
+
+impl Default for HarvestConfig {
+    fn default() -> Self {
+        Self {
+            max_failed_runs: 5,
+            retry_backoff_secs: 600,
+            max_retry_backoff_secs: 86_400,
+            shutdown_grace_secs: 20,
+        }
+    }
+}
+
+/// `[[publisher]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PublisherConfig {
+    /// Short stable identifier (letters, digits, `-`, `_`), used in URLs and the catalog.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// The feed's URL.
+    pub feed: Url,
+    /// R104 values agreed with this publisher (H-PUBLISHER): `SE` + 10 digits with an
+    /// optional `-suffix`, or the whole `http://id.kb.se/organisations/…` URI.
+    #[serde(default)]
+    pub organisations: Vec<String>,
+    /// Cron expression (the `cron` crate's syntax: seconds first).
+    pub schedule: String,
+    /// Refuse http URLs and redirects to http.
+    #[serde(default = "yes")]
+    pub https_only: bool,
+    /// Allow loopback, private and link-local targets (default: refused, SSRF).
+    #[serde(default)]
+    pub allow_private: bool,
+    /// HTTP Basic credentials, sent only to the feed's origin.
+    #[serde(default)]
+    pub auth: Option<AuthConfig>,
+    /// Overrides of `[http]`.
+    #[serde(default)]
+    pub http: HttpOverrides,
+    /// §7.13: the host publication is deposit-liable, so R112 (isPartOf) is mandatory.
+    #[serde(default)]
+    pub require_is_part_of: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `[publisher.auth]`: HTTP Basic. The password itself never appears in the file.
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthConfig {
+    /// User name.
+    pub username: String,
+    /// Environment variable holding the password.
+    #[serde(default)]
+    pub password_env: Option<String>,
+    /// File holding the password (first line; relative to the configuration file).
+    #[serde(default)]
+    pub password_file: Option<PathBuf>,
+    /// The password, once loaded.
+    #[serde(skip)]
+    pub password: Secret,
+}
+
+impl std::fmt::Debug for AuthConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthConfig")
+            .field("username", &self.username)
+            .field("password_env", &self.password_env)
+            .field("password_file", &self.password_file)
+            .field("password", &self.password)
+            .finish()
+    }
+}
+
+impl Config {
+    /// Reads, parses and checks `path`, and loads the publishers' secrets.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        Self::parse(&text, path, base, &|name| std::env::var(name).ok())
+    }
+
+    /// Parses `text` (named `path` in messages); relative paths are resolved against
+    /// `base`; `env` looks up environment variables.
+    pub fn parse(
+        text: &str,
+        path: &Path,
+        base: &Path,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Config, ConfigError> {
+        let mut config: Config = toml::from_str(text).map_err(|e| {
+            // Build the message from the span, never from toml's rendering: that quotes
+            // the source line, which could hold a password someone typed by mistake.
+            let (line, column) = e
+                .span()
+                .map(|s| line_col(text, s.start))
+                .unwrap_or((0, 0));
+            let mut message = e.message().trim().to_string();
+            if message.contains("unknown field `password`") {
+                message.push_str(
+                    "; never write a password in the configuration: use `password_env` (an environment variable) or `password_file`",
+                );
+            }
+            ConfigError::Syntax {
+                path: path.to_path_buf(),
+                line,
+                column,
+                message,
+            }
+        })?;
+        let invalid = |message: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        };
+        if config.data_dir.is_relative() {
+            config.data_dir = base.join(&config.data_dir);
+        }
+        for p in &mut config.http.extra_root_certificates {
+            if p.is_relative() {
+                *p = base.join(&*p);
+            }
+        }
+        if !config.base_url.path().ends_with('/') {
+            return Err(invalid(format!(
+                "base_url `{}` must end with `/`",
+                config.base_url
+            )));
+        }
+        if config.http.max_connections == 0 || config.http.max_connections_per_host == 0 {
+            return Err(invalid(
+                "[http] max_connections and max_connections_per_host must be at least 1".into(),
+            ));
+        }
+        let mut ids = HashSet::new();
+        for p in &mut config.publishers {
+            let at = format!("[[publisher]] `{}`", p.id);
+            if p.id.is_empty()
+                || !p
+                    .id
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+            {
+                return Err(invalid(format!(
+                    "{at}: id must be letters, digits, `-` or `_`"
+                )));
+            }
+            if !ids.insert(p.id.clone()) {
+                return Err(invalid(format!("{at}: the id is used twice")));
+            }
+            if let Err(e) = cron::Schedule::from_str(&p.schedule) {
+                return Err(invalid(format!(
+                    "{at}: schedule `{}` is not a cron expression ({e}); write seconds first, e.g. `0 */30 * * * *`",
+                    p.schedule
+                )));
+            }
+            if !matches!(p.feed.scheme(), "http" | "https") {
+                return Err(invalid(format!("{at}: feed must be an http(s) URL")));
+            }
+            if p.https_only && p.feed.scheme() != "https" {
+                return Err(invalid(format!(
+                    "{at}: feed `{}` is not https but https_only = true; use the https URL or set https_only = false",
+                    p.feed
+                )));
+            }
+            if p.http.max_connections_per_host == Some(0) {
+                return Err(invalid(format!(
+                    "{at}: max_connections_per_host must be at least 1"
+                )));
+            }
+            if let Some(auth) = &mut p.auth {
+                auth.password = match (&auth.password_env, &auth.password_file) {
+                    (Some(var), None) => Secret::new(env(var).ok_or_else(|| {
+                        invalid(format!(
+                            "{at}: the environment variable `{var}` (password_env) is not set"
+                        ))
+                    })?),
+                    (None, Some(file)) => {
+                        let file = if file.is_relative() {
+                            base.join(file)
+                        } else {
+                            file.clone()
+                        };
+                        let text = std::fs::read_to_string(&file).map_err(|e| {
+                            invalid(format!(
+                                "{at}: cannot read password_file {}: {e}",
+                                file.display()
+                            ))
+                        })?;
+                        Secret::new(text.lines().next().unwrap_or("").to_string())
+                    }
+                    _ => {
+                        return Err(invalid(format!(
+                            "{at}: [publisher.auth] needs exactly one of password_env or password_file"
+                        )));
+                    }
+                };
+            }
+        }
+        Ok(config)
+    }
+
+    /// The publisher with this id.
+    pub fn publisher(&self, id: &str) -> Option<&PublisherConfig> {
+        self.publishers.iter().find(|p| p.id == id)
+    }
+
+    /// `[http]` for this publisher.
+    pub fn http_for(&self, p: &PublisherConfig) -> HttpConfig {
+        self.http.with(&p.http)
+    }
+}
+
+impl PublisherConfig {
+    /// The parsed schedule (checked when the configuration was loaded).
+    pub fn cron(&self) -> cron::Schedule {
+        cron::Schedule::from_str(&self.schedule).expect("checked when the configuration loaded")
+    }
+}
+
+/// 1-based line and column (characters) of byte `offset` in `text`.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before
+        .rsplit('\n')
+        .next()
+        .map_or(0, |l| l.chars().count())
+        + 1;
+    (line, col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(text, Path::new("p.toml"), Path::new("/etc/plikt"), &|v| {
+            (v == "PW").then(|| "s3cret".to_string())
+        })
+    }
+
+    const PUBLISHER: &str = r#"
+[[publisher]]
+id = "a"
+name = "A"
+feed = "https://a.example/feed.xml"
+schedule = "0 */30 * * * *"
+"#;
+
+    #[test]
+    fn unknown_key_is_refused_with_name_and_line() {
+        let e = parse(&format!("{PUBLISHER}colour = \"red\"\n")).unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("colour"), "{msg}");
+        assert!(msg.starts_with("p.toml:7:"), "{msg}");
+    }
+
+    #[test]
+    fn password_in_config_is_refused_without_quoting_it() {
+        let text = format!("{PUBLISHER}[publisher.auth]\nusername = \"u\"\npassword = \"hunter2\"\n");
+        let msg = parse(&text).unwrap_err().to_string();
+        assert!(msg.contains("password_env"), "{msg}");
+        assert!(!msg.contains("hunter2"), "{msg}");
+    }
+
+    #[test]
+    fn password_comes_from_the_environment_and_is_redacted() {
+        let text = format!("{PUBLISHER}[publisher.auth]\nusername = \"u\"\npassword_env = \"PW\"\n");
+        let c = parse(&text).unwrap();
+        let auth = c.publishers[0].auth.as_ref().unwrap();
+        assert_eq!(auth.password.expose(), "s3cret");
+        assert!(!format!("{c:?}").contains("s3cret"));
+        let missing = text.replace("\"PW\"", "\"NOPE\"");
+        let msg = parse(&missing).unwrap_err().to_string();
+        assert!(msg.contains("NOPE") && msg.contains("not set"), "{msg}");
+    }
+
+    #[test]
+    fn defaults_and_relative_paths() {
+        let c = parse(PUBLISHER).unwrap();
+        assert_eq!(c.data_dir, Path::new("/etc/plikt/plikt-data"));
+        assert!(c.publishers[0].https_only);
+        assert!(!c.publishers[0].allow_private);
+        assert_eq!(c.http.retries, 3);
+    }
+
+    #[test]
+    fn bad_schedule_and_http_feed_are_refused() {
+        let msg = parse(&PUBLISHER.replace("0 */30 * * * *", "every hour"))
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("cron"), "{msg}");
+        let msg = parse(&PUBLISHER.replace("https://", "http://"))
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("https_only"), "{msg}");
+    }
+}

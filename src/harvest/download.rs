@@ -1,0 +1,301 @@
+//! One file of a version: fetched under the client's policy, streamed to a blob while
+//! MD5 and SHA-256 are computed, verified (H-MD5, H-SIZE, H-MIME, H-DRM) and stored.
+
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::item::harvest_finding;
+use crate::fetch::{Client, FetchError, Kind, Retry};
+use crate::profile::{RuleId, Severity};
+use crate::store::{Blobs, FileResult, NewFile, StoredFile, StoredFinding};
+
+/// A file to fetch.
+#[derive(Debug, Clone)]
+pub struct FileJob {
+    /// Version row.
+    pub version: i64,
+    /// File row.
+    pub file_id: i64,
+    /// The item's guid.
+    pub guid: String,
+    /// URL and declared facts.
+    pub file: NewFile,
+}
+
+/// What became of it.
+#[derive(Debug)]
+pub struct FileOutcome {
+    /// The job.
+    pub job: FileJob,
+    /// Stored, or failed with the reason.
+    pub result: FileResult,
+    /// The server asked to come back later than this run should wait.
+    pub postpone: Option<Duration>,
+    /// H-* findings.
+    pub findings: Vec<StoredFinding>,
+    /// When it ended.
+    pub at: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+enum FileError {
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    #[error("{url}: storing the file failed: {source}")]
+    Store { url: String, source: std::io::Error },
+    #[error("{url}: MD5 of the downloaded bytes is {actual}, but media:hash says {expected} (H-MD5); the file is corrupt or the feed's hash is wrong")]
+    Md5 {
+        url: String,
+        expected: String,
+        actual: String,
+    },
+}
+
+/// Fetches, verifies and stores one file, retrying as the client's policy says.
+pub async fn fetch_file(
+    client: &Client,
+    blobs: &Blobs,
+    job: FileJob,
+    mut shutdown: watch::Receiver<bool>,
+    bytes: &(dyn Fn(u64) + Sync),
+) -> FileOutcome {
+    let mut findings = Vec::new();
+    let mut attempt = 0;
+    let (result, postpone) = loop {
+        match fetch_once(client, blobs, &job, &mut findings, bytes).await {
+            Ok(stored) => break (FileResult::Stored(stored), None),
+            Err(FileError::Fetch(e)) => match client.retry(&e, attempt) {
+                Retry::After(delay) if !*shutdown.borrow() => {
+                    tracing::info!(guid = %job.guid, url = %job.file.url, error = %e, retry_in_ms = delay.as_millis() as u64, "retrying");
+                    attempt += 1;
+                    tokio::select! {
+                        () = tokio::time::sleep(delay) => {}
+                        _ = shutdown.changed() => {}
+                    }
+                }
+                Retry::Postpone(d) => {
+                    break (
+                        FileResult::Failed(format!(
+                            "{e}; postponed to a later run (Retry-After longer than max_retry_after_secs)"
+                        )),
+                        Some(d),
+                    );
+                }
+                _ => {
+                    findings.push(harvest_finding(
+                        RuleId::HFetch,
+                        Severity::Error,
+                        Some(&job.guid),
+                        Some(&job.file.url),
+                        e.to_string(),
+                    ));
+                    break (FileResult::Failed(e.to_string()), None);
+                }
+            },
+            Err(e) => {
+                if let FileError::Md5 { .. } = e {
+                    findings.push(harvest_finding(
+                        RuleId::HMd5,
+                        Severity::Error,
+                        Some(&job.guid),
+                        Some(&job.file.url),
+                        e.to_string(),
+                    ));
+                }
+                break (FileResult::Failed(e.to_string()), None);
+            }
+        }
+    };
+    FileOutcome {
+        job,
+        result,
+        postpone,
+        findings,
+        at: crate::store::now(),
+    }
+}
+
+async fn fetch_once(
+    client: &Client,
+    blobs: &Blobs,
+    job: &FileJob,
+    findings: &mut Vec<StoredFinding>,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<StoredFile, FileError> {
+    let url_text = job.file.url.clone();
+    let url = url::Url::parse(&url_text).map_err(|e| FetchError::Transport {
+        url: url::Url::parse("http://invalid/").expect("constant"),
+        reason: format!("`{url_text}` is not a URL ({e})"),
+    })?;
+    let store = |source| FileError::Store {
+        url: url_text.clone(),
+        source,
+    };
+    let mut response = client.get(&url, Kind::File, None).await?;
+    let mut writer = blobs.writer().map_err(store)?;
+    let mut drm = super::drm::DrmScan::default();
+    while let Some(chunk) = response.chunk().await? {
+        writer.write(&chunk).map_err(store)?;
+        drm.update(&chunk);
+        progress(chunk.len() as u64);
+    }
+    let written = tokio::task::spawn_blocking(move || writer.finish())
+        .await
+        .map_err(|e| store(std::io::Error::other(e)))?
+        .map_err(store)?;
+    let digests = written.digests.clone();
+    if let Some(expected) = &job.file.declared_md5
+        && *expected != digests.md5
+    {
+        return Err(FileError::Md5 {
+            url: url_text,
+            expected: expected.clone(),
+            actual: digests.md5,
+        });
+    }
+    let path = tokio::task::spawn_blocking(move || written.commit())
+        .await
+        .map_err(|e| store(std::io::Error::other(e)))?
+        .map_err(store)?;
+    let guid = Some(job.guid.as_str());
+    if let Some(size) = job.file.declared_size
+        && size != digests.length
+    {
+        findings.push(harvest_finding(
+            RuleId::HSize,
+            Severity::Warning,
+            guid,
+            Some(&url_text),
+            format!(
+                "{url_text}: fileSize says {size} bytes, the server sent {} (H-SIZE); correct fileSize",
+                digests.length
+            ),
+        ));
+    }
+    if let (Some(declared), Some(sent)) = (&job.file.declared_type, &response.content_type)
+        && !same_mime(declared, sent)
+    {
+        findings.push(harvest_finding(
+            RuleId::HMime,
+            Severity::Warning,
+            guid,
+            Some(&url_text),
+            format!(
+                "{url_text}: the feed declares type `{declared}`, the server sends `Content-Type: {sent}` (H-MIME); make them agree"
+            ),
+        ));
+    }
+    if let Some(reason) = tokio::task::spawn_blocking(move || drm.finish(&path))
+        .await
+        .ok()
+        .flatten()
+    {
+        findings.push(harvest_finding(
+            RuleId::HDrm,
+            Severity::Error,
+            guid,
+            Some(&url_text),
+            format!("{url_text}: {reason} (H-DRM)"),
+        ));
+    }
+    Ok(StoredFile {
+        digests,
+        final_url: response.url.to_string(),
+        status: response.status,
+        content_type: response.content_type.clone(),
+        content_encoding: response.content_encoding.clone(),
+        last_modified: response.last_modified.clone(),
+        etag: response.etag.clone(),
+        filename: response
+            .content_disposition
+            .as_deref()
+            .and_then(safe_filename),
+    })
+}
+
+/// MIME types equal, ignoring parameters and case (H-MIME, §7.12).
+fn same_mime(a: &str, b: &str) -> bool {
+    let base = |s: &str| s.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    base(a) == base(b)
+}
+
+/// A file name from an (untrusted) `Content-Disposition`, made safe to show or to use
+/// as a download name: the last path component, no control characters, no leading
+/// dots, at most 200 characters. plikt never uses it as a path: blobs are named by
+/// their SHA-256.
+pub fn safe_filename(header: &str) -> Option<String> {
+    let mut name: Option<String> = None;
+    for part in header.split(';').skip(1) {
+        let (k, v) = part.split_once('=')?;
+        let k = k.trim().to_ascii_lowercase();
+        let v = v.trim();
+        if k == "filename*" {
+            // RFC 5987: charset'lang'percent-encoded
+            let encoded = v.splitn(3, '\'').nth(2).unwrap_or(v);
+            name = Some(percent_decode(encoded));
+            break;
+        }
+        if k == "filename" {
+            name = Some(v.trim_matches('"').to_string());
+        }
+    }
+    let name = name?;
+    let last = name.rsplit(['/', '\\']).next().unwrap_or("");
+    let clean: String = last
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect::<String>()
+        .trim()
+        .trim_start_matches('.')
+        .chars()
+        .take(200)
+        .collect();
+    (!clean.is_empty()).then_some(clean)
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16)
+        {
+            out.push(v);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hostile_file_names_are_made_safe() {
+        let cases = [
+            ("attachment; filename=\"../../../etc/passwd\"", Some("passwd")),
+            ("attachment; filename=\"..\\\\..\\\\boot.ini\"", Some("boot.ini")),
+            ("attachment; filename=\".bashrc\"", Some("bashrc")),
+            ("attachment; filename=\"a\u{7}b\r\n.pdf\"", Some("ab.pdf")),
+            ("attachment; filename*=UTF-8''%2E%2E%2Fbok%C3%B6.pdf", Some("bokö.pdf")),
+            ("attachment; filename=\"..\"", None),
+            ("inline", None),
+        ];
+        for (h, want) in cases {
+            assert_eq!(safe_filename(h).as_deref(), want, "{h}");
+        }
+    }
+
+    #[test]
+    fn mime_comparison_ignores_parameters_and_case() {
+        assert!(same_mime("text/html", "Text/HTML; charset=utf-8"));
+        assert!(!same_mime("application/pdf", "text/html"));
+    }
+}

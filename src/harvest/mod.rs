@@ -1,0 +1,693 @@
+//! One run of one publisher, end to end (issue 3 §3):
+//!
+//! 1. **fetch** the feed with a conditional GET (a 304 skips to step 4);
+//! 2. **validate** it with the same [`Validator`] as `plikt validate`. A first pass
+//!    only decides whether the feed is readable: `G-XML` / `G-RSS` stop the run with
+//!    nothing harvested (never the items before the error), and it finds duplicate
+//!    guids;
+//! 3. **diff**, in one transaction with the run's findings: each item is rejected (no
+//!    or duplicate guid, no usable pubDate, no valid file URL), unchanged, or a new
+//!    deposit / new version (known guid, newer pubDate), recorded as `pending` with its
+//!    files. H-VERSION, H-COVERAGE, H-PUBLISHER and H-PAGINATION are applied here;
+//! 4. **download** every file of every pending version that is due (new ones and
+//!    earlier failures whose backoff has passed), verify and store it;
+//! 5. **deposit**: a version whose files are all stored becomes `deposited` and its
+//!    change is journalled in the same transaction; a failed file counts a failed
+//!    attempt, retried with backoff by later runs until `max_failed_runs`.
+//!
+//! A crash at any instant leaves the catalog consistent: staged versions stay pending
+//! and the next run fetches what is missing.
+
+mod download;
+mod drm;
+mod item;
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+pub use download::safe_filename;
+pub use item::{Candidate, Plan, organisation_id, plan};
+
+use crate::config::{Config, PublisherConfig};
+use crate::fetch::{self, Client, ClientOptions, Conditional, Credentials, FetchError, Kind, Limits, Retry};
+use crate::profile::{self, Checked, Finding, RuleId, Severity, Validator};
+use crate::store::{
+    Blobs, Catalog, FileResult, NewVersion, Outcome, RunCounts, Settled, StoreError,
+    StoredFinding,
+};
+use download::{FileJob, FileOutcome};
+use item::{harvest_finding, stored};
+
+/// Why a run could not be carried out.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HarvestError {
+    /// The catalog or blob store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The feed could not be fetched.
+    #[error("fetching the feed failed: {0}")]
+    Feed(FetchError),
+    /// The feed is unreadable (G-XML, G-RSS): nothing was harvested.
+    #[error("the feed is unreadable, nothing was harvested: {0}")]
+    Unreadable(String),
+    /// The HTTP client could not be set up.
+    #[error(transparent)]
+    Setup(FetchError),
+    /// A configuration value is unusable.
+    #[error("{0}")]
+    Config(String),
+}
+
+/// Progress of a harvest, for a progress bar. Every method has a default that does
+/// nothing.
+pub trait Progress: Send + Sync + std::fmt::Debug {
+    /// A publisher's run started.
+    fn publisher(&self, _id: &str) {}
+    /// Items read from a feed.
+    fn items(&self, _n: u64) {}
+    /// Files queued for download.
+    fn files_queued(&self, _n: u64) {}
+    /// A file finished (stored or failed).
+    fn file_done(&self) {}
+    /// Bytes received.
+    fn bytes(&self, _n: u64) {}
+    /// A publisher's run ended.
+    fn publisher_done(&self, _summary: &RunSummary) {}
+}
+
+/// A [`Progress`] that shows nothing.
+#[derive(Debug, Default)]
+pub struct NoProgress;
+
+impl Progress for NoProgress {}
+
+/// What one run did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunSummary {
+    /// Publisher id.
+    pub publisher: String,
+    /// Run number in the catalog.
+    pub run: i64,
+    /// Outcome.
+    pub outcome: &'static str,
+    /// Why it failed, if it did.
+    pub message: Option<String>,
+    /// Counters.
+    pub counts: RunCounts,
+    /// Failures of files and items, each naming publisher, guid, URL and reason.
+    pub failures: Vec<String>,
+}
+
+impl RunSummary {
+    /// The run was carried out (even if some items failed and were recorded).
+    pub fn completed(&self) -> bool {
+        self.outcome != Outcome::Failed.as_str()
+    }
+}
+
+/// Harvests publishers into one data folder. Clone-cheap parts are shared by every
+/// run of the process: concurrency limits, the shutdown signal.
+#[derive(Debug, Clone)]
+pub struct Harvester {
+    config: Arc<Config>,
+    limits: Arc<Limits>,
+    shutdown: watch::Receiver<bool>,
+    progress: Arc<dyn Progress>,
+    user_agent: String,
+}
+
+impl Harvester {
+    /// A harvester for `config`; runs stop taking work when `shutdown` turns true.
+    /// The caller holds the data folder's write lock ([`crate::store::Store`]).
+    pub fn new(
+        config: Arc<Config>,
+        shutdown: watch::Receiver<bool>,
+        progress: Arc<dyn Progress>,
+    ) -> Result<Self, HarvestError> {
+        for p in &config.publishers {
+            for o in &p.organisations {
+                if organisation_id(o).is_none() {
+                    return Err(HarvestError::Config(format!(
+                        "publisher `{}`: organisation `{o}` is not `SE` + 10 digits with an optional `-suffix` (R104)",
+                        p.id
+                    )));
+                }
+            }
+        }
+        let user_agent = match &config.contact {
+            Some(c) => format!("plikt/{} (legal-deposit harvester; +{c})", env!("CARGO_PKG_VERSION")),
+            None => format!("plikt/{} (legal-deposit harvester)", env!("CARGO_PKG_VERSION")),
+        };
+        Ok(Self {
+            limits: Limits::new(config.http.max_connections, config.http.max_connections_per_host),
+            config,
+            shutdown,
+            progress,
+            user_agent,
+        })
+    }
+
+    fn catalog_path(&self) -> PathBuf {
+        self.config.data_dir.join("catalog.sqlite")
+    }
+
+    /// One run of `publisher`. `Err` only when the run could not even be recorded;
+    /// a run that failed is an `Ok` summary with outcome `failed`.
+    pub async fn run(&self, publisher: &PublisherConfig) -> Result<RunSummary, HarvestError> {
+        let mut catalog = Catalog::open(&self.catalog_path())?;
+        catalog.upsert_publisher(&publisher.id, &publisher.name, publisher.feed.as_str())?;
+        let run = catalog.begin_run(&publisher.id, &crate::store::now())?;
+        self.progress.publisher(&publisher.id);
+        tracing::info!(publisher = %publisher.id, run, feed = %publisher.feed, "run started");
+        let mut state = RunState {
+            run,
+            counts: RunCounts::default(),
+            failures: Vec::new(),
+        };
+        let result = self.run_inner(&mut catalog, publisher, &mut state).await;
+        let (outcome, message) = match result {
+            Ok(o) => (o, None),
+            Err(e) => {
+                let message = format!("publisher {}: {e}", publisher.id);
+                tracing::error!(publisher = %publisher.id, run, error = %e, "run failed");
+                (Outcome::Failed, Some(message))
+            }
+        };
+        let outcome = if *self.shutdown.borrow() && outcome == Outcome::Ok {
+            Outcome::Interrupted
+        } else {
+            outcome
+        };
+        catalog.end_run(run, outcome, message.as_deref(), &state.counts, &crate::store::now())?;
+        let summary = RunSummary {
+            publisher: publisher.id.clone(),
+            run,
+            outcome: outcome.as_str(),
+            message,
+            counts: state.counts,
+            failures: state.failures,
+        };
+        tracing::info!(publisher = %publisher.id, run, outcome = summary.outcome, deposited = summary.counts.deposited, files = summary.counts.files_stored, failed = summary.counts.files_failed, "run ended");
+        self.progress.publisher_done(&summary);
+        Ok(summary)
+    }
+
+    async fn run_inner(
+        &self,
+        catalog: &mut Catalog,
+        p: &PublisherConfig,
+        state: &mut RunState,
+    ) -> Result<Outcome, HarvestError> {
+        let http = self.config.http_for(p);
+        let credentials = p.auth.as_ref().map(|a| Credentials {
+            username: a.username.clone(),
+            password: a.password.clone(),
+            origin: p.feed.origin(),
+        });
+        let client = Client::new(
+            &http,
+            ClientOptions {
+                https_only: p.https_only,
+                allow_private: p.allow_private,
+                credentials,
+                user_agent: self.user_agent.clone(),
+            },
+            self.limits.clone(),
+        )
+        .map_err(HarvestError::Setup)?;
+
+        // 1. Fetch.
+        let (etag, last_modified) = catalog.feed_validators(&p.id)?;
+        let conditional = Conditional {
+            etag,
+            last_modified,
+        };
+        let mut attempt = 0;
+        let mut response = loop {
+            match client.get(&p.feed, Kind::Feed, Some(&conditional)).await {
+                Ok(r) => break r,
+                Err(e) => match client.retry(&e, attempt) {
+                    Retry::After(d) if !*self.shutdown.borrow() => {
+                        tracing::info!(publisher = %p.id, url = %p.feed, error = %e, "retrying the feed");
+                        attempt += 1;
+                        tokio::time::sleep(d).await;
+                    }
+                    _ => return Err(HarvestError::Feed(e)),
+                },
+            }
+        };
+        let outcome = if response.status == 304 {
+            tracing::info!(publisher = %p.id, "feed not modified");
+            Outcome::NotModified
+        } else {
+            let spool = fetch::spool(&mut response).await.map_err(HarvestError::Feed)?;
+            let html = response
+                .content_type
+                .as_deref()
+                .is_some_and(|t| t.to_ascii_lowercase().contains("html"));
+            // 2 + 3: validate and diff off the async threads (CPU and SQLite).
+            let path = spool.path().to_path_buf();
+            let owned_catalog = std::mem::replace(catalog, Catalog::open(&self.catalog_path())?);
+            let ctx = StageContext {
+                publisher: p.clone(),
+                run: state.run,
+                last_success: owned_catalog.last_successful_run(&p.id)?,
+                etag: response.etag.clone(),
+                last_modified: response.last_modified.clone(),
+                options: profile::Options {
+                    profile: profile::ProfileOptions {
+                        require_is_part_of: p.require_is_part_of,
+                        ..profile::ProfileOptions::default()
+                    },
+                    ..profile::Options::default()
+                },
+            };
+            let (back, staged) = tokio::task::spawn_blocking(move || {
+                let mut c = owned_catalog;
+                let r = stage(&mut c, &path, &ctx);
+                (c, r)
+            })
+            .await
+            .map_err(|e| HarvestError::Config(format!("the validation task failed: {e}")))?;
+            *catalog = back;
+            drop(spool);
+            let staged = staged?;
+            state.counts.items = staged.items;
+            state.counts.new_versions = staged.new_versions;
+            state.counts.rejected = staged.rejected;
+            self.progress.items(staged.items);
+            if let Some(fatal) = staged.fatal {
+                let mut why = format!(
+                    "{} at line {}, column {}: {}",
+                    fatal.rule,
+                    fatal.pos.map_or(0, |p| p.line),
+                    fatal.pos.map_or(0, |p| p.column),
+                    fatal.message
+                );
+                if html {
+                    why.push_str(" — the server sent an HTML page (`Content-Type: text/html`), perhaps a maintenance or error page, instead of the feed");
+                }
+                return Err(HarvestError::Unreadable(format!("{}: {why}", p.feed)));
+            }
+            Outcome::Ok
+        };
+
+        // 4 + 5. Download what is due and deposit.
+        self.download(catalog, &client, p, state).await?;
+        Ok(outcome)
+    }
+
+    async fn download(
+        &self,
+        catalog: &mut Catalog,
+        client: &Client,
+        p: &PublisherConfig,
+        state: &mut RunState,
+    ) -> Result<(), HarvestError> {
+        let now = crate::store::now();
+        let due = catalog.due_versions(&p.id, &now)?;
+        let mut remaining: HashMap<i64, usize> = HashMap::new();
+        let mut postponed: HashMap<i64, Duration> = HashMap::new();
+        let mut jobs = std::collections::VecDeque::new();
+        let mut ready: Vec<i64> = Vec::new();
+        for v in due {
+            if v.files.is_empty() {
+                ready.push(v.id);
+                continue;
+            }
+            remaining.insert(v.id, v.files.len());
+            for f in v.files {
+                jobs.push_back(FileJob {
+                    version: v.id,
+                    file_id: f.id,
+                    guid: v.guid.clone(),
+                    file: f.file,
+                });
+            }
+        }
+        self.progress.files_queued(jobs.len() as u64);
+        let window = self.config.http.max_connections.max(1) * 2;
+        let blobs = Blobs::open(&self.config.data_dir).map_err(|source| StoreError::Io {
+            path: self.config.data_dir.clone(),
+            source,
+        })?;
+        let mut set: JoinSet<FileOutcome> = JoinSet::new();
+        let mut results: Vec<(i64, FileResult, String)> = Vec::new();
+        let mut findings: Vec<StoredFinding> = Vec::new();
+        let mut last_flush = Instant::now();
+        let mut shutdown = self.shutdown.clone();
+        let mut grace_deadline: Option<Instant> = None;
+        loop {
+            let stopping = *shutdown.borrow();
+            if stopping && grace_deadline.is_none() {
+                grace_deadline = Some(
+                    Instant::now() + Duration::from_secs(self.config.harvest.shutdown_grace_secs),
+                );
+                tracing::warn!(publisher = %p.id, in_flight = set.len(), "shutting down: no new files; waiting for those in flight");
+            }
+            while !stopping && set.len() < window {
+                let Some(job) = jobs.pop_front() else { break };
+                let (client, blobs, shutdown, progress) =
+                    (client.clone(), blobs.clone(), self.shutdown.clone(), self.progress.clone());
+                set.spawn(async move {
+                    download::fetch_file(&client, &blobs, job, shutdown, &|n| progress.bytes(n)).await
+                });
+            }
+            let next = match grace_deadline {
+                Some(deadline) => tokio::select! {
+                    r = set.join_next() => r,
+                    () = tokio::time::sleep_until(deadline) => {
+                        tracing::warn!(publisher = %p.id, abandoned = set.len(), "grace period over: abandoning files in flight (the next run fetches them)");
+                        set.abort_all();
+                        while set.join_next().await.is_some() {}
+                        None
+                    }
+                },
+                None => tokio::select! {
+                    r = set.join_next() => r,
+                    _ = shutdown.changed() => continue,
+                },
+            };
+            let Some(joined) = next else {
+                break;
+            };
+            let Ok(outcome) = joined else {
+                continue; // aborted: nothing recorded, the file stays pending
+            };
+            self.progress.file_done();
+            let v = outcome.job.version;
+            match &outcome.result {
+                FileResult::Stored(s) => {
+                    state.counts.files_stored += 1;
+                    state.counts.bytes += s.digests.length;
+                }
+                FileResult::Failed(reason) => {
+                    state.counts.files_failed += 1;
+                    let line = format!(
+                        "publisher {}, item {}, {}: {reason}",
+                        p.id, outcome.job.guid, outcome.job.file.url
+                    );
+                    tracing::warn!(publisher = %p.id, guid = %outcome.job.guid, url = %outcome.job.file.url, reason = %reason, "file failed");
+                    state.failures.push(line);
+                }
+            }
+            if let Some(d) = outcome.postpone {
+                postponed.insert(v, d);
+            }
+            findings.extend(outcome.findings);
+            results.push((outcome.job.file_id, outcome.result, outcome.at));
+            if let Some(n) = remaining.get_mut(&v) {
+                *n -= 1;
+                if *n == 0 {
+                    remaining.remove(&v);
+                    ready.push(v);
+                }
+            }
+            if ready.len() >= 64 || results.len() >= 256 || last_flush.elapsed() > Duration::from_millis(500) {
+                self.flush(catalog, state, &mut results, &mut ready, &mut findings, &mut postponed)?;
+                last_flush = Instant::now();
+            }
+        }
+        self.flush(catalog, state, &mut results, &mut ready, &mut findings, &mut postponed)?;
+        Ok(())
+    }
+
+    /// Records file results and settles the versions whose files are all done.
+    fn flush(
+        &self,
+        catalog: &mut Catalog,
+        state: &mut RunState,
+        results: &mut Vec<(i64, FileResult, String)>,
+        ready: &mut Vec<i64>,
+        findings: &mut Vec<StoredFinding>,
+        postponed: &mut HashMap<i64, Duration>,
+    ) -> Result<(), HarvestError> {
+        if results.is_empty() && ready.is_empty() && findings.is_empty() {
+            return Ok(());
+        }
+        let h = &self.config.harvest;
+        let retry_at = |attempts: u32| {
+            let secs = h
+                .retry_backoff_secs
+                .saturating_mul(1 << attempts.saturating_sub(1).min(20))
+                .min(h.max_retry_backoff_secs);
+            crate::store::instant(chrono::Utc::now() + chrono::Duration::seconds(i64::try_from(secs).unwrap_or(i64::MAX / 2)))
+        };
+        let settle: Vec<i64> = ready.iter().copied().filter(|v| !postponed.contains_key(v)).collect();
+        let settled = catalog.record(results, &settle, &crate::store::now(), h.max_failed_runs.max(1), &retry_at)?;
+        for s in settled {
+            if let Settled::Deposited(_) = s {
+                state.counts.deposited += 1;
+            }
+        }
+        for v in ready.iter().filter(|v| postponed.contains_key(v)) {
+            let d = postponed[v];
+            let until = crate::store::instant(chrono::Utc::now() + chrono::Duration::seconds(i64::try_from(d.as_secs()).unwrap_or(86_400)));
+            catalog.postpone(*v, &until, &format!("the server asked plikt to come back after {until} (Retry-After)"))?;
+        }
+        if !findings.is_empty() {
+            catalog.add_findings(state.run, findings)?;
+        }
+        results.clear();
+        ready.clear();
+        findings.clear();
+        Ok(())
+    }
+}
+
+#[derive(Debug)]
+struct RunState {
+    run: i64,
+    counts: RunCounts,
+    failures: Vec<String>,
+}
+
+#[derive(Debug)]
+struct StageContext {
+    publisher: PublisherConfig,
+    run: i64,
+    last_success: Option<String>,
+    etag: Option<String>,
+    last_modified: Option<String>,
+    options: profile::Options,
+}
+
+#[derive(Debug, Default)]
+struct Staged {
+    fatal: Option<Finding>,
+    items: u64,
+    new_versions: u64,
+    rejected: u64,
+}
+
+/// Steps 2 and 3: validate the spooled feed and record, in one transaction, the run's
+/// findings, rejections and new versions. A fatal finding records only itself.
+fn stage(catalog: &mut Catalog, feed: &std::path::Path, ctx: &StageContext) -> Result<Staged, HarvestError> {
+    let open = || {
+        std::fs::File::open(feed).map(std::io::BufReader::new).map_err(|source| {
+            HarvestError::Store(StoreError::Io {
+                path: feed.to_path_buf(),
+                source,
+            })
+        })
+    };
+    let io_err = |e: std::io::Error| {
+        HarvestError::Store(StoreError::Io {
+            path: feed.to_path_buf(),
+            source: e,
+        })
+    };
+    // Pass 1: is the feed readable at all, and which guids occur twice?
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut duplicates: HashSet<String> = HashSet::new();
+    let mut validator = Validator::new(open()?, &ctx.options);
+    while let Some(c) = validator.next() {
+        match c.map_err(io_err)? {
+            Checked::Fatal(f) => {
+                catalog.add_findings(ctx.run, &[stored(&f)])?;
+                return Ok(Staged {
+                    fatal: Some(f),
+                    ..Staged::default()
+                });
+            }
+            Checked::Item(item, _) => {
+                if let Some(g) = item::guid(&item)
+                    && !seen.insert(g.clone())
+                {
+                    duplicates.insert(g);
+                }
+                validator.recycle(item);
+            }
+            Checked::Finding(_) => {}
+        }
+    }
+    drop(seen);
+
+    // Pass 2: diff and record.
+    let p = &ctx.publisher;
+    let now = crate::store::now();
+    let agreed: Vec<&str> = p.organisations.iter().filter_map(|o| organisation_id(o)).collect();
+    let mut staged = Staged::default();
+    let tx = catalog.stage()?;
+    let mut findings: Vec<StoredFinding> = Vec::new();
+    let mut oldest: Option<i64> = None;
+    let mut validator = Validator::new(open()?, &ctx.options);
+    while let Some(c) = validator.next() {
+        match c.map_err(io_err)? {
+            Checked::Fatal(f) => {
+                // The same bytes cannot turn fatal on a second reading; if they do,
+                // record nothing of the feed.
+                drop(tx);
+                catalog.add_findings(ctx.run, &[stored(&f)])?;
+                return Ok(Staged {
+                    fatal: Some(f),
+                    ..Staged::default()
+                });
+            }
+            Checked::Finding(f) => findings.push(stored(&f)),
+            Checked::Item(item, item_findings) => {
+                staged.items += 1;
+                findings.extend(item_findings.iter().map(stored));
+                let duplicate = item::guid(&item).is_some_and(|g| duplicates.contains(&g));
+                match plan(&item, &item_findings, duplicate) {
+                    Plan::Reject { guid, reason } => {
+                        staged.rejected += 1;
+                        tracing::warn!(publisher = %p.id, item = item.index, guid = guid.as_deref().unwrap_or(""), reason = %reason, "item rejected");
+                        tx.reject(ctx.run, item.index, guid.as_deref(), &reason)?;
+                    }
+                    Plan::Collect(c) => {
+                        oldest = Some(oldest.map_or(c.instant, |o| o.min(c.instant)));
+                        if !agreed.is_empty() {
+                            for value in &c.publishers {
+                                if organisation_id(value).is_some_and(|id| !agreed.contains(&id)) {
+                                    findings.push(harvest_finding(
+                                        RuleId::HPublisher,
+                                        Severity::Warning,
+                                        Some(&c.guid),
+                                        None,
+                                        format!(
+                                            "item {} names publisher `{value}`, which is not agreed for this feed ({}) (H-PUBLISHER); check the R104 value with KB",
+                                            item.index,
+                                            agreed.join(", ")
+                                        ),
+                                    ));
+                                }
+                            }
+                        }
+                        if diff(&tx, ctx, &c, item.index, &now, &mut findings)? {
+                            staged.new_versions += 1;
+                        }
+                    }
+                }
+                validator.recycle(item);
+            }
+        }
+    }
+    // H-PAGINATION (newer KB specification): the feed must not be paginated.
+    for link in validator.pagination() {
+        findings.push(StoredFinding {
+            line: Some(link.pos.line),
+            column: Some(link.pos.column),
+            ..harvest_finding(
+                RuleId::HPagination,
+                Severity::Warning,
+                None,
+                Some(&link.value),
+                format!(
+                    "the feed links to a further page `{}`; KB harvests only this document, so put every item in one feed (H-PAGINATION)",
+                    link.value
+                ),
+            )
+        });
+    }
+    // H-COVERAGE: the oldest item is newer than the last successful run, so items
+    // published in between may have dropped off the feed unseen.
+    if let (Some(oldest), Some(last)) = (oldest, &ctx.last_success)
+        && let Ok(last_t) = chrono::DateTime::parse_from_rfc3339(last)
+        && oldest > last_t.timestamp()
+    {
+        findings.push(harvest_finding(
+            RuleId::HCoverage,
+            Severity::Warning,
+            None,
+            None,
+            format!(
+                "the oldest item ({}) is newer than the last successful harvest ({last}): items published in between may have dropped off the feed (H-COVERAGE); keep items in the feed for longer than the harvest interval",
+                crate::store::instant(chrono::DateTime::from_timestamp(oldest, 0).unwrap_or_default())
+            ),
+        ));
+    }
+    tx.findings(ctx.run, &findings)?;
+    tx.feed_validators(&p.id, ctx.etag.as_deref(), ctx.last_modified.as_deref())?;
+    tx.commit()?;
+    Ok(staged)
+}
+
+/// Compares one item with the catalog; records a new deposit or version. True when
+/// something new was recorded.
+fn diff(
+    tx: &crate::store::Stage<'_>,
+    ctx: &StageContext,
+    c: &Candidate,
+    index: u32,
+    now: &str,
+    findings: &mut Vec<StoredFinding>,
+) -> Result<bool, HarvestError> {
+    let p = &ctx.publisher;
+    let version = NewVersion {
+        pub_date: &c.pub_date,
+        pub_date_raw: &c.pub_date_raw,
+        item_hash: &c.item_hash,
+        metadata: &c.metadata,
+        findings: &c.findings,
+        conforming: c.conforming,
+        access: c.access,
+        files: &c.files,
+    };
+    let deposit = match tx.known(&p.id, &c.guid)? {
+        None => tx.new_deposit(&p.id, &c.guid, now)?,
+        Some(known) => {
+            match known.pub_date.as_deref() {
+                Some(latest) if c.pub_date.as_str() == latest => {
+                    if known.item_hash.as_deref() != Some(c.item_hash.as_str()) {
+                        findings.push(harvest_finding(
+                            RuleId::HVersion,
+                            Severity::Warning,
+                            Some(&c.guid),
+                            None,
+                            format!(
+                                "item {index} (guid `{}`) changed but its pubDate did not (H-VERSION); plikt keeps the version it has — give a changed item a newer pubDate so it is harvested again",
+                                c.guid
+                            ),
+                        ));
+                    }
+                    return Ok(false);
+                }
+                Some(latest) if c.pub_date.as_str() < latest => {
+                    findings.push(harvest_finding(
+                        RuleId::HVersion,
+                        Severity::Warning,
+                        Some(&c.guid),
+                        None,
+                        format!(
+                            "item {index} (guid `{}`) has pubDate {}, older than the version plikt already has ({latest}) (H-VERSION); a new version needs a newer pubDate",
+                            c.guid, c.pub_date_raw
+                        ),
+                    ));
+                    return Ok(false);
+                }
+                _ => {}
+            }
+            known.deposit_id
+        }
+    };
+    tx.new_version(deposit, ctx.run, &version, now)?;
+    Ok(true)
+}

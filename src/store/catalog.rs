@@ -1,0 +1,839 @@
+//! The SQLite catalog: publishers, runs, findings, deposits, versions, files, blobs and
+//! the append-only change journal that the ResourceSync publisher reads. The only SQL
+//! in plikt.
+//!
+//! Durability: WAL with `synchronous=FULL`, so a committed transaction survives a power
+//! loss, not only a crash. Foreign keys are on. The schema is migrated in code
+//! ([`MIGRATIONS`], `PRAGMA user_version`).
+//!
+//! Exactly once: a version becomes `deposited` in the same transaction that appends
+//! its change to the journal, guarded by its state and by `UNIQUE(version_id)` on the
+//! journal, so a retried or replayed step cannot deposit or announce it twice.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+
+use super::StoreError;
+use super::digest::Digests;
+
+/// Schema versions, applied in order; index + 1 is the `user_version` after each.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE publishers (
+    id            TEXT PRIMARY KEY,
+    name          TEXT NOT NULL,
+    feed          TEXT NOT NULL,
+    etag          TEXT,
+    last_modified TEXT
+);
+CREATE TABLE runs (
+    id           INTEGER PRIMARY KEY,
+    publisher    TEXT NOT NULL REFERENCES publishers(id),
+    started_at   TEXT NOT NULL,
+    ended_at     TEXT,
+    -- running | ok | not-modified | failed | interrupted
+    outcome      TEXT NOT NULL DEFAULT 'running',
+    message      TEXT,
+    items        INTEGER NOT NULL DEFAULT 0,
+    new_versions INTEGER NOT NULL DEFAULT 0,
+    rejected     INTEGER NOT NULL DEFAULT 0,
+    deposited    INTEGER NOT NULL DEFAULT 0,
+    files_stored INTEGER NOT NULL DEFAULT 0,
+    files_failed INTEGER NOT NULL DEFAULT 0,
+    bytes        INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX runs_publisher ON runs(publisher, id);
+CREATE TABLE findings (
+    id       INTEGER PRIMARY KEY,
+    run_id   INTEGER NOT NULL REFERENCES runs(id),
+    rule     TEXT NOT NULL,
+    severity TEXT NOT NULL,
+    line     INTEGER,
+    col      INTEGER,
+    item     INTEGER,
+    guid     TEXT,
+    url      TEXT,
+    message  TEXT NOT NULL
+);
+CREATE INDEX findings_run ON findings(run_id);
+CREATE TABLE rejections (
+    id     INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    item   INTEGER NOT NULL,
+    guid   TEXT,
+    reason TEXT NOT NULL
+);
+CREATE TABLE deposits (
+    id         INTEGER PRIMARY KEY,
+    publisher  TEXT NOT NULL REFERENCES publishers(id),
+    guid       TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    UNIQUE (publisher, guid)
+);
+CREATE TABLE versions (
+    id              INTEGER PRIMARY KEY,
+    deposit_id      INTEGER NOT NULL REFERENCES deposits(id),
+    pub_date        TEXT NOT NULL,           -- the item's pubDate as a UTC instant
+    pub_date_raw    TEXT NOT NULL,
+    item_hash       TEXT NOT NULL,           -- SHA-256 of the item's metadata (H-VERSION)
+    metadata        TEXT NOT NULL,           -- the item's metadata, JSON
+    findings        TEXT NOT NULL,           -- the item's own findings, JSON
+    conforming      INTEGER NOT NULL,        -- 0: the item has profile errors
+    access          TEXT NOT NULL CHECK (access IN ('gratis', 'restricted')),
+    state           TEXT NOT NULL CHECK (state IN ('pending', 'deposited', 'failed')),
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at TEXT,
+    last_error      TEXT,
+    found_run       INTEGER NOT NULL REFERENCES runs(id),
+    found_at        TEXT NOT NULL,
+    deposited_at    TEXT,
+    UNIQUE (deposit_id, pub_date)
+);
+CREATE INDEX versions_state ON versions(state);
+CREATE TABLE blobs (
+    sha256    TEXT PRIMARY KEY,
+    length    INTEGER NOT NULL,
+    md5       TEXT NOT NULL,
+    stored_at TEXT NOT NULL
+);
+CREATE TABLE files (
+    id               INTEGER PRIMARY KEY,
+    version_id       INTEGER NOT NULL REFERENCES versions(id),
+    ord              INTEGER NOT NULL,
+    role             TEXT NOT NULL CHECK (role IN ('link', 'content')),
+    url              TEXT NOT NULL,
+    declared_type    TEXT,
+    declared_size    INTEGER,
+    declared_md5     TEXT,
+    state            TEXT NOT NULL CHECK (state IN ('pending', 'stored', 'failed')),
+    error            TEXT,
+    final_url        TEXT,
+    http_status      INTEGER,
+    content_type     TEXT,
+    content_encoding TEXT,
+    last_modified    TEXT,
+    etag             TEXT,
+    filename         TEXT,
+    sha256           TEXT REFERENCES blobs(sha256),
+    length           INTEGER,
+    md5              TEXT,
+    fetched_at       TEXT,
+    UNIQUE (version_id, ord),
+    CHECK (state != 'stored' OR sha256 IS NOT NULL)
+);
+CREATE INDEX files_version ON files(version_id);
+CREATE TABLE changes (
+    seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+    version_id INTEGER NOT NULL UNIQUE REFERENCES versions(id),
+    deposit_id INTEGER NOT NULL REFERENCES deposits(id),
+    publisher  TEXT NOT NULL,
+    change     TEXT NOT NULL CHECK (change IN ('created', 'updated')),
+    at         TEXT NOT NULL
+);
+CREATE TRIGGER changes_no_update BEFORE UPDATE ON changes
+BEGIN SELECT RAISE(ABORT, 'the change journal is append-only'); END;
+CREATE TRIGGER changes_no_delete BEFORE DELETE ON changes
+BEGIN SELECT RAISE(ABORT, 'the change journal is append-only'); END;
+"#];
+
+/// A run's outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The feed was read and every due version was attempted.
+    Ok,
+    /// The feed had not changed (304).
+    NotModified,
+    /// The run could not be carried out (feed unreadable, unreachable…).
+    Failed,
+    /// Shut down, or killed, before the end.
+    Interrupted,
+}
+
+impl Outcome {
+    /// The word stored in the catalog and shown by `plikt status`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::NotModified => "not-modified",
+            Outcome::Failed => "failed",
+            Outcome::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// Counters of one run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RunCounts {
+    /// Items in the feed.
+    pub items: u64,
+    /// New deposits and new versions found.
+    pub new_versions: u64,
+    /// Items rejected (cannot be identified or collected).
+    pub rejected: u64,
+    /// Versions completely stored in this run.
+    pub deposited: u64,
+    /// Files stored.
+    pub files_stored: u64,
+    /// Files that failed.
+    pub files_failed: u64,
+    /// Bytes stored.
+    pub bytes: u64,
+}
+
+/// A finding as stored with a run.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct StoredFinding {
+    /// Rule ID as the catalogue spells it.
+    pub rule: String,
+    /// `error`, `warning` or `info`.
+    pub severity: String,
+    /// Line, if known.
+    pub line: Option<u32>,
+    /// Column, if known.
+    pub column: Option<u32>,
+    /// Item index.
+    pub item: Option<u32>,
+    /// Item guid.
+    pub guid: Option<String>,
+    /// URL concerned (harvest-time findings).
+    pub url: Option<String>,
+    /// The message.
+    pub message: String,
+}
+
+/// What a feed item's guid is already known as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownVersion {
+    /// The deposit.
+    pub deposit_id: i64,
+    /// Latest version's pubDate instant (RFC 3339), if any version exists.
+    pub pub_date: Option<String>,
+    /// Latest version's metadata hash.
+    pub item_hash: Option<String>,
+}
+
+/// A new version to record.
+#[derive(Debug, Clone)]
+pub struct NewVersion<'a> {
+    /// pubDate instant, RFC 3339 UTC.
+    pub pub_date: &'a str,
+    /// pubDate as written.
+    pub pub_date_raw: &'a str,
+    /// Metadata hash.
+    pub item_hash: &'a str,
+    /// Metadata JSON.
+    pub metadata: &'a str,
+    /// Findings JSON.
+    pub findings: &'a str,
+    /// No profile errors.
+    pub conforming: bool,
+    /// Effective access level: `gratis` or `restricted`.
+    pub access: &'a str,
+    /// The files.
+    pub files: &'a [NewFile],
+}
+
+/// A file of a new version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewFile {
+    /// `link` or `content`.
+    pub role: &'static str,
+    /// The publisher's URL.
+    pub url: String,
+    /// Declared MIME type (F303).
+    pub declared_type: Option<String>,
+    /// Declared size (`fileSize`).
+    pub declared_size: Option<u64>,
+    /// Declared MD5 (F305).
+    pub declared_md5: Option<String>,
+}
+
+/// A version waiting for its files, with those still missing.
+#[derive(Debug, Clone)]
+pub struct DueVersion {
+    /// Version row.
+    pub id: i64,
+    /// Deposit's guid.
+    pub guid: String,
+    /// Failed attempts so far.
+    pub attempts: u32,
+    /// Files not yet stored.
+    pub files: Vec<DueFile>,
+}
+
+/// A file still to fetch.
+#[derive(Debug, Clone)]
+pub struct DueFile {
+    /// File row.
+    pub id: i64,
+    /// Declared facts and URL.
+    pub file: NewFile,
+}
+
+/// The outcome of fetching one file.
+#[derive(Debug, Clone)]
+pub enum FileResult {
+    /// Stored and verified.
+    Stored(StoredFile),
+    /// Failed; the reason names the URL and what went wrong.
+    Failed(String),
+}
+
+/// What is recorded of a stored file.
+#[derive(Debug, Clone)]
+pub struct StoredFile {
+    /// Digests and length.
+    pub digests: Digests,
+    /// URL after redirects.
+    pub final_url: String,
+    /// HTTP status.
+    pub status: u16,
+    /// `Content-Type`.
+    pub content_type: Option<String>,
+    /// `Content-Encoding` applied although not asked for (bytes kept as sent).
+    pub content_encoding: Option<String>,
+    /// `Last-Modified`.
+    pub last_modified: Option<String>,
+    /// `ETag`.
+    pub etag: Option<String>,
+    /// A safe file name from `Content-Disposition`, if any.
+    pub filename: Option<String>,
+}
+
+/// The SQLite catalog.
+#[derive(Debug)]
+pub struct Catalog {
+    conn: Connection,
+}
+
+fn sql(context: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
+    move |source| StoreError::Sql { context, source }
+}
+
+impl Catalog {
+    /// Opens (creating and migrating) the catalog at `path`.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let conn = Connection::open(path).map_err(sql("opening the catalog"))?;
+        conn.busy_timeout(std::time::Duration::from_secs(30))
+            .map_err(sql("setting the busy timeout"))?;
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
+        )
+        .map_err(sql("setting the catalog's pragmas"))?;
+        let mut catalog = Self { conn };
+        catalog.migrate()?;
+        Ok(catalog)
+    }
+
+    fn migrate(&mut self) -> Result<(), StoreError> {
+        let version: usize = self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(sql("reading the schema version"))?;
+        if version > MIGRATIONS.len() {
+            return Err(StoreError::Schema {
+                found: version,
+                known: MIGRATIONS.len(),
+            });
+        }
+        for (i, m) in MIGRATIONS.iter().enumerate().skip(version) {
+            let tx = self.conn.transaction().map_err(sql("migrating"))?;
+            tx.execute_batch(m).map_err(sql("migrating the schema"))?;
+            tx.pragma_update(None, "user_version", i + 1)
+                .map_err(sql("migrating"))?;
+            tx.commit().map_err(sql("migrating"))?;
+        }
+        Ok(())
+    }
+
+    /// The raw connection, for read-only queries of other modules in `store`.
+    pub(super) fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Records (or updates) a configured publisher.
+    pub fn upsert_publisher(&self, id: &str, name: &str, feed: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO publishers (id, name, feed) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (id) DO UPDATE SET name = ?2, feed = ?3,
+                   etag = CASE WHEN feed = ?3 THEN etag END,
+                   last_modified = CASE WHEN feed = ?3 THEN last_modified END",
+                params![id, name, feed],
+            )
+            .map_err(sql("recording the publisher"))?;
+        Ok(())
+    }
+
+    /// Marks runs left `running` by a crash as interrupted. Call while holding the data
+    /// folder's lock.
+    pub fn close_interrupted_runs(&self, now: &str) -> Result<usize, StoreError> {
+        self.conn
+            .execute(
+                "UPDATE runs SET outcome = 'interrupted', ended_at = ?1,
+                   message = 'plikt stopped before the run ended; the next run completes it'
+                 WHERE outcome = 'running'",
+                params![now],
+            )
+            .map_err(sql("closing interrupted runs"))
+    }
+
+    /// Starts a run.
+    pub fn begin_run(&self, publisher: &str, now: &str) -> Result<i64, StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO runs (publisher, started_at) VALUES (?1, ?2)",
+                params![publisher, now],
+            )
+            .map_err(sql("starting a run"))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Ends a run.
+    pub fn end_run(
+        &self,
+        run: i64,
+        outcome: Outcome,
+        message: Option<&str>,
+        counts: &RunCounts,
+        now: &str,
+    ) -> Result<(), StoreError> {
+        let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        self.conn
+            .execute(
+                "UPDATE runs SET ended_at = ?2, outcome = ?3, message = ?4, items = ?5,
+                   new_versions = ?6, rejected = ?7, deposited = ?8, files_stored = ?9,
+                   files_failed = ?10, bytes = ?11 WHERE id = ?1",
+                params![
+                    run,
+                    now,
+                    outcome.as_str(),
+                    message,
+                    n(counts.items),
+                    n(counts.new_versions),
+                    n(counts.rejected),
+                    n(counts.deposited),
+                    n(counts.files_stored),
+                    n(counts.files_failed),
+                    n(counts.bytes)
+                ],
+            )
+            .map_err(sql("ending a run"))?;
+        Ok(())
+    }
+
+    /// The feed's validators from the last run that processed it.
+    pub fn feed_validators(
+        &self,
+        publisher: &str,
+    ) -> Result<(Option<String>, Option<String>), StoreError> {
+        self.conn
+            .query_row(
+                "SELECT etag, last_modified FROM publishers WHERE id = ?1",
+                params![publisher],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map(Option::unwrap_or_default)
+            .map_err(sql("reading the feed's validators"))
+    }
+
+    /// Start of the last run of `publisher`, whatever its outcome (schedule catch-up).
+    pub fn last_run_start(&self, publisher: &str) -> Result<Option<String>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT max(started_at) FROM runs WHERE publisher = ?1",
+                params![publisher],
+                |r| r.get(0),
+            )
+            .map_err(sql("reading the last run"))
+    }
+
+    /// Start of the last run that read the feed successfully (H-COVERAGE).
+    pub fn last_successful_run(&self, publisher: &str) -> Result<Option<String>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT max(started_at) FROM runs WHERE publisher = ?1 AND outcome IN ('ok', 'not-modified')",
+                params![publisher],
+                |r| r.get(0),
+            )
+            .map_err(sql("reading the last successful run"))
+    }
+
+    /// Starts the transaction that stages one feed: findings, rejections, new
+    /// deposits, versions and files, and the feed's validators, all or nothing.
+    pub fn stage(&mut self) -> Result<Stage<'_>, StoreError> {
+        Ok(Stage {
+            tx: self
+                .conn
+                .transaction()
+                .map_err(sql("starting the feed's transaction"))?,
+        })
+    }
+
+    /// Records findings of a run outside a feed transaction (fatal findings,
+    /// harvest-time findings).
+    pub fn add_findings(&mut self, run: i64, findings: &[StoredFinding]) -> Result<(), StoreError> {
+        let tx = self.conn.transaction().map_err(sql("recording findings"))?;
+        insert_findings(&tx, run, findings)?;
+        tx.commit().map_err(sql("recording findings"))
+    }
+
+    /// Versions of `publisher` waiting for files whose retry time has come.
+    pub fn due_versions(&self, publisher: &str, now: &str) -> Result<Vec<DueVersion>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT v.id, d.guid, v.attempts, f.id, f.role, f.url, f.declared_type,
+                        f.declared_size, f.declared_md5
+                 FROM versions v JOIN deposits d ON d.id = v.deposit_id
+                 JOIN files f ON f.version_id = v.id
+                 WHERE d.publisher = ?1 AND v.state = 'pending'
+                   AND (v.next_attempt_at IS NULL OR v.next_attempt_at <= ?2)
+                   AND f.state != 'stored'
+                 ORDER BY v.id, f.ord",
+            )
+            .map_err(sql("listing due versions"))?;
+        let mut out: Vec<DueVersion> = Vec::new();
+        let rows = stmt
+            .query_map(params![publisher, now], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, u32>(2)?,
+                    DueFile {
+                        id: r.get(3)?,
+                        file: NewFile {
+                            role: if r.get::<_, String>(4)? == "link" {
+                                "link"
+                            } else {
+                                "content"
+                            },
+                            url: r.get(5)?,
+                            declared_type: r.get(6)?,
+                            declared_size: r.get::<_, Option<i64>>(7)?.map(|v| v.max(0).unsigned_abs()),
+                            declared_md5: r.get(8)?,
+                        },
+                    },
+                ))
+            })
+            .map_err(sql("listing due versions"))?;
+        for row in rows {
+            let (id, guid, attempts, file) = row.map_err(sql("listing due versions"))?;
+            match out.last_mut() {
+                Some(v) if v.id == id => v.files.push(file),
+                _ => out.push(DueVersion {
+                    id,
+                    guid,
+                    attempts,
+                    files: vec![file],
+                }),
+            }
+        }
+        // Versions whose files were all stored before a crash, but which were not yet
+        // marked deposited, have no due file: finish them too.
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT v.id, d.guid, v.attempts FROM versions v JOIN deposits d ON d.id = v.deposit_id
+                 WHERE d.publisher = ?1 AND v.state = 'pending'
+                   AND NOT EXISTS (SELECT 1 FROM files f WHERE f.version_id = v.id AND f.state != 'stored')",
+            )
+            .map_err(sql("listing due versions"))?;
+        let rows = stmt
+            .query_map(params![publisher], |r| {
+                Ok(DueVersion {
+                    id: r.get(0)?,
+                    guid: r.get(1)?,
+                    attempts: r.get(2)?,
+                    files: Vec::new(),
+                })
+            })
+            .map_err(sql("listing due versions"))?;
+        for row in rows {
+            out.push(row.map_err(sql("listing due versions"))?);
+        }
+        Ok(out)
+    }
+
+    /// Records the results of fetched files and then settles each listed version, in
+    /// one transaction: a version with every file stored becomes `deposited` and its
+    /// change is appended to the journal; a version with a failed file counts a failed
+    /// attempt (retried after `backoff(attempts)`, or `failed` after `max_attempts`).
+    pub fn record(
+        &mut self,
+        files: &[(i64, FileResult, String)],
+        settle: &[i64],
+        now: &str,
+        max_attempts: u32,
+        retry_at: &dyn Fn(u32) -> String,
+    ) -> Result<Vec<Settled>, StoreError> {
+        let tx = self.conn.transaction().map_err(sql("recording files"))?;
+        for (id, result, fetched_at) in files {
+            match result {
+                FileResult::Stored(s) => {
+                    let len = i64::try_from(s.digests.length).unwrap_or(i64::MAX);
+                    tx.execute(
+                        "INSERT OR IGNORE INTO blobs (sha256, length, md5, stored_at) VALUES (?1, ?2, ?3, ?4)",
+                        params![s.digests.sha256, len, s.digests.md5, fetched_at],
+                    )
+                    .map_err(sql("recording a blob"))?;
+                    tx.execute(
+                        "UPDATE files SET state = 'stored', error = NULL, final_url = ?2, http_status = ?3,
+                           content_type = ?4, content_encoding = ?5, last_modified = ?6, etag = ?7,
+                           filename = ?8, sha256 = ?9, length = ?10, md5 = ?11, fetched_at = ?12
+                         WHERE id = ?1",
+                        params![
+                            id,
+                            s.final_url,
+                            s.status,
+                            s.content_type,
+                            s.content_encoding,
+                            s.last_modified,
+                            s.etag,
+                            s.filename,
+                            s.digests.sha256,
+                            len,
+                            s.digests.md5,
+                            fetched_at
+                        ],
+                    )
+                    .map_err(sql("recording a file"))?;
+                }
+                FileResult::Failed(reason) => {
+                    tx.execute(
+                        "UPDATE files SET state = 'failed', error = ?2, fetched_at = ?3 WHERE id = ?1 AND state != 'stored'",
+                        params![id, reason, fetched_at],
+                    )
+                    .map_err(sql("recording a failed file"))?;
+                }
+            }
+        }
+        let mut settled = Vec::new();
+        for &version in settle {
+            let (missing, error): (i64, Option<String>) = tx
+                .query_row(
+                    "SELECT count(*), max(error) FROM files WHERE version_id = ?1 AND state != 'stored'",
+                    params![version],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .map_err(sql("settling a version"))?;
+            if missing == 0 {
+                let changed = tx
+                    .execute(
+                        "UPDATE versions SET state = 'deposited', deposited_at = ?2, last_error = NULL,
+                           next_attempt_at = NULL WHERE id = ?1 AND state = 'pending'",
+                        params![version, now],
+                    )
+                    .map_err(sql("depositing a version"))?;
+                if changed == 1 {
+                    let (deposit, publisher, earlier): (i64, String, i64) = tx
+                        .query_row(
+                            "SELECT v.deposit_id, d.publisher,
+                               (SELECT count(*) FROM versions o WHERE o.deposit_id = v.deposit_id
+                                  AND o.state = 'deposited' AND o.id != v.id)
+                             FROM versions v JOIN deposits d ON d.id = v.deposit_id WHERE v.id = ?1",
+                            params![version],
+                            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                        )
+                        .map_err(sql("depositing a version"))?;
+                    tx.execute(
+                        "INSERT INTO changes (version_id, deposit_id, publisher, change, at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                        params![
+                            version,
+                            deposit,
+                            publisher,
+                            if earlier == 0 { "created" } else { "updated" },
+                            now
+                        ],
+                    )
+                    .map_err(sql("appending to the change journal"))?;
+                    settled.push(Settled::Deposited(version));
+                }
+            } else {
+                let attempts: u32 = tx
+                    .query_row(
+                        "UPDATE versions SET attempts = attempts + 1, last_error = ?2
+                         WHERE id = ?1 AND state = 'pending' RETURNING attempts",
+                        params![version, error],
+                        |r| r.get(0),
+                    )
+                    .optional()
+                    .map_err(sql("recording a failed attempt"))?
+                    .unwrap_or(0);
+                if attempts >= max_attempts {
+                    tx.execute(
+                        "UPDATE versions SET state = 'failed', next_attempt_at = NULL WHERE id = ?1",
+                        params![version],
+                    )
+                    .map_err(sql("giving up a version"))?;
+                    settled.push(Settled::GaveUp(version));
+                } else {
+                    tx.execute(
+                        "UPDATE versions SET next_attempt_at = ?2 WHERE id = ?1",
+                        params![version, retry_at(attempts)],
+                    )
+                    .map_err(sql("scheduling a retry"))?;
+                    settled.push(Settled::Retry(version));
+                }
+            }
+        }
+        tx.commit().map_err(sql("recording files"))?;
+        Ok(settled)
+    }
+
+    /// Postpones a version (a long `Retry-After`) without counting a failed attempt.
+    pub fn postpone(&self, version: i64, until: &str, reason: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE versions SET next_attempt_at = ?2, last_error = ?3 WHERE id = ?1 AND state = 'pending'",
+                params![version, until, reason],
+            )
+            .map_err(sql("postponing a version"))?;
+        Ok(())
+    }
+}
+
+/// How a version was settled by [`Catalog::record`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settled {
+    /// Every file stored: deposited, change journalled.
+    Deposited(i64),
+    /// A file failed; retried later.
+    Retry(i64),
+    /// A file failed too often: stays failed.
+    GaveUp(i64),
+}
+
+fn insert_findings(tx: &Transaction<'_>, run: i64, findings: &[StoredFinding]) -> Result<(), StoreError> {
+    let mut stmt = tx
+        .prepare_cached(
+            "INSERT INTO findings (run_id, rule, severity, line, col, item, guid, url, message)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        )
+        .map_err(sql("recording findings"))?;
+    for f in findings {
+        stmt.execute(params![
+            run, f.rule, f.severity, f.line, f.column, f.item, f.guid, f.url, f.message
+        ])
+        .map_err(sql("recording findings"))?;
+    }
+    Ok(())
+}
+
+/// The transaction staging one feed ([`Catalog::stage`]). Dropped without
+/// [`Stage::commit`], nothing of the feed is recorded.
+#[derive(Debug)]
+pub struct Stage<'c> {
+    tx: Transaction<'c>,
+}
+
+impl Stage<'_> {
+    /// Records findings of the run.
+    pub fn findings(&self, run: i64, findings: &[StoredFinding]) -> Result<(), StoreError> {
+        insert_findings(&self.tx, run, findings)
+    }
+
+    /// Records an item that cannot be identified or collected.
+    pub fn reject(&self, run: i64, item: u32, guid: Option<&str>, reason: &str) -> Result<(), StoreError> {
+        self.tx
+            .execute(
+                "INSERT INTO rejections (run_id, item, guid, reason) VALUES (?1, ?2, ?3, ?4)",
+                params![run, item, guid, reason],
+            )
+            .map_err(sql("recording a rejected item"))?;
+        Ok(())
+    }
+
+    /// What is known of `guid`: its deposit and latest version.
+    pub fn known(&self, publisher: &str, guid: &str) -> Result<Option<KnownVersion>, StoreError> {
+        self.tx
+            .prepare_cached(
+                "SELECT d.id, v.pub_date, v.item_hash FROM deposits d
+                 LEFT JOIN versions v ON v.deposit_id = d.id
+                 WHERE d.publisher = ?1 AND d.guid = ?2
+                 ORDER BY v.pub_date DESC LIMIT 1",
+            )
+            .map_err(sql("looking up a guid"))?
+            .query_row(params![publisher, guid], |r| {
+                Ok(KnownVersion {
+                    deposit_id: r.get(0)?,
+                    pub_date: r.get(1)?,
+                    item_hash: r.get(2)?,
+                })
+            })
+            .optional()
+            .map_err(sql("looking up a guid"))
+    }
+
+    /// Creates the deposit for a new guid.
+    pub fn new_deposit(&self, publisher: &str, guid: &str, now: &str) -> Result<i64, StoreError> {
+        self.tx
+            .prepare_cached("INSERT INTO deposits (publisher, guid, created_at) VALUES (?1, ?2, ?3)")
+            .map_err(sql("recording a deposit"))?
+            .execute(params![publisher, guid, now])
+            .map_err(sql("recording a deposit"))?;
+        Ok(self.tx.last_insert_rowid())
+    }
+
+    /// Records a new pending version with its files.
+    pub fn new_version(&self, deposit: i64, run: i64, v: &NewVersion<'_>, now: &str) -> Result<i64, StoreError> {
+        self.tx
+            .prepare_cached(
+                "INSERT INTO versions (deposit_id, pub_date, pub_date_raw, item_hash, metadata, findings,
+                   conforming, access, state, found_run, found_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'pending', ?9, ?10)",
+            )
+            .map_err(sql("recording a version"))?
+            .execute(params![
+                deposit,
+                v.pub_date,
+                v.pub_date_raw,
+                v.item_hash,
+                v.metadata,
+                v.findings,
+                v.conforming,
+                v.access,
+                run,
+                now
+            ])
+            .map_err(sql("recording a version"))?;
+        let id = self.tx.last_insert_rowid();
+        let mut stmt = self
+            .tx
+            .prepare_cached(
+                "INSERT INTO files (version_id, ord, role, url, declared_type, declared_size, declared_md5, state)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending')",
+            )
+            .map_err(sql("recording a file"))?;
+        for (ord, f) in v.files.iter().enumerate() {
+            stmt.execute(params![
+                id,
+                ord,
+                f.role,
+                f.url,
+                f.declared_type,
+                f.declared_size.map(|s| i64::try_from(s).unwrap_or(i64::MAX)),
+                f.declared_md5
+            ])
+            .map_err(sql("recording a file"))?;
+        }
+        Ok(id)
+    }
+
+    /// Remembers the feed's validators for the next conditional GET.
+    pub fn feed_validators(&self, publisher: &str, etag: Option<&str>, last_modified: Option<&str>) -> Result<(), StoreError> {
+        self.tx
+            .execute(
+                "UPDATE publishers SET etag = ?2, last_modified = ?3 WHERE id = ?1",
+                params![publisher, etag, last_modified],
+            )
+            .map_err(sql("recording the feed's validators"))?;
+        Ok(())
+    }
+
+    /// Makes everything staged durable.
+    pub fn commit(self) -> Result<(), StoreError> {
+        self.tx.commit().map_err(sql("committing the feed"))
+    }
+}

@@ -1,0 +1,137 @@
+//! Durable storage: a content-addressed [`Blobs`] store and the SQLite [`Catalog`].
+//! The only module with SQL.
+//!
+//! One writer per data folder: [`Store::open`] in [`Mode::Write`] takes an exclusive
+//! lock on `data_dir/lock` (a second `plikt harvest` or `plikt run` on the same folder
+//! is refused), removes temporary files a crash left behind and closes runs a crash
+//! left open. Readers (`status`, `audit`, `serve`) need no lock: the catalog is in WAL
+//! mode.
+
+mod blobs;
+mod catalog;
+mod digest;
+mod query;
+
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+
+pub use blobs::{BlobWriter, Blobs, Written, sync_dir};
+pub use catalog::{
+    Catalog, DueFile, DueVersion, FileResult, KnownVersion, NewFile, NewVersion, Outcome,
+    RunCounts, Settled, Stage, StoredFile, StoredFinding,
+};
+pub use digest::{Digester, Digests, hex};
+pub use query::{AuditReport, LastRun, PublisherStatus, Unsettled};
+
+/// Why the store failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// A catalog statement failed.
+    #[error("catalog: {context}: {source}")]
+    Sql {
+        /// What plikt was doing.
+        context: &'static str,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+    /// The catalog was written by a newer plikt.
+    #[error("the catalog has schema version {found}, newer than this plikt knows ({known}); upgrade plikt")]
+    Schema {
+        /// Found.
+        found: usize,
+        /// Known.
+        known: usize,
+    },
+    /// A file of the store could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// Another plikt process writes to this data folder.
+    #[error("{path} is locked by another plikt process (harvest or run) writing to this data folder; wait for it to finish or stop it")]
+    Locked {
+        /// The lock file.
+        path: PathBuf,
+    },
+}
+
+/// Whether the store is opened to write (harvest) or only to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Exclusive writer: takes the data folder's lock.
+    Write,
+    /// Reader.
+    Read,
+}
+
+/// The blob store and catalog of one data folder.
+#[derive(Debug)]
+pub struct Store {
+    /// The catalog.
+    pub catalog: Catalog,
+    /// The blobs.
+    pub blobs: Blobs,
+    dir: PathBuf,
+    _lock: Option<File>,
+}
+
+impl Store {
+    /// Opens the store in `data_dir`, creating it if needed.
+    pub fn open(data_dir: &Path, mode: Mode) -> Result<Self, StoreError> {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| StoreError::Io { path, source }
+        };
+        std::fs::create_dir_all(data_dir).map_err(io(data_dir))?;
+        let lock = match mode {
+            Mode::Write => {
+                let path = data_dir.join("lock");
+                let file = OpenOptions::new()
+                    .create(true)
+                    .truncate(false)
+                    .write(true)
+                    .open(&path)
+                    .map_err(io(&path))?;
+                match file.try_lock() {
+                    Ok(()) => Some(file),
+                    Err(std::fs::TryLockError::WouldBlock) => {
+                        return Err(StoreError::Locked { path });
+                    }
+                    Err(std::fs::TryLockError::Error(e)) => return Err(io(&path)(e)),
+                }
+            }
+            Mode::Read => None,
+        };
+        let blobs = Blobs::open(data_dir).map_err(io(data_dir))?;
+        let catalog = Catalog::open(&data_dir.join("catalog.sqlite"))?;
+        if mode == Mode::Write {
+            blobs.clean_tmp().map_err(io(&data_dir.join("tmp")))?;
+            catalog.close_interrupted_runs(&now())?;
+        }
+        Ok(Self {
+            catalog,
+            blobs,
+            dir: data_dir.to_path_buf(),
+            _lock: lock,
+        })
+    }
+
+    /// The data folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+/// The current instant as the catalog writes it: RFC 3339, UTC, milliseconds, `Z` (sorts as text).
+pub fn now() -> String {
+    instant(chrono::Utc::now())
+}
+
+/// An instant as the catalog writes it.
+pub fn instant(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}

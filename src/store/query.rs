@@ -1,0 +1,346 @@
+//! Read-only questions to the catalog: `plikt status` and `plikt audit`.
+
+use rusqlite::{OptionalExtension, params};
+use serde::Serialize;
+
+use super::catalog::{Catalog, RunCounts, StoredFinding};
+use super::{Blobs, StoreError};
+
+fn sql(context: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
+    move |source| StoreError::Sql { context, source }
+}
+
+/// The last run of a publisher.
+#[derive(Debug, Clone, Serialize)]
+pub struct LastRun {
+    /// Run number.
+    pub id: i64,
+    /// Start.
+    pub started_at: String,
+    /// End (absent while running).
+    pub ended_at: Option<String>,
+    /// `running`, `ok`, `not-modified`, `failed` or `interrupted`.
+    pub outcome: String,
+    /// Why it failed or was interrupted.
+    pub message: Option<String>,
+    /// Counters.
+    #[serde(flatten)]
+    pub counts: RunCounts,
+}
+
+/// A version not (yet) deposited, or an item rejected by the last run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Unsettled {
+    /// The item's guid (absent for a rejected item without one).
+    pub guid: Option<String>,
+    /// `pending`, `failed` or `rejected`.
+    pub state: String,
+    /// Failed attempts.
+    pub attempts: u32,
+    /// Next retry, for pending versions.
+    pub next_attempt_at: Option<String>,
+    /// The reason, naming the URL.
+    pub reason: Option<String>,
+}
+
+/// `plikt status` of one publisher (the JSON names are a contract).
+#[derive(Debug, Clone, Serialize)]
+pub struct PublisherStatus {
+    /// Configured id.
+    pub id: String,
+    /// Items with at least one completely stored version.
+    pub deposits: u64,
+    /// Completely stored versions.
+    pub versions: u64,
+    /// Stored files (of all versions).
+    pub files: u64,
+    /// Versions waiting for a retry.
+    pub pending: u64,
+    /// Versions that stay failed, plus items the last run rejected.
+    pub failed: u64,
+    /// The last run.
+    pub last_run: Option<LastRun>,
+    /// Next scheduled run (filled in by the caller from the schedule).
+    pub next_run: Option<String>,
+    /// Pending, failed and rejected items with the reason (at most 100).
+    pub items: Vec<Unsettled>,
+    /// Errors and warnings of the last run that read the feed.
+    pub findings: Vec<StoredFinding>,
+}
+
+/// What `plikt audit` found.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct AuditReport {
+    /// Blobs re-read and checked.
+    pub blobs_checked: u64,
+    /// Bytes re-read.
+    pub bytes_checked: u64,
+    /// Blobs in the catalog with no file on disk.
+    pub missing: Vec<String>,
+    /// Blobs whose bytes do not match the catalog (SHA-256, length or MD5).
+    pub corrupt: Vec<String>,
+    /// Stored files whose blob is not in the catalog.
+    pub dangling: Vec<String>,
+    /// Deposited versions with a file that is not stored.
+    pub incomplete: Vec<String>,
+    /// Blob files on disk the catalog does not know (left by a crash between the
+    /// rename and the commit; harmless, reused if the same bytes arrive again).
+    pub unreferenced: Vec<String>,
+}
+
+impl AuditReport {
+    /// Everything the catalog points at is present and intact.
+    pub fn intact(&self) -> bool {
+        self.missing.is_empty()
+            && self.corrupt.is_empty()
+            && self.dangling.is_empty()
+            && self.incomplete.is_empty()
+    }
+}
+
+impl Catalog {
+    /// The status of one publisher.
+    pub fn status(&self, publisher: &str) -> Result<PublisherStatus, StoreError> {
+        let c = self.conn();
+        let count = |q: &str| -> Result<u64, StoreError> {
+            c.query_row(q, params![publisher], |r| r.get::<_, i64>(0))
+                .map(|n| n.max(0).unsigned_abs())
+                .map_err(sql("counting"))
+        };
+        let deposits = count(
+            "SELECT count(DISTINCT d.id) FROM deposits d JOIN versions v ON v.deposit_id = d.id
+             WHERE d.publisher = ?1 AND v.state = 'deposited'",
+        )?;
+        let versions = count(
+            "SELECT count(*) FROM versions v JOIN deposits d ON d.id = v.deposit_id
+             WHERE d.publisher = ?1 AND v.state = 'deposited'",
+        )?;
+        let files = count(
+            "SELECT count(*) FROM files f JOIN versions v ON v.id = f.version_id
+             JOIN deposits d ON d.id = v.deposit_id WHERE d.publisher = ?1 AND f.state = 'stored'",
+        )?;
+        let pending = count(
+            "SELECT count(*) FROM versions v JOIN deposits d ON d.id = v.deposit_id
+             WHERE d.publisher = ?1 AND v.state = 'pending'",
+        )?;
+        let failed_versions = count(
+            "SELECT count(*) FROM versions v JOIN deposits d ON d.id = v.deposit_id
+             WHERE d.publisher = ?1 AND v.state = 'failed'",
+        )?;
+        let last_run = c
+            .query_row(
+                "SELECT id, started_at, ended_at, outcome, message, items, new_versions, rejected,
+                        deposited, files_stored, files_failed, bytes
+                 FROM runs WHERE publisher = ?1 ORDER BY id DESC LIMIT 1",
+                params![publisher],
+                |r| {
+                    let n = |i: usize| r.get::<_, i64>(i).map(|v| v.max(0).unsigned_abs());
+                    Ok(LastRun {
+                        id: r.get(0)?,
+                        started_at: r.get(1)?,
+                        ended_at: r.get(2)?,
+                        outcome: r.get(3)?,
+                        message: r.get(4)?,
+                        counts: RunCounts {
+                            items: n(5)?,
+                            new_versions: n(6)?,
+                            rejected: n(7)?,
+                            deposited: n(8)?,
+                            files_stored: n(9)?,
+                            files_failed: n(10)?,
+                            bytes: n(11)?,
+                        },
+                    })
+                },
+            )
+            .optional()
+            .map_err(sql("reading the last run"))?;
+        // The last run that read the feed: its findings and rejections are open.
+        let feed_run: Option<i64> = c
+            .query_row(
+                "SELECT max(run_id) FROM findings WHERE run_id IN (SELECT id FROM runs WHERE publisher = ?1)",
+                params![publisher],
+                |r| r.get(0),
+            )
+            .map_err(sql("reading findings"))?;
+        let mut items = Vec::new();
+        let mut stmt = c
+            .prepare(
+                "SELECT d.guid, v.state, v.attempts, v.next_attempt_at, v.last_error
+                 FROM versions v JOIN deposits d ON d.id = v.deposit_id
+                 WHERE d.publisher = ?1 AND v.state != 'deposited' ORDER BY v.id LIMIT 100",
+            )
+            .map_err(sql("listing pending versions"))?;
+        let rows = stmt
+            .query_map(params![publisher], |r| {
+                Ok(Unsettled {
+                    guid: r.get(0)?,
+                    state: r.get(1)?,
+                    attempts: r.get(2)?,
+                    next_attempt_at: r.get(3)?,
+                    reason: r.get(4)?,
+                })
+            })
+            .map_err(sql("listing pending versions"))?;
+        for row in rows {
+            items.push(row.map_err(sql("listing pending versions"))?);
+        }
+        let last_feed_run: Option<i64> = c
+            .query_row(
+                "SELECT max(id) FROM runs WHERE publisher = ?1 AND outcome IN ('ok', 'failed', 'interrupted')",
+                params![publisher],
+                |r| r.get(0),
+            )
+            .map_err(sql("reading runs"))?;
+        let mut rejected = 0;
+        if let Some(run) = last_feed_run {
+            let mut stmt = c
+                .prepare("SELECT guid, reason FROM rejections WHERE run_id = ?1 ORDER BY item")
+                .map_err(sql("listing rejected items"))?;
+            let rows = stmt
+                .query_map(params![run], |r| {
+                    Ok(Unsettled {
+                        guid: r.get(0)?,
+                        state: "rejected".into(),
+                        attempts: 0,
+                        next_attempt_at: None,
+                        reason: r.get(1)?,
+                    })
+                })
+                .map_err(sql("listing rejected items"))?;
+            for row in rows {
+                rejected += 1;
+                let row = row.map_err(sql("listing rejected items"))?;
+                if items.len() < 100 {
+                    items.push(row);
+                }
+            }
+        }
+        let mut findings = Vec::new();
+        if let Some(run) = feed_run {
+            let mut stmt = c
+                .prepare(
+                    "SELECT rule, severity, line, col, item, guid, url, message FROM findings
+                     WHERE run_id = ?1 AND severity != 'info' ORDER BY id LIMIT 1000",
+                )
+                .map_err(sql("listing findings"))?;
+            let rows = stmt
+                .query_map(params![run], |r| {
+                    Ok(StoredFinding {
+                        rule: r.get(0)?,
+                        severity: r.get(1)?,
+                        line: r.get(2)?,
+                        column: r.get(3)?,
+                        item: r.get(4)?,
+                        guid: r.get(5)?,
+                        url: r.get(6)?,
+                        message: r.get(7)?,
+                    })
+                })
+                .map_err(sql("listing findings"))?;
+            for row in rows {
+                findings.push(row.map_err(sql("listing findings"))?);
+            }
+        }
+        Ok(PublisherStatus {
+            id: publisher.to_string(),
+            deposits,
+            versions,
+            files,
+            pending,
+            failed: failed_versions + rejected,
+            last_run,
+            next_run: None,
+            items,
+            findings,
+        })
+    }
+
+    /// Re-reads every blob the catalog knows and checks it; `progress` is told the
+    /// bytes of each blob checked.
+    pub fn audit(&self, blobs: &Blobs, progress: &dyn Fn(u64)) -> Result<AuditReport, StoreError> {
+        let c = self.conn();
+        let mut report = AuditReport::default();
+        let mut known = std::collections::HashSet::new();
+        let mut stmt = c
+            .prepare("SELECT sha256, length, md5 FROM blobs ORDER BY sha256")
+            .map_err(sql("listing blobs"))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)))
+            .map_err(sql("listing blobs"))?;
+        for row in rows {
+            let (sha, length, md5) = row.map_err(sql("listing blobs"))?;
+            known.insert(sha.clone());
+            report.blobs_checked += 1;
+            match blobs.digest(&sha) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    report.missing.push(format!("{}: no such file", blobs.path(&sha).display()));
+                }
+                Err(e) => report.missing.push(format!("{}: {e}", blobs.path(&sha).display())),
+                Ok(d) => {
+                    report.bytes_checked += d.length;
+                    progress(d.length);
+                    let mut wrong = Vec::new();
+                    if d.sha256 != sha {
+                        wrong.push(format!("SHA-256 is {}", d.sha256));
+                    }
+                    if i64::try_from(d.length).ok() != Some(length) {
+                        wrong.push(format!("{} bytes, catalog says {length}", d.length));
+                    }
+                    if d.md5 != md5 {
+                        wrong.push(format!("MD5 is {}, catalog says {md5}", d.md5));
+                    }
+                    if !wrong.is_empty() {
+                        report.corrupt.push(format!(
+                            "{}: {}",
+                            blobs.path(&sha).display(),
+                            wrong.join("; ")
+                        ));
+                    }
+                }
+            }
+        }
+        let mut stmt = c
+            .prepare(
+                "SELECT f.url, f.sha256 FROM files f WHERE f.state = 'stored'
+                 AND NOT EXISTS (SELECT 1 FROM blobs b WHERE b.sha256 = f.sha256)",
+            )
+            .map_err(sql("checking files"))?;
+        let rows = stmt
+            .query_map([], |r| Ok(format!("{} → blob {}", r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .map_err(sql("checking files"))?;
+        for row in rows {
+            report.dangling.push(row.map_err(sql("checking files"))?);
+        }
+        let mut stmt = c
+            .prepare(
+                "SELECT d.publisher, d.guid, v.pub_date FROM versions v JOIN deposits d ON d.id = v.deposit_id
+                 WHERE v.state = 'deposited'
+                   AND EXISTS (SELECT 1 FROM files f WHERE f.version_id = v.id AND f.state != 'stored')",
+            )
+            .map_err(sql("checking versions"))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(format!(
+                    "{} {} ({})",
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?
+                ))
+            })
+            .map_err(sql("checking versions"))?;
+        for row in rows {
+            report.incomplete.push(row.map_err(sql("checking versions"))?);
+        }
+        let on_disk = blobs.list().map_err(|source| StoreError::Io {
+            path: blobs.path("").parent().map(std::path::Path::to_path_buf).unwrap_or_default(),
+            source,
+        })?;
+        for (name, path) in on_disk {
+            if !known.contains(&name) {
+                report.unreferenced.push(path.display().to_string());
+            }
+        }
+        Ok(report)
+    }
+}
