@@ -6,13 +6,16 @@
 //! loss, not only a crash. Foreign keys are on. The schema is migrated in code
 //! ([`MIGRATIONS`], `PRAGMA user_version`).
 //!
+//! Every writing transaction is `BEGIN IMMEDIATE`: it waits (busy timeout) for another
+//! publisher's run to commit instead of failing when its snapshot turns stale.
+//!
 //! Exactly once: a version becomes `deposited` in the same transaction that appends
 //! its change to the journal, guarded by its state and by `UNIQUE(version_id)` on the
 //! journal, so a retried or replayed step cannot deposit or announce it twice.
 
 use std::path::Path;
 
-use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 use super::StoreError;
 use super::digest::Digests;
@@ -337,7 +340,7 @@ impl Catalog {
             });
         }
         for (i, m) in MIGRATIONS.iter().enumerate().skip(version) {
-            let tx = self.conn.transaction().map_err(sql("migrating"))?;
+            let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql("migrating"))?;
             tx.execute_batch(m).map_err(sql("migrating the schema"))?;
             tx.pragma_update(None, "user_version", i + 1)
                 .map_err(sql("migrating"))?;
@@ -466,7 +469,7 @@ impl Catalog {
         Ok(Stage {
             tx: self
                 .conn
-                .transaction()
+                .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(sql("starting the feed's transaction"))?,
         })
     }
@@ -474,7 +477,7 @@ impl Catalog {
     /// Records findings of a run outside a feed transaction (fatal findings,
     /// harvest-time findings).
     pub fn add_findings(&mut self, run: i64, findings: &[StoredFinding]) -> Result<(), StoreError> {
-        let tx = self.conn.transaction().map_err(sql("recording findings"))?;
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql("recording findings"))?;
         insert_findings(&tx, run, findings)?;
         tx.commit().map_err(sql("recording findings"))
     }
@@ -568,7 +571,7 @@ impl Catalog {
         max_attempts: u32,
         retry_at: &dyn Fn(u32) -> String,
     ) -> Result<Vec<Settled>, StoreError> {
-        let tx = self.conn.transaction().map_err(sql("recording files"))?;
+        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql("recording files"))?;
         for (id, result, fetched_at) in files {
             match result {
                 FileResult::Stored(s) => {

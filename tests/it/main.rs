@@ -2,6 +2,7 @@
 
 mod cli;
 mod golden;
+mod harvest;
 mod hostile;
 mod support;
 mod usage;

@@ -61,12 +61,25 @@ pub fn plikt() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_plikt"))
 }
 
+/// How a [`Response`] body is sent.
+#[derive(Debug, Clone)]
+pub enum Body {
+    /// All at once, with a correct Content-Length.
+    Bytes(Vec<u8>),
+    /// One byte every `every`, with a correct Content-Length (a slow drip).
+    Drip { bytes: Vec<u8>, every: std::time::Duration },
+    /// Content-Length says `declared`, but the connection closes after `bytes`.
+    Truncated { bytes: Vec<u8>, declared: usize },
+    /// Never ends (no Content-Length, chunks of zeros until the client gives up).
+    Endless,
+}
+
 /// What a [`Server`] answers to one request.
 #[derive(Debug, Clone)]
 pub struct Response {
     pub status: u16,
     pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
+    pub body: Body,
 }
 
 impl Response {
@@ -74,96 +87,234 @@ impl Response {
         Self {
             status: 200,
             headers: vec![("Content-Type".into(), "application/rss+xml".into())],
-            body: body.into(),
+            body: Body::Bytes(body.into()),
+        }
+    }
+    pub fn file(body: impl Into<Vec<u8>>, mime: &str) -> Self {
+        Self {
+            status: 200,
+            headers: vec![("Content-Type".into(), mime.into())],
+            body: Body::Bytes(body.into()),
         }
     }
     pub fn status(status: u16) -> Self {
         Self {
             status,
             headers: Vec::new(),
-            body: format!("status {status}").into_bytes(),
+            body: Body::Bytes(format!("status {status}").into_bytes()),
         }
+    }
+    pub fn redirect(location: &str) -> Self {
+        Self::status(302).header("Location", location)
     }
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.into(), value.into()));
         self
     }
+    pub fn body(mut self, body: Body) -> Self {
+        self.body = body;
+        self
+    }
 }
 
-/// A real HTTP/1.1 server on 127.0.0.1 serving fixed responses by path, recording the
-/// request heads it received. Stops when dropped.
+/// One request a [`Server`] received.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub path: String,
+    /// The request head as received (request line and headers).
+    pub head: String,
+}
+
+impl Request {
+    /// The value of a header (name case-insensitive).
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.head.lines().skip(1).find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim().eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+        })
+    }
+}
+
+type Handler = std::sync::Arc<dyn Fn(&Request) -> Response + Send + Sync>;
+
+/// A real HTTP/1.1 server on 127.0.0.1 (optionally TLS with the test CA in
+/// `fixtures/tls/`), a thread per connection, recording every request it received.
+/// Stops when dropped.
 pub struct Server {
     pub addr: std::net::SocketAddr,
     pub requests: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    received: std::sync::Arc<std::sync::Mutex<Vec<Request>>>,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    tls: bool,
 }
 
 impl Server {
+    /// Fixed responses by path; 404 for anything else.
     pub fn start(routes: Vec<(&str, Response)>) -> Self {
-        use std::io::{BufRead, BufReader, Write};
-        use std::sync::atomic::Ordering;
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
-        listener.set_nonblocking(true).expect("nonblocking");
-        let addr = listener.local_addr().expect("addr");
         let routes: Vec<(String, Response)> = routes
             .into_iter()
             .map(|(p, r)| (p.to_string(), r))
             .collect();
+        Self::with_handler(move |req| {
+            routes
+                .iter()
+                .find(|(p, _)| *p == req.path)
+                .map(|(_, r)| r.clone())
+                .unwrap_or(Response::status(404))
+        })
+    }
+
+    /// Every request answered by `handler`.
+    pub fn with_handler(handler: impl Fn(&Request) -> Response + Send + Sync + 'static) -> Self {
+        Self::spawn(std::sync::Arc::new(handler), None)
+    }
+
+    /// Over TLS, with the certificate in `fixtures/tls/server.pem` (127.0.0.1, localhost).
+    pub fn https(handler: impl Fn(&Request) -> Response + Send + Sync + 'static) -> Self {
+        use rustls::pki_types::pem::PemObject;
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+        let dir = root().join("fixtures/tls");
+        let certs: Vec<CertificateDer<'static>> =
+            CertificateDer::pem_file_iter(dir.join("server.pem"))
+                .expect("server.pem")
+                .map(|c| c.expect("certificate"))
+                .collect();
+        let key = PrivateKeyDer::from_pem_file(dir.join("server.key")).expect("server.key");
+        let config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .expect("protocol versions")
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .expect("server certificate");
+        Self::spawn(std::sync::Arc::new(handler), Some(std::sync::Arc::new(config)))
+    }
+
+    fn spawn(handler: Handler, tls: Option<std::sync::Arc<rustls::ServerConfig>>) -> Self {
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let addr = listener.local_addr().expect("addr");
         let requests = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let (req2, stop2) = (requests.clone(), stop.clone());
+        let is_tls = tls.is_some();
+        let (req2, rec2, stop2) = (requests.clone(), received.clone(), stop.clone());
         std::thread::spawn(move || {
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
             while !stop2.load(Ordering::Relaxed) && std::time::Instant::now() < deadline {
                 let Ok((stream, _)) = listener.accept() else {
-                    std::thread::sleep(std::time::Duration::from_millis(5));
+                    std::thread::sleep(std::time::Duration::from_millis(2));
                     continue;
                 };
-                stream.set_nonblocking(false).ok();
-                stream
-                    .set_read_timeout(Some(std::time::Duration::from_secs(5)))
-                    .ok();
-                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-                let mut head = String::new();
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
+                let (handler, req3, rec3, stop3, tls) =
+                    (handler.clone(), req2.clone(), rec2.clone(), stop2.clone(), tls.clone());
+                std::thread::spawn(move || {
+                    stream.set_nonblocking(false).ok();
+                    stream
+                        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+                        .ok();
+                    match tls {
+                        Some(config) => {
+                            let conn = rustls::ServerConnection::new(config).expect("tls");
+                            let s = rustls::StreamOwned::new(conn, stream);
+                            serve_connection(s, &handler, &req3, &rec3, &stop3);
+                        }
+                        None => serve_connection(stream, &handler, &req3, &rec3, &stop3),
                     }
-                    head.push_str(&line);
-                }
-                let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-                req2.lock().expect("lock").push(head);
-                let resp = routes
-                    .iter()
-                    .find(|(p, _)| *p == path)
-                    .map(|(_, r)| r.clone())
-                    .unwrap_or(Response::status(404));
-                let mut out = stream;
-                let mut text = format!(
-                    "HTTP/1.1 {} X\r\nContent-Length: {}\r\nConnection: close\r\n",
-                    resp.status,
-                    resp.body.len()
-                );
-                for (k, v) in &resp.headers {
-                    text.push_str(&format!("{k}: {v}\r\n"));
-                }
-                text.push_str("\r\n");
-                let _ = out
-                    .write_all(text.as_bytes())
-                    .and_then(|()| out.write_all(&resp.body));
+                });
             }
         });
         Self {
             addr,
             requests,
+            received,
             stop,
+            tls: is_tls,
         }
     }
 
     pub fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}{path}", self.addr)
     }
+
+    /// Every request received so far.
+    pub fn received(&self) -> Vec<Request> {
+        self.received.lock().expect("lock").clone()
+    }
+
+    /// Requests received for `path`.
+    pub fn hits(&self, path: &str) -> Vec<Request> {
+        self.received().into_iter().filter(|r| r.path == path).collect()
+    }
+}
+
+fn serve_connection<S: std::io::Read + std::io::Write>(
+    stream: S,
+    handler: &Handler,
+    requests: &std::sync::Mutex<Vec<String>>,
+    received: &std::sync::Mutex<Vec<Request>>,
+    stop: &std::sync::atomic::AtomicBool,
+) {
+    use std::io::{BufRead, BufReader, Write as _};
+    let mut reader = BufReader::new(stream);
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
+        }
+        head.push_str(&line);
+    }
+    if head.is_empty() {
+        return;
+    }
+    let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+    let req = Request { path, head: head.clone() };
+    requests.lock().expect("lock").push(head);
+    received.lock().expect("lock").push(req.clone());
+    let resp = handler(&req);
+    let out = reader.get_mut();
+    let mut text = format!("HTTP/1.1 {} X\r\nConnection: close\r\n", resp.status);
+    match &resp.body {
+        Body::Bytes(b) | Body::Drip { bytes: b, .. } => {
+            text.push_str(&format!("Content-Length: {}\r\n", b.len()));
+        }
+        Body::Truncated { declared, .. } => {
+            text.push_str(&format!("Content-Length: {declared}\r\n"));
+        }
+        Body::Endless => {}
+    }
+    for (k, v) in &resp.headers {
+        text.push_str(&format!("{k}: {v}\r\n"));
+    }
+    text.push_str("\r\n");
+    if out.write_all(text.as_bytes()).is_err() {
+        return;
+    }
+    let _ = match &resp.body {
+        Body::Bytes(b) | Body::Truncated { bytes: b, .. } => out.write_all(b).and_then(|()| out.flush()),
+        Body::Drip { bytes, every } => {
+            for b in bytes {
+                if stop.load(std::sync::atomic::Ordering::Relaxed)
+                    || out.write_all(&[*b]).and_then(|()| out.flush()).is_err()
+                {
+                    break;
+                }
+                std::thread::sleep(*every);
+            }
+            Ok(())
+        }
+        Body::Endless => {
+            let chunk = vec![b'x'; 64 * 1024];
+            while !stop.load(std::sync::atomic::Ordering::Relaxed)
+                && out.write_all(&chunk).is_ok()
+            {}
+            Ok(())
+        }
+    };
 }
 
 impl Drop for Server {

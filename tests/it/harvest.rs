@@ -1,0 +1,875 @@
+//! `plikt harvest` against real HTTP servers on 127.0.0.1 (issue 3 §6): one test per
+//! case, each asserting what was recorded (catalog), what the run reported (exit
+//! status, output) and what the server received.
+
+use std::path::PathBuf;
+use std::process::Output;
+use std::time::Duration;
+
+use md5::{Digest, Md5};
+use serde_json::Value;
+
+use crate::support::{Body, Request, Response, Server, plikt, root};
+
+/// One feed item for the tests' feeds.
+#[derive(Debug, Clone)]
+pub struct TestItem {
+    pub guid: String,
+    pub pub_date: String,
+    pub link: String,
+    /// (url, mime, bytes the feed's md5 and fileSize describe)
+    pub contents: Vec<(String, String, Vec<u8>)>,
+}
+
+impl TestItem {
+    pub fn new(guid: &str, pub_date: &str, link: &str) -> Self {
+        Self {
+            guid: guid.into(),
+            pub_date: pub_date.into(),
+            link: link.into(),
+            contents: Vec::new(),
+        }
+    }
+    pub fn content(mut self, url: &str, mime: &str, bytes: &[u8]) -> Self {
+        self.contents.push((url.into(), mime.into(), bytes.to_vec()));
+        self
+    }
+}
+
+pub fn md5_hex(b: &[u8]) -> String {
+    Md5::digest(b).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;")
+}
+
+/// A feed that conforms to profile 2.4 (checked by `feeds_of_the_tests_conform`).
+pub fn feed(items: &[TestItem]) -> String {
+    let mut s = String::from(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/" xmlns:dcterms="http://purl.org/dc/terms/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+  <channel>
+    <title>Testbladet</title>
+    <link>https://www.testbladet.se/</link>
+    <description>Testflöde</description>
+"#,
+    );
+    for it in items {
+        s.push_str(&format!(
+            r#"    <item>
+      <title>Artikel {guid}</title>
+      <link>{link}</link>
+      <guid isPermaLink="false">{guid}</guid>
+      <pubDate>{date}</pubDate>
+      <dcterms:identifier xsi:type="dcterms:uri">{link}</dcterms:identifier>
+      <dcterms:publisher>http://id.kb.se/organisations/SE5567342190</dcterms:publisher>
+      <dcterms:accessRights>gratis</dcterms:accessRights>
+      <dcterms:license>https://creativecommons.org/licenses/by/4.0/</dcterms:license>
+      <dcterms:format>text/html</dcterms:format>
+"#,
+            guid = esc(&it.guid),
+            link = esc(&it.link),
+            date = it.pub_date
+        ));
+        for (url, mime, bytes) in &it.contents {
+            s.push_str(&format!(
+                r#"      <media:content url="{}" type="{mime}" fileSize="{}"><media:hash algo="md5">{}</media:hash></media:content>
+"#,
+                esc(url),
+                bytes.len(),
+                md5_hex(bytes)
+            ));
+        }
+        s.push_str("    </item>\n");
+    }
+    s.push_str("  </channel>\n</rss>\n");
+    s
+}
+
+/// RFC 2822 date `minutes` after a fixed instant (items sorted newest first by callers).
+pub fn date(minutes: i64) -> String {
+    let t = chrono::DateTime::parse_from_rfc3339("2026-11-01T08:00:00+01:00").unwrap()
+        + chrono::Duration::minutes(minutes);
+    t.to_rfc2822()
+}
+
+/// A data folder and configuration for one test.
+pub struct Env {
+    pub dir: PathBuf,
+    pub config: PathBuf,
+    pub env: Vec<(String, String)>,
+}
+
+impl Env {
+    /// `publisher` is the body of one `[[publisher]]` table after `id`/`name`/`schedule`;
+    /// `http` the body of `[http]`.
+    pub fn new(name: &str, publisher: &str, http: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("plikt-it-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let config = dir.join("plikt.toml");
+        // Quick retries and timeouts unless the test sets its own.
+        let defaults: String = [
+            "retries = 2",
+            "retry_base_ms = 20",
+            "connect_timeout_secs = 5",
+            "read_timeout_secs = 5",
+            "total_timeout_secs = 30",
+        ]
+        .iter()
+        .filter(|d| !http.contains(d.split(' ').next().unwrap()))
+        .map(|d| format!("{d}\n"))
+        .collect();
+        let text = format!(
+            "data_dir = \"data\"\ncontact = \"mailto:eplikt@kb.example\"\n[http]\n{defaults}{http}\n[harvest]\nretry_backoff_secs = 0\nmax_failed_runs = 3\nshutdown_grace_secs = 2\n[[publisher]]\nid = \"test\"\nname = \"Testbladet AB\"\nschedule = \"0 0 3 * * *\"\n{publisher}\n"
+        );
+        std::fs::write(&config, text).unwrap();
+        Self {
+            dir,
+            config,
+            env: Vec::new(),
+        }
+    }
+
+    /// An http publisher on loopback for `feed`.
+    pub fn plain(name: &str, feed: &str, http: &str) -> Self {
+        Self::new(
+            name,
+            &format!("feed = \"{feed}\"\nhttps_only = false\nallow_private = true"),
+            http,
+        )
+    }
+
+    pub fn with_env(mut self, k: &str, v: &str) -> Self {
+        self.env.push((k.into(), v.into()));
+        self
+    }
+
+    pub fn cmd(&self, args: &[&str]) -> Output {
+        let mut c = plikt();
+        c.args(args).arg("--config").arg(&self.config);
+        for (k, v) in &self.env {
+            c.env(k, v);
+        }
+        c.env("RUST_LOG", "warn");
+        c.output().expect("run plikt")
+    }
+
+    pub fn harvest(&self) -> Output {
+        self.cmd(&["harvest"])
+    }
+
+    pub fn status(&self) -> Value {
+        let o = self.cmd(&["status", "--format", "json"]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).expect("status JSON");
+        v["publishers"][0].clone()
+    }
+
+    pub fn data(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+
+    /// Rows of a query on the catalog, every column as text.
+    pub fn sql(&self, q: &str) -> Vec<Vec<String>> {
+        let c = rusqlite::Connection::open(self.data().join("catalog.sqlite")).unwrap();
+        let mut stmt = c.prepare(q).unwrap();
+        let n = stmt.column_count();
+        stmt.query_map([], |r| {
+            Ok((0..n)
+                .map(|i| match r.get_ref(i).unwrap() {
+                    rusqlite::types::ValueRef::Null => String::new(),
+                    rusqlite::types::ValueRef::Integer(v) => v.to_string(),
+                    rusqlite::types::ValueRef::Real(v) => v.to_string(),
+                    rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => {
+                        String::from_utf8_lossy(t).into_owned()
+                    }
+                })
+                .collect())
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+    }
+
+    pub fn one(&self, q: &str) -> String {
+        self.sql(q)
+            .first()
+            .and_then(|r| r.first().cloned())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+pub fn text(o: &Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}--- stderr\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A server whose routes are computed from its own base URL.
+fn serve(routes: impl Fn(&str) -> Vec<(String, Response)> + Send + Sync + 'static) -> Server {
+    let cell: std::sync::Arc<std::sync::OnceLock<Vec<(String, Response)>>> = Default::default();
+    let c2 = cell.clone();
+    let server = Server::with_handler(move |req: &Request| {
+        c2.get()
+            .and_then(|r| r.iter().find(|(p, _)| *p == req.path).map(|(_, r)| r.clone()))
+            .unwrap_or(Response::status(404))
+    });
+    let base = server.url("");
+    let _ = cell.set(routes(&base));
+    server
+}
+
+fn one_file_feed(base: &str, file: &[u8]) -> String {
+    feed(&[TestItem::new("a-1", &date(0), &format!("{base}/a-1.html"))
+        .content(&format!("{base}/a-1.pdf"), "application/pdf", file)])
+}
+
+const PDF: &[u8] = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n";
+const HTML: &[u8] = b"<!DOCTYPE html><html><body>Artikel</body></html>";
+
+#[test]
+fn feeds_of_the_tests_conform_to_the_profile() {
+    let f = one_file_feed("https://www.testbladet.se", PDF);
+    let report = plikt::profile::validate(f.as_bytes(), &plikt::profile::Options::default()).unwrap();
+    assert!(report.valid(), "{:?}", report.findings);
+    assert_eq!(report.findings.iter().filter(|f| f.severity != plikt::profile::Severity::Info).count(), 0, "{:?}", report.findings);
+}
+
+#[test]
+fn a_feed_is_harvested_and_an_unchanged_feed_costs_one_request() {
+    let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let server = Server::with_handler(move |r| match r.path.as_str() {
+        "/feed.xml" if r.header("if-none-match").as_deref() == Some("\"v1\"") => Response::status(304),
+        "/feed.xml" => Response::ok(one_file_feed(b2.get().unwrap(), PDF)).header("ETag", "\"v1\""),
+        "/a-1.html" => Response::file(HTML, "text/html"),
+        "/a-1.pdf" => Response::file(PDF, "application/pdf"),
+        _ => Response::status(404),
+    });
+    let _ = base.set(server.url(""));
+    let env = Env::plain("basic", &server.url("/feed.xml"), "");
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("test: ok"), "{}", text(&o));
+    let s = env.status();
+    assert_eq!((s["deposits"].as_u64(), s["versions"].as_u64(), s["files"].as_u64()), (Some(1), Some(1), Some(2)));
+    assert_eq!(s["last_run"]["outcome"], "ok");
+    assert!(s["next_run"].as_str().is_some_and(|t| t.ends_with('Z')), "{s}");
+    // The user agent names plikt, its version and the contact from the config.
+    let ua = server.received()[0].header("user-agent").unwrap();
+    assert!(ua.starts_with("plikt/") && ua.contains("mailto:eplikt@kb.example"), "{ua}");
+    // Files are requested without content coding.
+    let pdf = &server.hits("/a-1.pdf")[0];
+    assert_eq!(pdf.header("accept-encoding").as_deref(), Some("identity"));
+    // Stored bytes are the served bytes, content-addressed, with their provenance.
+    let sha = env.one("SELECT sha256 FROM files WHERE url LIKE '%.pdf'");
+    let blob = env.data().join("blobs").join(&sha[..2]).join(&sha[2..4]).join(&sha);
+    assert_eq!(std::fs::read(blob).unwrap(), PDF);
+    assert_eq!(
+        env.sql("SELECT http_status, content_type, md5, length FROM files WHERE url LIKE '%.pdf'"),
+        vec![vec!["200".to_string(), "application/pdf".into(), md5_hex(PDF), PDF.len().to_string()]]
+    );
+    assert_eq!(env.sql("SELECT change FROM changes"), vec![vec!["created".to_string()]]);
+
+    let before = server.received().len();
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let after = server.received();
+    assert_eq!(after.len(), before + 1, "re-harvest made more than one request");
+    assert_eq!(after[before].header("if-none-match").as_deref(), Some("\"v1\""));
+    assert_eq!(env.status()["last_run"]["outcome"], "not-modified");
+}
+
+#[test]
+fn newer_pubdate_is_a_new_version_and_same_pubdate_changed_content_warns() {
+    let version = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(1));
+    let v2 = version.clone();
+    let server_cell: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
+    let base_cell = server_cell.clone();
+    let server = Server::with_handler(move |r| {
+        let base = base_cell.get().cloned().unwrap_or_default();
+        let v = v2.load(std::sync::atomic::Ordering::SeqCst);
+        let pdf = format!("%PDF-1.4 version {v}\n").into_bytes();
+        match r.path.as_str() {
+            "/feed.xml" => {
+                let minutes = if v >= 2 { 60 } else { 0 };
+                let mut item = TestItem::new("a-1", &date(minutes), &format!("{base}/a-1.html"))
+                    .content(&format!("{base}/a-1.pdf"), "application/pdf", &pdf);
+                if v == 3 {
+                    item.link = format!("{base}/a-1.html?changed");
+                }
+                Response::ok(feed(&[item]))
+            }
+            "/a-1.html" | "/a-1.html?changed" => Response::file(HTML, "text/html"),
+            "/a-1.pdf" => Response::file(pdf, "application/pdf"),
+            _ => Response::status(404),
+        }
+    });
+    let _ = server_cell.set(server.url(""));
+    let env = Env::plain("versions", &server.url("/feed.xml"), "");
+    assert_eq!(env.harvest().status.code(), Some(0));
+    version.store(2, std::sync::atomic::Ordering::SeqCst);
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let s = env.status();
+    assert_eq!((s["deposits"].as_u64(), s["versions"].as_u64()), (Some(1), Some(2)), "{s}");
+    assert_eq!(
+        env.sql("SELECT change FROM changes ORDER BY seq"),
+        vec![vec!["created".to_string()], vec!["updated".to_string()]]
+    );
+    // Nothing deposited is overwritten: both PDFs are stored.
+    assert_eq!(env.one("SELECT count(DISTINCT sha256) FROM files WHERE url LIKE '%.pdf'"), "2");
+    version.store(3, std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(env.harvest().status.code(), Some(0));
+    let s = env.status();
+    assert_eq!(s["versions"].as_u64(), Some(2), "same pubDate must not make a version");
+    let warned = s["findings"].as_array().unwrap().iter().any(|f| f["rule"] == "H-VERSION" && f["severity"] == "warning");
+    assert!(warned, "{s}");
+}
+
+#[test]
+fn wrong_md5_is_recorded_and_nothing_is_deposited() {
+    let server = serve(|base| {
+        let feed = feed(&[TestItem::new("a-1", &date(0), &format!("{base}/a-1.html"))
+            .content(&format!("{base}/a-1.pdf"), "application/pdf", b"what the feed says")]);
+        vec![
+            ("/feed.xml".into(), Response::ok(feed)),
+            ("/a-1.html".into(), Response::file(HTML, "text/html")),
+            ("/a-1.pdf".into(), Response::file(PDF, "application/pdf")),
+        ]
+    });
+    let env = Env::plain("md5", &server.url("/feed.xml"), "");
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "items that fail do not fail the run: {}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("publisher test, item a-1,") && err.contains("/a-1.pdf") && err.contains("H-MD5"), "{err}");
+    let s = env.status();
+    assert_eq!((s["deposits"].as_u64(), s["pending"].as_u64()), (Some(0), Some(1)), "{s}");
+    let item = &s["items"][0];
+    assert_eq!(item["guid"], "a-1");
+    assert!(item["reason"].as_str().unwrap().contains("MD5"), "{item}");
+    assert!(s["findings"].as_array().unwrap().iter().any(|f| f["rule"] == "H-MD5" && f["severity"] == "error"));
+    assert_eq!(server.hits("/a-1.pdf").len(), 1, "a hash mismatch is not retried within the run");
+    // The wrong bytes are not in the store.
+    assert_eq!(env.one(&format!("SELECT count(*) FROM blobs WHERE md5 = '{}'", md5_hex(PDF))), "0");
+    assert!(env.sql("SELECT * FROM changes").is_empty());
+}
+
+#[test]
+fn a_failing_version_is_retried_and_then_stays_failed() {
+    let server = serve(|base| {
+        vec![
+            ("/feed.xml".into(), Response::ok(one_file_feed(base, PDF))),
+            ("/a-1.html".into(), Response::file(HTML, "text/html")),
+        ]
+    });
+    let env = Env::plain("giveup", &server.url("/feed.xml"), "");
+    for run in 1..=4 {
+        assert_eq!(env.harvest().status.code(), Some(0));
+        let s = env.status();
+        let state = s["items"][0]["state"].as_str().unwrap().to_string();
+        assert_eq!(state, if run < 3 { "pending" } else { "failed" }, "run {run}: {s}");
+    }
+    // max_failed_runs = 3: three attempts, then no more requests.
+    assert_eq!(server.hits("/a-1.pdf").len(), 3);
+    let s = env.status();
+    assert_eq!(s["failed"].as_u64(), Some(1));
+    assert!(s["items"][0]["reason"].as_str().unwrap().contains("HTTP 404"), "{s}");
+}
+
+#[test]
+fn not_found_fails_the_file_without_retries() {
+    let server = serve(|base| {
+        vec![
+            ("/feed.xml".into(), Response::ok(one_file_feed(base, PDF))),
+            ("/a-1.html".into(), Response::file(HTML, "text/html")),
+        ]
+    });
+    let env = Env::plain("404", &server.url("/feed.xml"), "");
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("HTTP 404"), "{}", text(&o));
+    assert_eq!(server.hits("/a-1.pdf").len(), 1);
+    let s = env.status();
+    assert!(s["findings"].as_array().unwrap().iter().any(|f| f["rule"] == "H-FETCH" && f["url"].as_str().unwrap().ends_with("/a-1.pdf")), "{s}");
+    assert_eq!(env.one("SELECT state FROM files WHERE url LIKE '%.pdf'"), "failed");
+    assert_eq!(env.one("SELECT state FROM files WHERE url LIKE '%.html'"), "stored");
+}
+
+#[test]
+fn server_error_then_success_is_retried_within_the_run() {
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let c2 = count.clone();
+    let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let server = Server::with_handler(move |r| match r.path.as_str() {
+        "/feed.xml" => Response::ok(one_file_feed(b2.get().unwrap(), PDF)),
+        "/a-1.html" => Response::file(HTML, "text/html"),
+        "/a-1.pdf" if c2.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 => Response::status(500),
+        "/a-1.pdf" => Response::file(PDF, "application/pdf"),
+        _ => Response::status(404),
+    });
+    let _ = base.set(server.url(""));
+    let env = Env::plain("500", &server.url("/feed.xml"), "");
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(server.hits("/a-1.pdf").len(), 2);
+    assert_eq!(env.status()["deposits"].as_u64(), Some(1));
+}
+
+#[test]
+fn long_retry_after_postpones_the_item_to_a_later_run() {
+    let server = serve(|base| {
+        vec![
+            ("/feed.xml".into(), Response::ok(one_file_feed(base, PDF))),
+            ("/a-1.html".into(), Response::file(HTML, "text/html")),
+            ("/a-1.pdf".into(), Response::status(503).header("Retry-After", "3600")),
+        ]
+    });
+    let env = Env::plain("503", &server.url("/feed.xml"), "max_retry_after_secs = 30");
+    let started = std::time::Instant::now();
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(started.elapsed() < Duration::from_secs(20), "the run waited for Retry-After");
+    assert_eq!(server.hits("/a-1.pdf").len(), 1);
+    let s = env.status();
+    let item = &s["items"][0];
+    assert_eq!(item["state"], "pending");
+    let next = chrono::DateTime::parse_from_rfc3339(item["next_attempt_at"].as_str().unwrap()).unwrap();
+    let wait = next.signed_duration_since(chrono::Utc::now()).num_seconds();
+    assert!((3000..=3600).contains(&wait), "postponed by {wait} s");
+    assert_eq!(item["attempts"].as_u64(), Some(0), "a postponement is not a failed attempt");
+    // The next run does not ask again before the time.
+    env.harvest();
+    assert_eq!(server.hits("/a-1.pdf").len(), 1);
+}
+
+#[test]
+fn truncated_body_is_retried_and_recorded() {
+    let server = serve(|base| {
+        vec![
+            ("/feed.xml".into(), Response::ok(one_file_feed(base, PDF))),
+            ("/a-1.html".into(), Response::file(HTML, "text/html")),
+            ("/a-1.pdf".into(), Response::file(&PDF[..10], "application/pdf").body(Body::Truncated { bytes: PDF[..10].to_vec(), declared: PDF.len() })),
+        ]
+    });
+    let env = Env::plain("truncated", &server.url("/feed.xml"), "");
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(server.hits("/a-1.pdf").len(), 3, "retries = 2");
+    let reason = env.one("SELECT error FROM files WHERE url LIKE '%.pdf'");
+    assert!(reason.contains("truncated"), "{reason}");
+    assert_eq!(env.one("SELECT count(*) FROM blobs"), "1", "only the HTML page is stored");
+    assert_eq!(std::fs::read_dir(env.data().join("tmp")).unwrap().count(), 0, "no partial file left");
+}
+
+#[test]
+fn a_slow_drip_is_abandoned() {
+    let server = serve(|base| {
+        vec![
+            ("/feed.xml".into(), Response::ok(one_file_feed(base, PDF))),
+            ("/a-1.html".into(), Response::file(HTML, "text/html")),
+            ("/a-1.pdf".into(), Response::file(PDF, "application/pdf").body(Body::Drip { bytes: PDF.to_vec(), every: Duration::from_millis(300) })),
+        ]
+    });
+    let env = Env::plain("drip", &server.url("/feed.xml"), "retries = 0\nmin_bytes_per_sec = 100\nmin_speed_window_secs = 2");
+    let started = std::time::Instant::now();
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(started.elapsed() < Duration::from_secs(15));
+    let reason = env.one("SELECT error FROM files WHERE url LIKE '%.pdf'");
+    assert!(reason.contains("below the minimum of 100 bytes/s"), "{reason}");
+}
+
+#[test]
+fn an_endless_body_stops_at_the_size_limit() {
+    let server = serve(|base| {
+        vec![
+            ("/feed.xml".into(), Response::ok(one_file_feed(base, PDF))),
+            ("/a-1.html".into(), Response::file(HTML, "text/html")),
+            ("/a-1.pdf".into(), Response::file(PDF, "application/pdf").body(Body::Endless)),
+        ]
+    });
+    let env = Env::plain("endless", &server.url("/feed.xml"), "retries = 0\nmax_file_bytes = 1048576");
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let reason = env.one("SELECT error FROM files WHERE url LIKE '%.pdf'");
+    assert!(reason.contains("larger than the limit of 1048576 bytes"), "{reason}");
+    assert_eq!(std::fs::read_dir(env.data().join("tmp")).unwrap().count(), 0);
+}
+
+#[test]
+fn a_redirect_loop_fails_clearly() {
+    let server = serve(|base| {
+        vec![
+            ("/feed.xml".into(), Response::ok(one_file_feed(base, PDF))),
+            ("/a-1.html".into(), Response::file(HTML, "text/html")),
+            ("/a-1.pdf".into(), Response::redirect("/b.pdf")),
+            ("/b.pdf".into(), Response::redirect(&format!("{base}/a-1.pdf"))),
+        ]
+    });
+    let env = Env::plain("loop", &server.url("/feed.xml"), "retries = 0");
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let reason = env.one("SELECT error FROM files WHERE url LIKE '%a-1.pdf'");
+    assert!(reason.contains("redirect loop"), "{reason}");
+    assert_eq!(server.hits("/a-1.pdf").len(), 1);
+    assert_eq!(server.hits("/b.pdf").len(), 1);
+}
+
+fn auth_header(user: &str, password: &str) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let b = format!("{user}:{password}").into_bytes();
+    let mut out = String::from("Basic ");
+    for c in b.chunks(3) {
+        let n = (u32::from(c[0]) << 16) | (u32::from(*c.get(1).unwrap_or(&0)) << 8) | u32::from(*c.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            out.push(if i <= c.len() { T[(n >> (18 - 6 * i)) as usize & 63] as char } else { '=' });
+        }
+    }
+    out
+}
+
+#[test]
+fn credentials_open_the_feed_and_never_reach_another_origin() {
+    let other = Server::with_handler(|r| match r.path.as_str() {
+        "/hop1.pdf" => Response::redirect("/hop2.pdf"),
+        "/hop2.pdf" => Response::file(PDF, "application/pdf"),
+        _ => Response::status(404),
+    });
+    let other_base = other.url("");
+    let expected = auth_header("kb-harvest", "s3cret-Passw0rd");
+    let exp2 = expected.clone();
+    let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let origin = Server::with_handler(move |r| {
+        if r.header("authorization").as_deref() != Some(exp2.as_str()) {
+            return Response::status(401).header("WWW-Authenticate", "Basic realm=\"eplikt\"");
+        }
+        match r.path.as_str() {
+            "/feed.xml" => Response::ok(one_file_feed(b2.get().unwrap(), PDF)),
+            "/a-1.html" => Response::file(HTML, "text/html"),
+            "/a-1.pdf" => Response::redirect(&format!("{other_base}/hop1.pdf")),
+            _ => Response::status(404),
+        }
+    });
+    let _ = base.set(origin.url(""));
+    let feed = origin.url("/feed.xml");
+
+    // Without credentials: 401, the run could not be carried out.
+    let env = Env::plain("auth-none", &feed, "retries = 0");
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("HTTP 401"), "{}", text(&o));
+    assert_eq!(env.status()["last_run"]["outcome"], "failed");
+
+    // With credentials from the environment: 200, everything deposited.
+    let env = Env::new(
+        "auth",
+        &format!("feed = \"{feed}\"\nhttps_only = false\nallow_private = true\n[publisher.auth]\nusername = \"kb-harvest\"\npassword_env = \"TEST_FEED_PASSWORD\""),
+        "retries = 0",
+    )
+    .with_env("TEST_FEED_PASSWORD", "s3cret-Passw0rd");
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(env.status()["deposits"].as_u64(), Some(1), "{}", text(&o));
+    assert!(origin.hits("/feed.xml").iter().any(|r| r.header("authorization").as_deref() == Some(expected.as_str())));
+    // The other origin got both hops, and never the credentials.
+    assert_eq!(other.hits("/hop1.pdf").len(), 1);
+    assert_eq!(other.hits("/hop2.pdf").len(), 1);
+    for r in other.received() {
+        assert!(r.header("authorization").is_none(), "credentials leaked to {}: {}", r.path, r.head);
+    }
+    // The final URL after the hops is recorded.
+    assert!(env.one("SELECT final_url FROM files WHERE url LIKE '%a-1.pdf'").ends_with("/hop2.pdf"));
+    // The password is nowhere: not in output, status, or the catalog.
+    let all = format!("{}{}", text(&o), env.cmd(&["status", "--format", "json"]).stdout.iter().map(|&b| b as char).collect::<String>());
+    assert!(!all.contains("s3cret-Passw0rd"));
+    let catalog = std::fs::read(env.data().join("catalog.sqlite")).unwrap();
+    assert!(memchr::memmem::find(&catalog, b"s3cret-Passw0rd").is_none());
+}
+
+#[test]
+fn https_with_a_test_ca_and_no_downgrade_to_http() {
+    let plain = Server::with_handler(|_| Response::file(PDF, "application/pdf"));
+    let plain_url = plain.url("/a-1.pdf");
+    let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let tls = Server::https(move |r| match r.path.as_str() {
+        "/feed.xml" => Response::ok(one_file_feed(b2.get().unwrap(), PDF)),
+        "/a-1.html" => Response::file(HTML, "text/html"),
+        "/a-1.pdf" => Response::redirect(&plain_url),
+        _ => Response::status(404),
+    });
+    let _ = base.set(tls.url(""));
+    let ca = root().join("fixtures/tls/ca.pem");
+    let env = Env::new(
+        "https",
+        &format!("feed = \"{}\"\nallow_private = true", tls.url("/feed.xml")),
+        &format!("retries = 0\nextra_root_certificates = [\"{}\"]", ca.display()),
+    );
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(env.one("SELECT state FROM files WHERE url LIKE '%.html'"), "stored", "{}", text(&o));
+    let reason = env.one("SELECT error FROM files WHERE url LIKE '%.pdf'");
+    assert!(reason.contains("leaves https"), "{reason}");
+    assert!(plain.received().is_empty(), "the http server was contacted");
+
+    // Without the test CA the certificate is not trusted: verification is never off.
+    let env = Env::new("https-untrusted", &format!("feed = \"{}\"\nallow_private = true", tls.url("/feed.xml")), "retries = 0");
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).to_lowercase().contains("certificate"), "{}", text(&o));
+}
+
+#[test]
+fn private_targets_are_refused_unless_allowed() {
+    let server = Server::with_handler(|_| Response::ok("<rss/>"));
+    for host in ["127.0.0.1", "localhost"] {
+        let url = server.url("/feed.xml").replace("127.0.0.1", host);
+        let env = Env::new("ssrf", &format!("feed = \"{url}\"\nhttps_only = false"), "retries = 0");
+        let o = env.harvest();
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("allow_private = false"), "{err}");
+    }
+    assert!(server.received().is_empty());
+}
+
+#[test]
+fn a_gzip_bomb_feed_is_capped() {
+    use std::io::Write;
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    let zeros = vec![b' '; 1 << 20];
+    enc.write_all(b"<?xml version=\"1.0\"?><rss version=\"2.0\"><channel>").unwrap();
+    for _ in 0..256 {
+        enc.write_all(&zeros).unwrap();
+    }
+    let bomb = enc.finish().unwrap();
+    assert!(bomb.len() < 1 << 20, "{} bytes compressed", bomb.len());
+    let server = Server::start(vec![("/feed.xml", Response::ok(bomb).header("Content-Encoding", "gzip"))]);
+    let env = Env::plain("gzip", &server.url("/feed.xml"), "retries = 0\nmax_feed_bytes = 8388608");
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("larger than the limit of 8388608 bytes"), "{}", text(&o));
+    let accept = server.received()[0].header("accept-encoding").unwrap_or_default();
+    assert!(accept.contains("gzip"), "{accept}");
+}
+
+#[test]
+fn a_hostile_content_disposition_name_is_made_safe() {
+    let victim = std::env::temp_dir().join(format!("plikt-pwned-{}", std::process::id()));
+    let _ = std::fs::remove_file(&victim);
+    let name = format!("../../../../../../..{}", victim.display());
+    let server = serve(move |base| {
+        vec![
+            ("/feed.xml".into(), Response::ok(one_file_feed(base, PDF))),
+            ("/a-1.html".into(), Response::file(HTML, "text/html")),
+            ("/a-1.pdf".into(), Response::file(PDF, "application/pdf").header("Content-Disposition", &format!("attachment; filename=\"{name}\""))),
+        ]
+    });
+    let env = Env::plain("disposition", &server.url("/feed.xml"), "");
+    assert_eq!(env.harvest().status.code(), Some(0));
+    assert!(!victim.exists());
+    let recorded = env.one("SELECT filename FROM files WHERE url LIKE '%.pdf'");
+    assert_eq!(recorded, victim.file_name().unwrap().to_str().unwrap());
+    assert_eq!(env.status()["deposits"].as_u64(), Some(1));
+}
+
+#[test]
+fn a_feed_malformed_halfway_harvests_nothing() {
+    let server = serve(|base| {
+        let items: Vec<TestItem> = (0..3)
+            .map(|i| TestItem::new(&format!("a-{i}"), &date(10 - i), &format!("{base}/a.html")))
+            .collect();
+        let mut feed = feed(&items);
+        let cut = feed.rfind("<item>").unwrap() + 40;
+        feed.truncate(cut);
+        vec![
+            ("/feed.xml".into(), Response::ok(feed)),
+            ("/a.html".into(), Response::file(HTML, "text/html")),
+        ]
+    });
+    let env = Env::plain("malformed", &server.url("/feed.xml"), "");
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("G-XML"), "{}", text(&o));
+    assert_eq!(env.one("SELECT count(*) FROM versions"), "0");
+    assert_eq!(env.one("SELECT count(*) FROM deposits"), "0");
+    assert_eq!(server.received().len(), 1, "no file of the items before the error was fetched");
+    assert_eq!(env.sql("SELECT rule FROM findings"), vec![vec!["G-XML".to_string()]]);
+    assert_eq!(env.status()["last_run"]["outcome"], "failed");
+}
+
+#[test]
+fn an_html_maintenance_page_is_not_a_feed() {
+    let page = "<!DOCTYPE html>\n<html><head><title>Underhåll</title></head><body><p>Vi är strax tillbaka.<br></p></body></html>";
+    let server = Server::start(vec![("/feed.xml", Response::file(page, "text/html; charset=utf-8"))]);
+    let env = Env::plain("maintenance", &server.url("/feed.xml"), "");
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("HTML page") && err.contains("/feed.xml"), "{err}");
+    assert_eq!(env.one("SELECT count(*) FROM versions"), "0");
+    // The ETag of a failed read is not kept: the next run reads the feed again.
+    assert_eq!(env.one("SELECT coalesce(etag, '') FROM publishers"), "");
+}
+
+#[test]
+fn unidentifiable_items_are_rejected_and_the_rest_collected() {
+    let server = serve(|base| {
+        let mut f = feed(&[
+            TestItem::new("dup", &date(5), &format!("{base}/a.html")),
+            TestItem::new("dup", &date(4), &format!("{base}/a.html")),
+            TestItem::new("no-date", &date(3), &format!("{base}/a.html")),
+            TestItem::new("good", &date(2), &format!("{base}/a.html")),
+        ]);
+        f = f.replacen(&format!("<pubDate>{}</pubDate>", date(3)), "<pubDate>22/11/2026</pubDate>", 1);
+        vec![
+            ("/feed.xml".into(), Response::ok(f)),
+            ("/a.html".into(), Response::file(HTML, "text/html")),
+        ]
+    });
+    let env = Env::plain("rejected", &server.url("/feed.xml"), "");
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let s = env.status();
+    assert_eq!(s["deposits"].as_u64(), Some(1));
+    assert_eq!(s["failed"].as_u64(), Some(3), "{s}");
+    let rejected: Vec<(String, String)> = env
+        .sql("SELECT coalesce(guid, ''), reason FROM rejections ORDER BY item")
+        .into_iter()
+        .map(|r| (r[0].clone(), r[1].clone()))
+        .collect();
+    assert_eq!(rejected.len(), 3);
+    assert!(rejected[0].1.contains("more than once") && rejected[1].1.contains("more than once"));
+    assert_eq!(rejected[2].0, "no-date");
+    assert!(rejected[2].1.contains("R103"), "{rejected:?}");
+}
+
+#[test]
+fn a_non_conforming_item_is_collected_and_marked() {
+    let server = serve(|base| {
+        let f = feed(&[TestItem::new("a-1", &date(0), &format!("{base}/a.html"))])
+            .replace("<dcterms:accessRights>gratis</dcterms:accessRights>", "<dcterms:accessRights>free</dcterms:accessRights>");
+        vec![
+            ("/feed.xml".into(), Response::ok(f)),
+            ("/a.html".into(), Response::file(HTML, "text/html")),
+        ]
+    });
+    let env = Env::plain("nonconforming", &server.url("/feed.xml"), "");
+    assert_eq!(env.harvest().status.code(), Some(0));
+    assert_eq!(env.sql("SELECT state, conforming, access FROM versions"), vec![vec!["deposited".to_string(), "0".into(), "restricted".into()]]);
+    let findings = env.one("SELECT findings FROM versions");
+    assert!(findings.contains("R107"), "{findings}");
+    let s = env.status();
+    assert!(s["findings"].as_array().unwrap().iter().any(|f| f["rule"] == "R107" && f["line"].as_u64().is_some()), "{s}");
+}
+
+#[test]
+fn harvest_time_checks_warn_about_size_type_drm_and_publisher() {
+    let encrypted = b"%PDF-1.4\n1 0 obj << >> endobj\ntrailer << /Root 1 0 R /Encrypt 2 0 R >>\n%%EOF\n";
+    let server = serve(move |base| {
+        let f = feed(&[TestItem::new("a-1", &date(0), &format!("{base}/a.html"))
+            .content(&format!("{base}/a.pdf"), "application/pdf", encrypted)])
+            .replace(&format!("fileSize=\"{}\"", encrypted.len()), "fileSize=\"99\"");
+        vec![
+            ("/feed.xml".into(), Response::ok(f).header("Content-Type", "application/rss+xml")),
+            ("/a.html".into(), Response::file(HTML, "text/html")),
+            ("/a.pdf".into(), Response::file(encrypted.to_vec(), "application/octet-stream")),
+        ]
+    });
+    let env = Env::new(
+        "checks",
+        &format!("feed = \"{}\"\nhttps_only = false\nallow_private = true\norganisations = [\"SE5560041815\"]", server.url("/feed.xml")),
+        "",
+    );
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let rules: Vec<Vec<String>> = env.sql("SELECT rule, severity FROM findings WHERE rule LIKE 'H-%' ORDER BY rule");
+    let rules: Vec<(String, String)> = rules.into_iter().map(|r| (r[0].clone(), r[1].clone())).collect();
+    for want in [("H-DRM", "error"), ("H-MIME", "warning"), ("H-PUBLISHER", "warning"), ("H-SIZE", "warning")] {
+        assert!(rules.contains(&(want.0.to_string(), want.1.to_string())), "{want:?} not in {rules:?}");
+    }
+}
+
+#[test]
+fn unknown_keys_and_secrets_in_the_config_are_refused() {
+    let env = Env::new("config", "feed = \"https://a.example/f.xml\"\ncolour = \"blue\"", "");
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("colour") && err.contains("plikt.toml:"), "{err}");
+}
+
+#[test]
+fn the_example_configuration_loads() {
+    let path = root().join("plikt.example.toml");
+    let c = plikt::config::Config::parse(
+        &std::fs::read_to_string(&path).unwrap(),
+        &path,
+        &root(),
+        &|v| (v == "DAGENSBOK_PASSWORD").then(|| "x".to_string()),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!c.publishers.is_empty());
+    let sample = root().join("plikt.sample.toml");
+    plikt::config::Config::parse(&std::fs::read_to_string(&sample).unwrap(), &sample, &root(), &|_| Some("x".into()))
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn audit_finds_corrupt_and_missing_blobs() {
+    let server = serve(|base| {
+        vec![
+            ("/feed.xml".into(), Response::ok(one_file_feed(base, PDF))),
+            ("/a-1.html".into(), Response::file(HTML, "text/html")),
+            ("/a-1.pdf".into(), Response::file(PDF, "application/pdf")),
+        ]
+    });
+    let env = Env::plain("audit", &server.url("/feed.xml"), "");
+    assert_eq!(env.harvest().status.code(), Some(0));
+    let o = env.cmd(&["audit"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("checked 2 blobs"));
+    let blob = |sha: &str| env.data().join("blobs").join(&sha[..2]).join(&sha[2..4]).join(sha);
+    let pdf = blob(&env.one("SELECT sha256 FROM files WHERE url LIKE '%.pdf'"));
+    let mut bytes = std::fs::read(&pdf).unwrap();
+    bytes[3] ^= 1;
+    std::fs::write(&pdf, bytes).unwrap();
+    std::fs::remove_file(blob(&env.one("SELECT sha256 FROM files WHERE url LIKE '%.html'"))).unwrap();
+    let o = env.cmd(&["audit"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("1 missing, 1 corrupt"), "{out}");
+}
+
+#[test]
+fn a_second_writer_on_the_same_data_folder_is_refused() {
+    let store = plikt::store::Store::open(
+        &std::env::temp_dir().join(format!("plikt-it-locked-{}", std::process::id())).join("data"),
+        plikt::store::Mode::Write,
+    )
+    .unwrap();
+    let env = Env::plain("lock", "http://127.0.0.1:9/feed.xml", "");
+    std::fs::write(&env.config, std::fs::read_to_string(&env.config).unwrap().replace("data_dir = \"data\"", &format!("data_dir = \"{}\"", store.dir().display()))).unwrap();
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("locked by another plikt"), "{}", text(&o));
+    let dir = store.dir().parent().unwrap().to_path_buf();
+    drop(store);
+    std::fs::remove_dir_all(dir).unwrap();
+}
