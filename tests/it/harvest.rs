@@ -873,3 +873,95 @@ fn a_second_writer_on_the_same_data_folder_is_refused() {
     drop(store);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn the_service_runs_on_schedule_serves_status_and_stops_on_sigterm() {
+    let server = serve(|base| {
+        vec![
+            ("/feed.xml".into(), Response::ok(one_file_feed(base, PDF))),
+            ("/a-1.html".into(), Response::file(HTML, "text/html")),
+            ("/a-1.pdf".into(), Response::file(PDF, "application/pdf")),
+        ]
+    });
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let env = Env::plain("service", &server.url("/feed.xml"), "");
+    let cfg = std::fs::read_to_string(&env.config)
+        .unwrap()
+        .replace("schedule = \"0 0 3 * * *\"", "schedule = \"*/2 * * * * *\"")
+        .replace("data_dir = \"data\"", &format!("data_dir = \"data\"\nlisten = \"127.0.0.1:{port}\""));
+    std::fs::write(&env.config, cfg).unwrap();
+    let mut child = plikt()
+        .args(["run", "--config"])
+        .arg(&env.config)
+        .env("RUST_LOG", "info")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for at least three scheduled runs, reading /status over HTTP.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        assert!(std::time::Instant::now() < deadline, "no three runs within 30 s");
+        std::thread::sleep(Duration::from_millis(300));
+        let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else { continue };
+        use std::io::{Read, Write};
+        s.write_all(b"GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+        let mut resp = String::new();
+        s.read_to_string(&mut resp).unwrap();
+        let body = resp.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
+        let Ok(v) = serde_json::from_str::<Value>(&body) else { continue };
+        if v["publishers"][0]["last_run"]["id"].as_u64().unwrap_or(0) >= 3 {
+            break v;
+        }
+    };
+    assert_eq!(status["publishers"][0]["deposits"].as_u64(), Some(1), "{status}");
+    std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let started = std::time::Instant::now();
+    let exit = loop {
+        if let Some(e) = child.try_wait().unwrap() {
+            break e;
+        }
+        assert!(started.elapsed() < Duration::from_secs(15), "plikt run did not stop on SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(exit.code(), Some(0));
+    // Runs of one publisher never overlap.
+    let runs = env.sql("SELECT started_at, ended_at FROM runs ORDER BY id");
+    for w in runs.windows(2) {
+        assert!(w[1][0] >= w[0][1], "runs overlap: {runs:?}");
+    }
+    assert_eq!(env.one("SELECT count(*) FROM runs WHERE outcome = 'running'"), "0");
+}
+
+#[test]
+fn sigterm_abandons_files_in_flight_cleanly() {
+    let slow = vec![b'x'; 1000];
+    let server = serve(move |base| {
+        vec![
+            ("/feed.xml".into(), Response::ok(one_file_feed(base, &slow))),
+            ("/a-1.html".into(), Response::file(HTML, "text/html")),
+            ("/a-1.pdf".into(), Response::file(PDF, "application/pdf").body(Body::Drip { bytes: vec![b'x'; 1000], every: Duration::from_millis(100) })),
+        ]
+    });
+    let env = Env::plain("sigterm", &server.url("/feed.xml"), "min_bytes_per_sec = 0\nread_timeout_secs = 30");
+    let mut child = plikt()
+        .args(["harvest", "--config"])
+        .arg(&env.config)
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let started = std::time::Instant::now();
+    let o = child.wait_with_output().unwrap();
+    // shutdown_grace_secs = 2: the dripping file is abandoned after the grace period.
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let s = env.status();
+    assert_eq!(s["last_run"]["outcome"], "interrupted", "{s}");
+    assert_eq!(s["pending"].as_u64(), Some(1), "the version waits for the next run");
+    assert_eq!(env.one("SELECT attempts FROM versions"), "0", "an abandoned file is not a failed attempt");
+    assert_eq!(std::fs::read_dir(env.data().join("tmp")).unwrap().count(), 0);
+}
