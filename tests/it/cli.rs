@@ -227,10 +227,8 @@ fn standard_input_is_validated_with_source_lines() {
 fn a_url_is_fetched_from_the_server_and_validated() {
     let server = Server::start(vec![
         ("/eplikt.xml", Response::ok(fixture("r107-free.xml"))),
-        (
-            "/gzip.xml",
-            Response::ok(vec![0x1f, 0x8b, 8, 0]).header("Content-Encoding", "gzip"),
-        ),
+        ("/gzip.xml", Response::ok(gzip(&fixture("r107-free.xml"))).header("Content-Encoding", "gzip")),
+        ("/br.xml", Response::ok(vec![1, 2, 3]).header("Content-Encoding", "br")),
         ("/big.xml", Response::ok(vec![b' '; 4096])),
     ]);
     let o = run(&["validate", "--color", "never", &server.url("/eplikt.xml")]);
@@ -238,7 +236,7 @@ fn a_url_is_fetched_from_the_server_and_validated() {
     assert!(stdout(&o).contains("<dcterms:accessRights>free</dcterms:accessRights>"));
     let head = server.requests.lock().expect("lock")[0].to_ascii_lowercase();
     assert!(head.contains("user-agent: plikt/"), "{head}");
-    assert!(head.contains("accept-encoding: identity"), "{head}");
+    assert!(head.contains("accept-encoding: gzip"), "{head}");
 
     let missing = run(&["validate", &server.url("/gone.xml")]);
     assert_eq!(missing.status.code(), Some(2));
@@ -247,10 +245,18 @@ fn a_url_is_fetched_from_the_server_and_validated() {
         "{}",
         stderr(&missing)
     );
-    let coded = run(&["validate", &server.url("/gzip.xml")]);
+    // A gzip-coded feed is decoded (its decoded size capped by --max-bytes) …
+    let gz = run(&["validate", "--color", "never", &server.url("/gzip.xml")]);
+    assert_eq!(gz.status.code(), Some(1), "{}", stderr(&gz));
+    assert!(stdout(&gz).contains("<dcterms:accessRights>free</dcterms:accessRights>"));
+    let capped = run(&["validate", "--max-bytes", "1K", &server.url("/gzip.xml")]);
+    assert_eq!(capped.status.code(), Some(2));
+    assert!(stderr(&capped).contains("larger than the limit of 1024 bytes"), "{}", stderr(&capped));
+    // … any other coding is refused.
+    let coded = run(&["validate", &server.url("/br.xml")]);
     assert_eq!(coded.status.code(), Some(2));
     assert!(
-        stderr(&coded).contains("Content-Encoding: gzip"),
+        stderr(&coded).contains("Content-Encoding: br"),
         "{}",
         stderr(&coded)
     );
@@ -295,4 +301,11 @@ fn a_truncated_feed_reports_g_xml_alone_and_no_items() {
     let xml = stdout(&junit);
     assert_eq!(xml.matches("<testcase ").count(), 1, "{xml}");
     assert!(xml.contains("<failure type=\"G-XML\""), "{xml}");
+}
+
+fn gzip(b: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(b).expect("gzip");
+    e.finish().expect("gzip")
 }
