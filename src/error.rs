@@ -34,19 +34,19 @@ pub enum Error {
     },
     /// Downloading the feed failed.
     #[error(transparent)]
-    Fetch(#[from] FetchError),
+    Fetch(Box<FetchError>),
     /// Writing the report failed.
     #[error("cannot write the report: {0}")]
     Output(io::Error),
     /// The configuration cannot be used.
     #[error(transparent)]
-    Config(#[from] crate::config::ConfigError),
+    Config(Box<crate::config::ConfigError>),
     /// The catalog or blob store failed.
     #[error(transparent)]
-    Store(#[from] crate::store::StoreError),
+    Store(Box<crate::store::StoreError>),
     /// A harvest could not be set up.
     #[error(transparent)]
-    Harvest(#[from] crate::harvest::HarvestError),
+    Harvest(Box<crate::harvest::HarvestError>),
     /// A command-line value is wrong.
     #[error("{0}")]
     Usage(String),
@@ -58,3 +58,20 @@ impl Error {
         Exit::Failure
     }
 }
+
+macro_rules! boxed_from {
+    ($($variant:ident: $t:ty),*) => {$(
+        impl From<$t> for Error {
+            fn from(e: $t) -> Self {
+                Error::$variant(Box::new(e))
+            }
+        }
+    )*};
+}
+
+boxed_from!(
+    Fetch: FetchError,
+    Config: crate::config::ConfigError,
+    Store: crate::store::StoreError,
+    Harvest: crate::harvest::HarvestError
+);

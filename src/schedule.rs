@@ -63,7 +63,9 @@ pub async fn publisher_loop(
             Ok(summary) => {
                 tracing::info!(publisher = %p.id, outcome = summary.outcome, "scheduled run ended");
             }
-            Err(e) => tracing::error!(publisher = %p.id, error = %e, "scheduled run could not be recorded"),
+            Err(e) => {
+                tracing::error!(publisher = %p.id, error = %e, "scheduled run could not be recorded")
+            }
         }
         // A slot that passed while this run was busy is run once, right away.
         catch_up = next_slot(&p, started).is_some_and(|slot| slot <= Utc::now());
@@ -90,10 +92,15 @@ mod tests {
         let text = format!(
             "[[publisher]]\nid = \"a\"\nname = \"A\"\nfeed = \"https://a.example/f.xml\"\nschedule = \"{schedule}\"\n"
         );
-        Config::parse(&text, std::path::Path::new("t.toml"), std::path::Path::new("."), &|_| None)
-            .unwrap()
-            .publishers
-            .remove(0)
+        Config::parse(
+            &text,
+            std::path::Path::new("t.toml"),
+            std::path::Path::new("."),
+            &|_| None,
+        )
+        .unwrap()
+        .publishers
+        .remove(0)
     }
 
     fn t(s: &str) -> DateTime<Utc> {
@@ -104,11 +111,22 @@ mod tests {
     fn a_missed_slot_is_caught_up_once() {
         let p = publisher("0 0 * * * *"); // every hour on the hour
         // Last run 10:00, now 10:59: no slot missed.
-        assert!(!missed(&p, Some(t("2026-11-22T10:00:00Z")), t("2026-11-22T10:59:00Z")));
+        assert!(!missed(
+            &p,
+            Some(t("2026-11-22T10:00:00Z")),
+            t("2026-11-22T10:59:00Z")
+        ));
         // Last run 10:00, down until 14:30: slots 11, 12, 13, 14 missed → one catch-up.
-        assert!(missed(&p, Some(t("2026-11-22T10:00:00Z")), t("2026-11-22T14:30:00Z")));
+        assert!(missed(
+            &p,
+            Some(t("2026-11-22T10:00:00Z")),
+            t("2026-11-22T14:30:00Z")
+        ));
         // Never run: nothing to catch up; the first slot comes.
         assert!(!missed(&p, None, t("2026-11-22T14:30:00Z")));
-        assert_eq!(next_slot(&p, t("2026-11-22T14:30:00Z")), Some(t("2026-11-22T15:00:00Z")));
+        assert_eq!(
+            next_slot(&p, t("2026-11-22T14:30:00Z")),
+            Some(t("2026-11-22T15:00:00Z"))
+        );
     }
 }

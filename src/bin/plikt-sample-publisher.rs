@@ -42,7 +42,10 @@ const USER: &str = "kb-harvest";
 
 fn main() -> std::process::ExitCode {
     let args = Args::parse();
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("plikt-sample-publisher: error: {e}");
@@ -53,7 +56,10 @@ fn main() -> std::process::ExitCode {
         let listener = match tokio::net::TcpListener::bind(args.listen).await {
             Ok(l) => l,
             Err(e) => {
-                eprintln!("plikt-sample-publisher: error: cannot listen on {}: {e}", args.listen);
+                eprintln!(
+                    "plikt-sample-publisher: error: cannot listen on {}: {e}",
+                    args.listen
+                );
                 return std::process::ExitCode::from(2);
             }
         };
@@ -67,11 +73,16 @@ fn main() -> std::process::ExitCode {
             .route("/{publisher}/feed.xml", get(feed))
             .route("/{publisher}/files/{name}", get(file))
             .with_state(state);
-        eprintln!("plikt-sample-publisher: serving on http://{addr}/ (dagbladet, bokforlaget, podden)");
+        eprintln!(
+            "plikt-sample-publisher: serving on http://{addr}/ (dagbladet, bokforlaget, podden)"
+        );
         let shutdown = async {
             let _ = tokio::signal::ctrl_c().await;
         };
-        match axum::serve(listener, app).with_graceful_shutdown(shutdown).await {
+        match axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown)
+            .await
+        {
             Ok(()) => std::process::ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("plikt-sample-publisher: error: {e}");
@@ -108,7 +119,11 @@ fn unauthorised() -> Response {
         .into_response()
 }
 
-async fn feed(State(s): State<Arc<Sample>>, Path(publisher): Path<String>, headers: HeaderMap) -> Response {
+async fn feed(
+    State(s): State<Arc<Sample>>,
+    Path(publisher): Path<String>,
+    headers: HeaderMap,
+) -> Response {
     if !safe(&publisher) {
         return StatusCode::NOT_FOUND.into_response();
     }
@@ -119,7 +134,11 @@ async fn feed(State(s): State<Arc<Sample>>, Path(publisher): Path<String>, heade
         return StatusCode::NOT_FOUND.into_response();
     };
     let body = text.replace("{{base}}", &format!("{}/{publisher}", s.base));
-    respond(&headers, body.into_bytes(), "application/rss+xml; charset=utf-8")
+    respond(
+        &headers,
+        body.into_bytes(),
+        "application/rss+xml; charset=utf-8",
+    )
 }
 
 async fn file(
@@ -163,7 +182,10 @@ fn respond(headers: &HeaderMap, body: Vec<u8>, mime: &str) -> Response {
         return (StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response();
     }
     (
-        [(header::CONTENT_TYPE, mime.to_string()), (header::ETAG, etag)],
+        [
+            (header::CONTENT_TYPE, mime.to_string()),
+            (header::ETAG, etag),
+        ],
         body,
     )
         .into_response()

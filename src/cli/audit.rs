@@ -22,7 +22,10 @@ pub fn run(args: &AuditArgs) -> Result<Exit, Error> {
     let store = Store::open(&config.data_dir, Mode::Read)?;
     let report = store.catalog.audit(&store.blobs, &|_| {})?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report).map_err(|e| Error::Usage(e.to_string()))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).map_err(|e| Error::Usage(e.to_string()))?
+        );
     } else {
         println!(
             "checked {} blobs ({} bytes): {} missing, {} corrupt, {} dangling, {} incomplete versions, {} unreferenced files",
@@ -46,5 +49,9 @@ pub fn run(args: &AuditArgs) -> Result<Exit, Error> {
             }
         }
     }
-    Ok(if report.intact() { Exit::Ok } else { Exit::Invalid })
+    Ok(if report.intact() {
+        Exit::Ok
+    } else {
+        Exit::Invalid
+    })
 }

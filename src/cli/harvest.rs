@@ -29,7 +29,12 @@ pub fn run(args: &HarvestArgs) -> Result<Exit, Error> {
             Error::Usage(format!(
                 "no publisher `{id}` in {}; configured: {}",
                 args.config.display(),
-                config.publishers.iter().map(|p| p.id.as_str()).collect::<Vec<_>>().join(", ")
+                config
+                    .publishers
+                    .iter()
+                    .map(|p| p.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))
         })?],
         None => config.publishers.clone(),
@@ -65,7 +70,16 @@ pub fn run(args: &HarvestArgs) -> Result<Exit, Error> {
         let c = &s.counts;
         println!(
             "{}: {} (run {}) — {} items, {} new versions, {} deposited, {} rejected, {} files stored ({} bytes), {} files failed",
-            s.publisher, s.outcome, s.run, c.items, c.new_versions, c.deposited, c.rejected, c.files_stored, c.bytes, c.files_failed
+            s.publisher,
+            s.outcome,
+            s.run,
+            c.items,
+            c.new_versions,
+            c.deposited,
+            c.rejected,
+            c.files_stored,
+            c.bytes,
+            c.files_failed
         );
         if let Some(m) = &s.message {
             eprintln!("plikt: error: {m}");
@@ -75,5 +89,9 @@ pub fn run(args: &HarvestArgs) -> Result<Exit, Error> {
         }
         all_completed &= s.completed();
     }
-    Ok(if all_completed { Exit::Ok } else { Exit::Invalid })
+    Ok(if all_completed {
+        Exit::Ok
+    } else {
+        Exit::Invalid
+    })
 }

@@ -56,6 +56,7 @@ impl Progress for Bars {
         self.publishers.inc(1);
         self.publishers
             .println(format!("{}: {}", summary.publisher, summary.outcome));
-        self.files.set_message(indicatif::HumanBytes(summary.counts.bytes).to_string());
+        self.files
+            .set_message(indicatif::HumanBytes(summary.counts.bytes).to_string());
     }
 }

@@ -32,7 +32,10 @@ pub fn run(args: &StatusArgs) -> Result<Exit, Error> {
     match args.format {
         StatusFormat::Json => {
             let doc = serde_json::json!({ "publishers": publishers });
-            println!("{}", serde_json::to_string_pretty(&doc).map_err(|e| Error::Usage(e.to_string()))?);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&doc).map_err(|e| Error::Usage(e.to_string()))?
+            );
         }
         StatusFormat::Text => {
             for p in &publishers {
@@ -56,12 +59,20 @@ fn text(p: &PublisherStatus) -> String {
                 r.started_at,
                 r.ended_at.as_deref().unwrap_or("(running)"),
                 r.outcome,
-                r.message.as_deref().map(|m| format!(" — {m}")).unwrap_or_default()
+                r.message
+                    .as_deref()
+                    .map(|m| format!(" — {m}"))
+                    .unwrap_or_default()
             );
             let _ = writeln!(
                 s,
                 "             {} items, {} new versions, {} deposited, {} rejected, {} files stored, {} failed",
-                r.counts.items, r.counts.new_versions, r.counts.deposited, r.counts.rejected, r.counts.files_stored, r.counts.files_failed
+                r.counts.items,
+                r.counts.new_versions,
+                r.counts.deposited,
+                r.counts.rejected,
+                r.counts.files_stored,
+                r.counts.files_failed
             );
         }
         None => {
@@ -73,7 +84,11 @@ fn text(p: &PublisherStatus) -> String {
         "  collection {} deposits, {} versions, {} files; {} pending, {} failed",
         p.deposits, p.versions, p.files, p.pending, p.failed
     );
-    let _ = writeln!(s, "  next run   {}", p.next_run.as_deref().unwrap_or("none"));
+    let _ = writeln!(
+        s,
+        "  next run   {}",
+        p.next_run.as_deref().unwrap_or("none")
+    );
     for i in &p.items {
         let _ = writeln!(
             s,
@@ -81,13 +96,19 @@ fn text(p: &PublisherStatus) -> String {
             i.state,
             i.guid.as_deref().unwrap_or("(no guid)"),
             i.reason.as_deref().unwrap_or(""),
-            i.next_attempt_at.as_deref().map(|t| format!(" (retry after {t})")).unwrap_or_default()
+            i.next_attempt_at
+                .as_deref()
+                .map(|t| format!(" (retry after {t})"))
+                .unwrap_or_default()
         );
     }
     let errors = p.findings.iter().filter(|f| f.severity == "error").count();
     let warnings = p.findings.len() - errors;
     if !p.findings.is_empty() {
-        let _ = writeln!(s, "  findings   {errors} errors, {warnings} warnings in the last feed read");
+        let _ = writeln!(
+            s,
+            "  findings   {errors} errors, {warnings} warnings in the last feed read"
+        );
         for f in p.findings.iter().take(20) {
             let at = match (f.line, f.column) {
                 (Some(l), Some(c)) => format!("{l}:{c}: "),
@@ -96,7 +117,11 @@ fn text(p: &PublisherStatus) -> String {
             let _ = writeln!(s, "    {at}{}[{}]: {}", f.severity, f.rule, f.message);
         }
         if p.findings.len() > 20 {
-            let _ = writeln!(s, "    … {} more (--format json lists them)", p.findings.len() - 20);
+            let _ = writeln!(
+                s,
+                "    … {} more (--format json lists them)",
+                p.findings.len() - 20
+            );
         }
     }
     s

@@ -453,11 +453,7 @@ impl PublisherConfig {
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
-    let col = before
-        .rsplit('\n')
-        .next()
-        .map_or(0, |l| l.chars().count())
-        + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, col)
 }
 
@@ -489,7 +485,8 @@ schedule = "0 */30 * * * *"
 
     #[test]
     fn password_in_config_is_refused_without_quoting_it() {
-        let text = format!("{PUBLISHER}[publisher.auth]\nusername = \"u\"\npassword = \"hunter2\"\n");
+        let text =
+            format!("{PUBLISHER}[publisher.auth]\nusername = \"u\"\npassword = \"hunter2\"\n");
         let msg = parse(&text).unwrap_err().to_string();
         assert!(msg.contains("password_env"), "{msg}");
         assert!(!msg.contains("hunter2"), "{msg}");
@@ -497,7 +494,8 @@ schedule = "0 */30 * * * *"
 
     #[test]
     fn password_comes_from_the_environment_and_is_redacted() {
-        let text = format!("{PUBLISHER}[publisher.auth]\nusername = \"u\"\npassword_env = \"PW\"\n");
+        let text =
+            format!("{PUBLISHER}[publisher.auth]\nusername = \"u\"\npassword_env = \"PW\"\n");
         let c = parse(&text).unwrap();
         let auth = c.publishers[0].auth.as_ref().unwrap();
         assert_eq!(auth.password.expose(), "s3cret");

@@ -83,7 +83,10 @@ impl Limits {
                 .or_insert_with(|| Arc::new(Semaphore::new(per_host.min(self.per_host_max).max(1))))
                 .clone()
         };
-        let host = sem.acquire_owned().await.expect("semaphores are never closed");
+        let host = sem
+            .acquire_owned()
+            .await
+            .expect("semaphores are never closed");
         let global = self
             .global
             .clone()
@@ -151,11 +154,10 @@ impl Client {
             let pem = std::fs::read(path).map_err(|e| FetchError::Setup {
                 reason: format!("cannot read extra root certificate {}: {e}", path.display()),
             })?;
-            let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
-                FetchError::Setup {
+            let certs =
+                reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| FetchError::Setup {
                     reason: format!("{} holds no usable PEM certificate: {e}", path.display()),
-                }
-            })?;
+                })?;
             roots.extend(certs);
         }
         let build = |gzip: bool| {
@@ -267,9 +269,7 @@ impl Client {
                 if !matches!(next.scheme(), "http" | "https") {
                     return Err(FetchError::Redirect {
                         url: current,
-                        reason: format!(
-                            "redirect to `{next}`: only http and https are followed"
-                        ),
+                        reason: format!("redirect to `{next}`: only http and https are followed"),
                     });
                 }
                 if self.https_only && next.scheme() != "https" {
@@ -313,8 +313,8 @@ impl Client {
                     .and_then(|v| v.to_str().ok())
                     .map(|s| s.trim().to_string())
             };
-            let content_encoding = get(header::CONTENT_ENCODING)
-                .filter(|c| !c.eq_ignore_ascii_case("identity"));
+            let content_encoding =
+                get(header::CONTENT_ENCODING).filter(|c| !c.eq_ignore_ascii_case("identity"));
             if kind == Kind::Feed
                 && let Some(coding) = &content_encoding
             {
@@ -400,9 +400,9 @@ impl Client {
             Duration::from_millis(base / 2 + jitter)
         };
         match error {
-            FetchError::Transport { .. } | FetchError::Timeout { .. } | FetchError::TooSlow { .. } => {
-                Retry::After(backoff())
-            }
+            FetchError::Transport { .. }
+            | FetchError::Timeout { .. }
+            | FetchError::TooSlow { .. } => Retry::After(backoff()),
             FetchError::Status {
                 status,
                 retry_after,
@@ -494,7 +494,9 @@ impl Response {
         self.window_bytes += chunk.len() as u64;
         let elapsed = self.window_start.elapsed();
         if elapsed >= self.window {
-            let min = self.min_bytes_per_sec.saturating_mul(elapsed.as_secs().max(1));
+            let min = self
+                .min_bytes_per_sec
+                .saturating_mul(elapsed.as_secs().max(1));
             if self.min_bytes_per_sec > 0 && self.window_bytes < min {
                 return Err(FetchError::TooSlow {
                     url: self.url.clone(),

@@ -89,7 +89,9 @@ pub enum FetchError {
         limit: Duration,
     },
     /// The server sends too slowly.
-    #[error("{url}: the server sends {bytes_per_sec} bytes/s, below the minimum of {min} bytes/s (min_bytes_per_sec); abandoned")]
+    #[error(
+        "{url}: the server sends {bytes_per_sec} bytes/s, below the minimum of {min} bytes/s (min_bytes_per_sec); abandoned"
+    )]
     TooSlow {
         /// The URL.
         url: Url,
@@ -107,13 +109,17 @@ pub enum FetchError {
         reason: String,
     },
     /// An http URL for a publisher that is `https_only`.
-    #[error("{url}: not https, and this publisher is https_only; ask the publisher for the https URL")]
+    #[error(
+        "{url}: not https, and this publisher is https_only; ask the publisher for the https URL"
+    )]
     Insecure {
         /// The URL.
         url: Url,
     },
     /// The target is a loopback, private or link-local address.
-    #[error("{url}: refused: {addr} is a loopback, private or link-local address (allow_private = false)")]
+    #[error(
+        "{url}: refused: {addr} is a loopback, private or link-local address (allow_private = false)"
+    )]
     PrivateTarget {
         /// The URL.
         url: Url,
@@ -135,7 +141,9 @@ pub enum FetchError {
         limit: u64,
     },
     /// The server applied a content coding plikt did not ask for.
-    #[error("{url}: the server sent `Content-Encoding: {coding}`, which plikt did not offer (only gzip is decoded for feeds)")]
+    #[error(
+        "{url}: the server sent `Content-Encoding: {coding}`, which plikt did not offer (only gzip is decoded for feeds)"
+    )]
     ContentCoding {
         /// The URL.
         url: Url,

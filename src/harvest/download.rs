@@ -44,7 +44,9 @@ enum FileError {
     Fetch(#[from] FetchError),
     #[error("{url}: storing the file failed: {source}")]
     Store { url: String, source: std::io::Error },
-    #[error("{url}: MD5 of the downloaded bytes is {actual}, but media:hash says {expected} (H-MD5); the file is corrupt or the feed's hash is wrong")]
+    #[error(
+        "{url}: MD5 of the downloaded bytes is {actual}, but media:hash says {expected} (H-MD5); the file is corrupt or the feed's hash is wrong"
+    )]
     Md5 {
         url: String,
         expected: String,
@@ -216,7 +218,13 @@ async fn fetch_once(
 
 /// MIME types equal, ignoring parameters and case (H-MIME, §7.12).
 fn same_mime(a: &str, b: &str) -> bool {
-    let base = |s: &str| s.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let base = |s: &str| {
+        s.split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase()
+    };
     base(a) == base(b)
 }
 
@@ -280,11 +288,20 @@ mod tests {
     #[test]
     fn hostile_file_names_are_made_safe() {
         let cases = [
-            ("attachment; filename=\"../../../etc/passwd\"", Some("passwd")),
-            ("attachment; filename=\"..\\\\..\\\\boot.ini\"", Some("boot.ini")),
+            (
+                "attachment; filename=\"../../../etc/passwd\"",
+                Some("passwd"),
+            ),
+            (
+                "attachment; filename=\"..\\\\..\\\\boot.ini\"",
+                Some("boot.ini"),
+            ),
             ("attachment; filename=\".bashrc\"", Some("bashrc")),
             ("attachment; filename=\"a\u{7}b\r\n.pdf\"", Some("ab.pdf")),
-            ("attachment; filename*=UTF-8''%2E%2E%2Fbok%C3%B6.pdf", Some("bokö.pdf")),
+            (
+                "attachment; filename*=UTF-8''%2E%2E%2Fbok%C3%B6.pdf",
+                Some("bokö.pdf"),
+            ),
             ("attachment; filename=\"..\"", None),
             ("inline", None),
         ];

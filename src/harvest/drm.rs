@@ -126,7 +126,10 @@ mod tests {
             let mut s = DrmScan::default();
             s.update(&doc[..at]);
             s.update(&doc[at..]);
-            assert!(s.finish(Path::new("/nonexistent")).is_some(), "split {split}");
+            assert!(
+                s.finish(Path::new("/nonexistent")).is_some(),
+                "split {split}"
+            );
         }
         let mut s = DrmScan::default();
         s.update(b"%PDF-1.4\ntrailer << /Size 3 >>");

@@ -137,7 +137,11 @@ pub fn plan(item: &Item, findings: &[Finding], duplicate: bool) -> Plan {
         conforming,
         access,
         files,
-        publishers: item.publishers.iter().map(|p| p.trimmed().to_string()).collect(),
+        publishers: item
+            .publishers
+            .iter()
+            .map(|p| p.trimmed().to_string())
+            .collect(),
     }))
 }
 
@@ -294,6 +298,8 @@ pub fn harvest_finding(
 /// value or of a configured organisation (bare or as the whole URI).
 pub fn organisation_id(value: &str) -> Option<&str> {
     let v = value.trim();
-    let v = v.strip_prefix("http://id.kb.se/organisations/").unwrap_or(v);
+    let v = v
+        .strip_prefix("http://id.kb.se/organisations/")
+        .unwrap_or(v);
     syntax::organisation_number(v.strip_prefix("SE")?).map(|_| v)
 }

@@ -35,11 +35,12 @@ pub use download::safe_filename;
 pub use item::{Candidate, Plan, organisation_id, plan};
 
 use crate::config::{Config, PublisherConfig};
-use crate::fetch::{self, Client, ClientOptions, Conditional, Credentials, FetchError, Kind, Limits, Retry};
+use crate::fetch::{
+    self, Client, ClientOptions, Conditional, Credentials, FetchError, Kind, Limits, Retry,
+};
 use crate::profile::{self, Checked, Finding, RuleId, Severity, Validator};
 use crate::store::{
-    Blobs, Catalog, FileResult, NewVersion, Outcome, RunCounts, Settled, StoreError,
-    StoredFinding,
+    Blobs, Catalog, FileResult, NewVersion, Outcome, RunCounts, Settled, StoreError, StoredFinding,
 };
 use download::{FileJob, FileOutcome};
 use item::{harvest_finding, stored};
@@ -142,11 +143,20 @@ impl Harvester {
             }
         }
         let user_agent = match &config.contact {
-            Some(c) => format!("plikt/{} (legal-deposit harvester; +{c})", env!("CARGO_PKG_VERSION")),
-            None => format!("plikt/{} (legal-deposit harvester)", env!("CARGO_PKG_VERSION")),
+            Some(c) => format!(
+                "plikt/{} (legal-deposit harvester; +{c})",
+                env!("CARGO_PKG_VERSION")
+            ),
+            None => format!(
+                "plikt/{} (legal-deposit harvester)",
+                env!("CARGO_PKG_VERSION")
+            ),
         };
         Ok(Self {
-            limits: Limits::new(config.http.max_connections, config.http.max_connections_per_host),
+            limits: Limits::new(
+                config.http.max_connections,
+                config.http.max_connections_per_host,
+            ),
             config,
             shutdown,
             progress,
@@ -185,7 +195,13 @@ impl Harvester {
         } else {
             outcome
         };
-        catalog.end_run(run, outcome, message.as_deref(), &state.counts, &crate::store::now())?;
+        catalog.end_run(
+            run,
+            outcome,
+            message.as_deref(),
+            &state.counts,
+            &crate::store::now(),
+        )?;
         let summary = RunSummary {
             publisher: publisher.id.clone(),
             run,
@@ -247,7 +263,9 @@ impl Harvester {
             tracing::info!(publisher = %p.id, "feed not modified");
             Outcome::NotModified
         } else {
-            let spool = fetch::spool(&mut response).await.map_err(HarvestError::Feed)?;
+            let spool = fetch::spool(&mut response)
+                .await
+                .map_err(HarvestError::Feed)?;
             let html = response
                 .content_type
                 .as_deref()
@@ -264,7 +282,6 @@ impl Harvester {
                 options: profile::Options {
                     profile: profile::ProfileOptions {
                         require_is_part_of: p.require_is_part_of,
-                        ..profile::ProfileOptions::default()
                     },
                     ..profile::Options::default()
                 },
@@ -354,10 +371,15 @@ impl Harvester {
             }
             while !stopping && set.len() < window {
                 let Some(job) = jobs.pop_front() else { break };
-                let (client, blobs, shutdown, progress) =
-                    (client.clone(), blobs.clone(), self.shutdown.clone(), self.progress.clone());
+                let (client, blobs, shutdown, progress) = (
+                    client.clone(),
+                    blobs.clone(),
+                    self.shutdown.clone(),
+                    self.progress.clone(),
+                );
                 set.spawn(async move {
-                    download::fetch_file(&client, &blobs, job, shutdown, &|n| progress.bytes(n)).await
+                    download::fetch_file(&client, &blobs, job, shutdown, &|n| progress.bytes(n))
+                        .await
                 });
             }
             let next = match grace_deadline {
@@ -410,12 +432,29 @@ impl Harvester {
                     ready.push(v);
                 }
             }
-            if ready.len() >= 64 || results.len() >= 256 || last_flush.elapsed() > Duration::from_millis(500) {
-                self.flush(catalog, state, &mut results, &mut ready, &mut findings, &mut postponed)?;
+            if ready.len() >= 64
+                || results.len() >= 256
+                || last_flush.elapsed() > Duration::from_millis(500)
+            {
+                self.flush(
+                    catalog,
+                    state,
+                    &mut results,
+                    &mut ready,
+                    &mut findings,
+                    &mut postponed,
+                )?;
                 last_flush = Instant::now();
             }
         }
-        self.flush(catalog, state, &mut results, &mut ready, &mut findings, &mut postponed)?;
+        self.flush(
+            catalog,
+            state,
+            &mut results,
+            &mut ready,
+            &mut findings,
+            &mut postponed,
+        )?;
         Ok(())
     }
 
@@ -438,10 +477,23 @@ impl Harvester {
                 .retry_backoff_secs
                 .saturating_mul(1 << attempts.saturating_sub(1).min(20))
                 .min(h.max_retry_backoff_secs);
-            crate::store::instant(chrono::Utc::now() + chrono::Duration::seconds(i64::try_from(secs).unwrap_or(i64::MAX / 2)))
+            crate::store::instant(
+                chrono::Utc::now()
+                    + chrono::Duration::seconds(i64::try_from(secs).unwrap_or(i64::MAX / 2)),
+            )
         };
-        let settle: Vec<i64> = ready.iter().copied().filter(|v| !postponed.contains_key(v)).collect();
-        let settled = catalog.record(results, &settle, &crate::store::now(), h.max_failed_runs.max(1), &retry_at)?;
+        let settle: Vec<i64> = ready
+            .iter()
+            .copied()
+            .filter(|v| !postponed.contains_key(v))
+            .collect();
+        let settled = catalog.record(
+            results,
+            &settle,
+            &crate::store::now(),
+            h.max_failed_runs.max(1),
+            &retry_at,
+        )?;
         for s in settled {
             if let Settled::Deposited(_) = s {
                 state.counts.deposited += 1;
@@ -449,8 +501,15 @@ impl Harvester {
         }
         for v in ready.iter().filter(|v| postponed.contains_key(v)) {
             let d = postponed[v];
-            let until = crate::store::instant(chrono::Utc::now() + chrono::Duration::seconds(i64::try_from(d.as_secs()).unwrap_or(86_400)));
-            catalog.postpone(*v, &until, &format!("the server asked plikt to come back after {until} (Retry-After)"))?;
+            let until = crate::store::instant(
+                chrono::Utc::now()
+                    + chrono::Duration::seconds(i64::try_from(d.as_secs()).unwrap_or(86_400)),
+            );
+            catalog.postpone(
+                *v,
+                &until,
+                &format!("the server asked plikt to come back after {until} (Retry-After)"),
+            )?;
         }
         if !findings.is_empty() {
             catalog.add_findings(state.run, findings)?;
@@ -489,14 +548,20 @@ struct Staged {
 
 /// Steps 2 and 3: validate the spooled feed and record, in one transaction, the run's
 /// findings, rejections and new versions. A fatal finding records only itself.
-fn stage(catalog: &mut Catalog, feed: &std::path::Path, ctx: &StageContext) -> Result<Staged, HarvestError> {
+fn stage(
+    catalog: &mut Catalog,
+    feed: &std::path::Path,
+    ctx: &StageContext,
+) -> Result<Staged, HarvestError> {
     let open = || {
-        std::fs::File::open(feed).map(std::io::BufReader::new).map_err(|source| {
-            HarvestError::Store(StoreError::Io {
-                path: feed.to_path_buf(),
-                source,
+        std::fs::File::open(feed)
+            .map(std::io::BufReader::new)
+            .map_err(|source| {
+                HarvestError::Store(StoreError::Io {
+                    path: feed.to_path_buf(),
+                    source,
+                })
             })
-        })
     };
     let io_err = |e: std::io::Error| {
         HarvestError::Store(StoreError::Io {
@@ -533,7 +598,11 @@ fn stage(catalog: &mut Catalog, feed: &std::path::Path, ctx: &StageContext) -> R
     // Pass 2: diff and record.
     let p = &ctx.publisher;
     let now = crate::store::now();
-    let agreed: Vec<&str> = p.organisations.iter().filter_map(|o| organisation_id(o)).collect();
+    let agreed: Vec<&str> = p
+        .organisations
+        .iter()
+        .filter_map(|o| organisation_id(o))
+        .collect();
     let mut staged = Staged::default();
     let tx = catalog.stage()?;
     let mut findings: Vec<StoredFinding> = Vec::new();

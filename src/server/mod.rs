@@ -36,7 +36,11 @@ pub struct AppError(String);
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
         tracing::error!(error = %self.0, "request failed");
-        (StatusCode::INTERNAL_SERVER_ERROR, "internal error; see plikt's log\n").into_response()
+        (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal error; see plikt's log\n",
+        )
+            .into_response()
     }
 }
 

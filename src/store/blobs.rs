@@ -32,7 +32,10 @@ impl Blobs {
 
     /// Where the blob with this SHA-256 lives.
     pub fn path(&self, sha256: &str) -> PathBuf {
-        let (a, b) = (&sha256[..2.min(sha256.len())], &sha256[2.min(sha256.len())..4.min(sha256.len())]);
+        let (a, b) = (
+            &sha256[..2.min(sha256.len())],
+            &sha256[2.min(sha256.len())..4.min(sha256.len())],
+        );
         self.root.join(a).join(b).join(sha256)
     }
 

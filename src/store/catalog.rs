@@ -340,7 +340,10 @@ impl Catalog {
             });
         }
         for (i, m) in MIGRATIONS.iter().enumerate().skip(version) {
-            let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql("migrating"))?;
+            let tx = self
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(sql("migrating"))?;
             tx.execute_batch(m).map_err(sql("migrating the schema"))?;
             tx.pragma_update(None, "user_version", i + 1)
                 .map_err(sql("migrating"))?;
@@ -477,7 +480,10 @@ impl Catalog {
     /// Records findings of a run outside a feed transaction (fatal findings,
     /// harvest-time findings).
     pub fn add_findings(&mut self, run: i64, findings: &[StoredFinding]) -> Result<(), StoreError> {
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql("recording findings"))?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql("recording findings"))?;
         insert_findings(&tx, run, findings)?;
         tx.commit().map_err(sql("recording findings"))
     }
@@ -514,7 +520,9 @@ impl Catalog {
                             },
                             url: r.get(5)?,
                             declared_type: r.get(6)?,
-                            declared_size: r.get::<_, Option<i64>>(7)?.map(|v| v.max(0).unsigned_abs()),
+                            declared_size: r
+                                .get::<_, Option<i64>>(7)?
+                                .map(|v| v.max(0).unsigned_abs()),
                             declared_md5: r.get(8)?,
                         },
                     },
@@ -571,7 +579,10 @@ impl Catalog {
         max_attempts: u32,
         retry_at: &dyn Fn(u32) -> String,
     ) -> Result<Vec<Settled>, StoreError> {
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(sql("recording files"))?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql("recording files"))?;
         for (id, result, fetched_at) in files {
             match result {
                 FileResult::Stored(s) => {
@@ -708,7 +719,11 @@ pub enum Settled {
     GaveUp(i64),
 }
 
-fn insert_findings(tx: &Transaction<'_>, run: i64, findings: &[StoredFinding]) -> Result<(), StoreError> {
+fn insert_findings(
+    tx: &Transaction<'_>,
+    run: i64,
+    findings: &[StoredFinding],
+) -> Result<(), StoreError> {
     let mut stmt = tx
         .prepare_cached(
             "INSERT INTO findings (run_id, rule, severity, line, col, item, guid, url, message)
@@ -738,7 +753,13 @@ impl Stage<'_> {
     }
 
     /// Records an item that cannot be identified or collected.
-    pub fn reject(&self, run: i64, item: u32, guid: Option<&str>, reason: &str) -> Result<(), StoreError> {
+    pub fn reject(
+        &self,
+        run: i64,
+        item: u32,
+        guid: Option<&str>,
+        reason: &str,
+    ) -> Result<(), StoreError> {
         self.tx
             .execute(
                 "INSERT INTO rejections (run_id, item, guid, reason) VALUES (?1, ?2, ?3, ?4)",
@@ -772,7 +793,9 @@ impl Stage<'_> {
     /// Creates the deposit for a new guid.
     pub fn new_deposit(&self, publisher: &str, guid: &str, now: &str) -> Result<i64, StoreError> {
         self.tx
-            .prepare_cached("INSERT INTO deposits (publisher, guid, created_at) VALUES (?1, ?2, ?3)")
+            .prepare_cached(
+                "INSERT INTO deposits (publisher, guid, created_at) VALUES (?1, ?2, ?3)",
+            )
             .map_err(sql("recording a deposit"))?
             .execute(params![publisher, guid, now])
             .map_err(sql("recording a deposit"))?;
@@ -780,7 +803,13 @@ impl Stage<'_> {
     }
 
     /// Records a new pending version with its files.
-    pub fn new_version(&self, deposit: i64, run: i64, v: &NewVersion<'_>, now: &str) -> Result<i64, StoreError> {
+    pub fn new_version(
+        &self,
+        deposit: i64,
+        run: i64,
+        v: &NewVersion<'_>,
+        now: &str,
+    ) -> Result<i64, StoreError> {
         self.tx
             .prepare_cached(
                 "INSERT INTO versions (deposit_id, pub_date, pub_date_raw, item_hash, metadata, findings,
@@ -816,7 +845,8 @@ impl Stage<'_> {
                 f.role,
                 f.url,
                 f.declared_type,
-                f.declared_size.map(|s| i64::try_from(s).unwrap_or(i64::MAX)),
+                f.declared_size
+                    .map(|s| i64::try_from(s).unwrap_or(i64::MAX)),
                 f.declared_md5
             ])
             .map_err(sql("recording a file"))?;
@@ -825,7 +855,12 @@ impl Stage<'_> {
     }
 
     /// Remembers the feed's validators for the next conditional GET.
-    pub fn feed_validators(&self, publisher: &str, etag: Option<&str>, last_modified: Option<&str>) -> Result<(), StoreError> {
+    pub fn feed_validators(
+        &self,
+        publisher: &str,
+        etag: Option<&str>,
+        last_modified: Option<&str>,
+    ) -> Result<(), StoreError> {
         self.tx
             .execute(
                 "UPDATE publishers SET etag = ?2, last_modified = ?3 WHERE id = ?1",

@@ -33,10 +33,7 @@ pub struct Digester {
 #[derive(Debug)]
 enum State {
     Inline(Box<(Md5, Sha256)>),
-    Threads {
-        md5: Worker,
-        sha: Worker,
-    },
+    Threads { md5: Worker, sha: Worker },
     Done,
 }
 

@@ -36,7 +36,9 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
     /// The catalog was written by a newer plikt.
-    #[error("the catalog has schema version {found}, newer than this plikt knows ({known}); upgrade plikt")]
+    #[error(
+        "the catalog has schema version {found}, newer than this plikt knows ({known}); upgrade plikt"
+    )]
     Schema {
         /// Found.
         found: usize,
@@ -52,7 +54,9 @@ pub enum StoreError {
         source: std::io::Error,
     },
     /// Another plikt process writes to this data folder.
-    #[error("{path} is locked by another plikt process (harvest or run) writing to this data folder; wait for it to finish or stop it")]
+    #[error(
+        "{path} is locked by another plikt process (harvest or run) writing to this data folder; wait for it to finish or stop it"
+    )]
     Locked {
         /// The lock file.
         path: PathBuf,

@@ -266,7 +266,13 @@ impl Catalog {
             .prepare("SELECT sha256, length, md5 FROM blobs ORDER BY sha256")
             .map_err(sql("listing blobs"))?;
         let rows = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)))
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })
             .map_err(sql("listing blobs"))?;
         for row in rows {
             let (sha, length, md5) = row.map_err(sql("listing blobs"))?;
@@ -274,9 +280,13 @@ impl Catalog {
             report.blobs_checked += 1;
             match blobs.digest(&sha) {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    report.missing.push(format!("{}: no such file", blobs.path(&sha).display()));
+                    report
+                        .missing
+                        .push(format!("{}: no such file", blobs.path(&sha).display()));
                 }
-                Err(e) => report.missing.push(format!("{}: {e}", blobs.path(&sha).display())),
+                Err(e) => report
+                    .missing
+                    .push(format!("{}: {e}", blobs.path(&sha).display())),
                 Ok(d) => {
                     report.bytes_checked += d.length;
                     progress(d.length);
@@ -307,7 +317,13 @@ impl Catalog {
             )
             .map_err(sql("checking files"))?;
         let rows = stmt
-            .query_map([], |r| Ok(format!("{} → blob {}", r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .query_map([], |r| {
+                Ok(format!(
+                    "{} → blob {}",
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?
+                ))
+            })
             .map_err(sql("checking files"))?;
         for row in rows {
             report.dangling.push(row.map_err(sql("checking files"))?);
@@ -330,10 +346,16 @@ impl Catalog {
             })
             .map_err(sql("checking versions"))?;
         for row in rows {
-            report.incomplete.push(row.map_err(sql("checking versions"))?);
+            report
+                .incomplete
+                .push(row.map_err(sql("checking versions"))?);
         }
         let on_disk = blobs.list().map_err(|source| StoreError::Io {
-            path: blobs.path("").parent().map(std::path::Path::to_path_buf).unwrap_or_default(),
+            path: blobs
+                .path("")
+                .parent()
+                .map(std::path::Path::to_path_buf)
+                .unwrap_or_default(),
             source,
         })?;
         for (name, path) in on_disk {

@@ -227,8 +227,14 @@ fn standard_input_is_validated_with_source_lines() {
 fn a_url_is_fetched_from_the_server_and_validated() {
     let server = Server::start(vec![
         ("/eplikt.xml", Response::ok(fixture("r107-free.xml"))),
-        ("/gzip.xml", Response::ok(gzip(&fixture("r107-free.xml"))).header("Content-Encoding", "gzip")),
-        ("/br.xml", Response::ok(vec![1, 2, 3]).header("Content-Encoding", "br")),
+        (
+            "/gzip.xml",
+            Response::ok(gzip(&fixture("r107-free.xml"))).header("Content-Encoding", "gzip"),
+        ),
+        (
+            "/br.xml",
+            Response::ok(vec![1, 2, 3]).header("Content-Encoding", "br"),
+        ),
         ("/big.xml", Response::ok(vec![b' '; 4096])),
     ]);
     let o = run(&["validate", "--color", "never", &server.url("/eplikt.xml")]);
@@ -251,7 +257,11 @@ fn a_url_is_fetched_from_the_server_and_validated() {
     assert!(stdout(&gz).contains("<dcterms:accessRights>free</dcterms:accessRights>"));
     let capped = run(&["validate", "--max-bytes", "1K", &server.url("/gzip.xml")]);
     assert_eq!(capped.status.code(), Some(2));
-    assert!(stderr(&capped).contains("larger than the limit of 1024 bytes"), "{}", stderr(&capped));
+    assert!(
+        stderr(&capped).contains("larger than the limit of 1024 bytes"),
+        "{}",
+        stderr(&capped)
+    );
     // … any other coding is refused.
     let coded = run(&["validate", &server.url("/br.xml")]);
     assert_eq!(coded.status.code(), Some(2));

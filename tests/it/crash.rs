@@ -31,13 +31,27 @@ fn the_feed(base: &str, generation: u32) -> String {
     let items: Vec<TestItem> = (0..ITEMS)
         .map(|i| {
             // In the second generation the first UPDATED items are re-published.
-            let minutes = if generation >= 2 && i < UPDATED { 10_000 - i as i64 } else { 1000 - i as i64 };
-            TestItem::new(&format!("item-{i}"), &date(minutes), &format!("{base}/page/{i}.html"))
-                .content(&format!("{base}/file/{i}.bin"), "application/octet-stream", &file(i))
+            let minutes = if generation >= 2 && i < UPDATED {
+                10_000 - i as i64
+            } else {
+                1000 - i as i64
+            };
+            TestItem::new(
+                &format!("item-{i}"),
+                &date(minutes),
+                &format!("{base}/page/{i}.html"),
+            )
+            .content(
+                &format!("{base}/file/{i}.bin"),
+                "application/octet-stream",
+                &file(i),
+            )
         })
         .collect();
     let mut items = items;
-    items.sort_by_key(|it| std::cmp::Reverse(chrono::DateTime::parse_from_rfc2822(&it.pub_date).unwrap()));
+    items.sort_by_key(|it| {
+        std::cmp::Reverse(chrono::DateTime::parse_from_rfc2822(&it.pub_date).unwrap())
+    });
     feed(&items)
 }
 
@@ -54,17 +68,27 @@ fn sigkill_at_random_instants_loses_nothing_and_duplicates_nothing() {
         }
         // A little latency so that a harvest takes a while to kill.
         std::thread::sleep(Duration::from_millis(80));
-        if let Some(i) = path.strip_prefix("/page/").and_then(|p| p.strip_suffix(".html")) {
+        if let Some(i) = path
+            .strip_prefix("/page/")
+            .and_then(|p| p.strip_suffix(".html"))
+        {
             return Response::file(format!("<html><body>{i}</body></html>"), "text/html");
         }
-        if let Some(i) = path.strip_prefix("/file/").and_then(|p| p.strip_suffix(".bin")) {
+        if let Some(i) = path
+            .strip_prefix("/file/")
+            .and_then(|p| p.strip_suffix(".bin"))
+        {
             let i: usize = i.parse().unwrap();
             return Response::file(file(i), "application/octet-stream");
         }
         Response::status(404)
     });
     let _ = base.set(server.url(""));
-    let env = Env::plain("crash", &server.url("/feed.xml"), "max_connections = 8\nmax_connections_per_host = 8");
+    let env = Env::plain(
+        "crash",
+        &server.url("/feed.xml"),
+        "max_connections = 8\nmax_connections_per_host = 8",
+    );
 
     // Each file takes the server 80 ms, so a harvest of 600 files on 8 connections
     // takes ~6 s: kills at random instants in its first 300 ms each cut it somewhere
@@ -80,7 +104,10 @@ fn sigkill_at_random_instants_loses_nothing_and_duplicates_nothing() {
     let mut attempts = 0;
     while hits < KILLS {
         attempts += 1;
-        assert!(attempts < 3 * KILLS, "the harvest finished before {KILLS} kills hit it ({hits} did)");
+        assert!(
+            attempts < 3 * KILLS,
+            "the harvest finished before {KILLS} kills hit it ({hits} did)"
+        );
         if hits == KILLS / 2 {
             generation.store(2, Ordering::SeqCst);
         }
@@ -112,27 +139,63 @@ fn sigkill_at_random_instants_loses_nothing_and_duplicates_nothing() {
     assert_eq!(s["pending"].as_u64(), Some(0), "{s}");
     assert_eq!(s["failed"].as_u64(), Some(0), "{s}");
     assert_eq!(s["deposits"].as_u64(), Some(ITEMS as u64), "{s}");
-    assert_eq!(s["versions"].as_u64(), Some((ITEMS + UPDATED) as u64), "{s}");
+    assert_eq!(
+        s["versions"].as_u64(),
+        Some((ITEMS + UPDATED) as u64),
+        "{s}"
+    );
 
     // Exactly once per version: one version row per (guid, pubDate), all deposited.
-    assert_eq!(env.one("SELECT count(*) FROM versions"), (ITEMS + UPDATED).to_string());
-    assert_eq!(env.one("SELECT count(*) FROM versions WHERE state != 'deposited'"), "0");
+    assert_eq!(
+        env.one("SELECT count(*) FROM versions"),
+        (ITEMS + UPDATED).to_string()
+    );
+    assert_eq!(
+        env.one("SELECT count(*) FROM versions WHERE state != 'deposited'"),
+        "0"
+    );
     assert_eq!(
         env.one("SELECT count(*) FROM (SELECT deposit_id, pub_date FROM versions GROUP BY 1, 2 HAVING count(*) > 1)"),
         "0"
     );
     // The journal: one entry per version, no duplicates, created once per deposit.
-    assert_eq!(env.one("SELECT count(*) FROM changes"), (ITEMS + UPDATED).to_string());
-    assert_eq!(env.one("SELECT count(DISTINCT version_id) FROM changes"), (ITEMS + UPDATED).to_string());
-    assert_eq!(env.one("SELECT count(*) FROM changes WHERE change = 'created'"), ITEMS.to_string());
-    assert_eq!(env.one("SELECT count(*) FROM changes WHERE change = 'updated'"), UPDATED.to_string());
+    assert_eq!(
+        env.one("SELECT count(*) FROM changes"),
+        (ITEMS + UPDATED).to_string()
+    );
+    assert_eq!(
+        env.one("SELECT count(DISTINCT version_id) FROM changes"),
+        (ITEMS + UPDATED).to_string()
+    );
+    assert_eq!(
+        env.one("SELECT count(*) FROM changes WHERE change = 'created'"),
+        ITEMS.to_string()
+    );
+    assert_eq!(
+        env.one("SELECT count(*) FROM changes WHERE change = 'updated'"),
+        UPDATED.to_string()
+    );
     // Every stored file has its blob in the catalog, and the bytes are intact.
-    assert_eq!(env.one("SELECT count(*) FROM files WHERE state != 'stored'"), "0");
+    assert_eq!(
+        env.one("SELECT count(*) FROM files WHERE state != 'stored'"),
+        "0"
+    );
     let o = env.cmd(&["audit"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains(" 0 missing, 0 corrupt, 0 dangling, 0 incomplete"), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout)
+            .contains(" 0 missing, 0 corrupt, 0 dangling, 0 incomplete"),
+        "{}",
+        text(&o)
+    );
     // No temporary file survives the restarts.
-    assert_eq!(std::fs::read_dir(env.data().join("tmp")).unwrap().count(), 0);
+    assert_eq!(
+        std::fs::read_dir(env.data().join("tmp")).unwrap().count(),
+        0
+    );
     // Killed runs are recorded as interrupted, not left running.
-    assert_eq!(env.one("SELECT count(*) FROM runs WHERE outcome = 'running'"), "0");
+    assert_eq!(
+        env.one("SELECT count(*) FROM runs WHERE outcome = 'running'"),
+        "0"
+    );
 }

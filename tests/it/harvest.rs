@@ -31,7 +31,8 @@ impl TestItem {
         }
     }
     pub fn content(mut self, url: &str, mime: &str, bytes: &[u8]) -> Self {
-        self.contents.push((url.into(), mime.into(), bytes.to_vec()));
+        self.contents
+            .push((url.into(), mime.into(), bytes.to_vec()));
         self
     }
 }
@@ -224,7 +225,11 @@ fn serve(routes: impl Fn(&str) -> Vec<(String, Response)> + Send + Sync + 'stati
     let c2 = cell.clone();
     let server = Server::with_handler(move |req: &Request| {
         c2.get()
-            .and_then(|r| r.iter().find(|(p, _)| *p == req.path).map(|(_, r)| r.clone()))
+            .and_then(|r| {
+                r.iter()
+                    .find(|(p, _)| *p == req.path)
+                    .map(|(_, r)| r.clone())
+            })
             .unwrap_or(Response::status(404))
     });
     let base = server.url("");
@@ -233,19 +238,35 @@ fn serve(routes: impl Fn(&str) -> Vec<(String, Response)> + Send + Sync + 'stati
 }
 
 fn one_file_feed(base: &str, file: &[u8]) -> String {
-    feed(&[TestItem::new("a-1", &date(0), &format!("{base}/a-1.html"))
-        .content(&format!("{base}/a-1.pdf"), "application/pdf", file)])
+    feed(&[
+        TestItem::new("a-1", &date(0), &format!("{base}/a-1.html")).content(
+            &format!("{base}/a-1.pdf"),
+            "application/pdf",
+            file,
+        ),
+    ])
 }
 
-const PDF: &[u8] = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n";
+const PDF: &[u8] =
+    b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n";
 const HTML: &[u8] = b"<!DOCTYPE html><html><body>Artikel</body></html>";
 
 #[test]
 fn feeds_of_the_tests_conform_to_the_profile() {
     let f = one_file_feed("https://www.testbladet.se", PDF);
-    let report = plikt::profile::validate(f.as_bytes(), &plikt::profile::Options::default()).unwrap();
+    let report =
+        plikt::profile::validate(f.as_bytes(), &plikt::profile::Options::default()).unwrap();
     assert!(report.valid(), "{:?}", report.findings);
-    assert_eq!(report.findings.iter().filter(|f| f.severity != plikt::profile::Severity::Info).count(), 0, "{:?}", report.findings);
+    assert_eq!(
+        report
+            .findings
+            .iter()
+            .filter(|f| f.severity != plikt::profile::Severity::Info)
+            .count(),
+        0,
+        "{:?}",
+        report.findings
+    );
 }
 
 #[test]
@@ -253,7 +274,9 @@ fn a_feed_is_harvested_and_an_unchanged_feed_costs_one_request() {
     let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
     let b2 = base.clone();
     let server = Server::with_handler(move |r| match r.path.as_str() {
-        "/feed.xml" if r.header("if-none-match").as_deref() == Some("\"v1\"") => Response::status(304),
+        "/feed.xml" if r.header("if-none-match").as_deref() == Some("\"v1\"") => {
+            Response::status(304)
+        }
         "/feed.xml" => Response::ok(one_file_feed(b2.get().unwrap(), PDF)).header("ETag", "\"v1\""),
         "/a-1.html" => Response::file(HTML, "text/html"),
         "/a-1.pdf" => Response::file(PDF, "application/pdf"),
@@ -263,33 +286,70 @@ fn a_feed_is_harvested_and_an_unchanged_feed_costs_one_request() {
     let env = Env::plain("basic", &server.url("/feed.xml"), "");
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("test: ok"), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("test: ok"),
+        "{}",
+        text(&o)
+    );
     let s = env.status();
-    assert_eq!((s["deposits"].as_u64(), s["versions"].as_u64(), s["files"].as_u64()), (Some(1), Some(1), Some(2)));
+    assert_eq!(
+        (
+            s["deposits"].as_u64(),
+            s["versions"].as_u64(),
+            s["files"].as_u64()
+        ),
+        (Some(1), Some(1), Some(2))
+    );
     assert_eq!(s["last_run"]["outcome"], "ok");
-    assert!(s["next_run"].as_str().is_some_and(|t| t.ends_with('Z')), "{s}");
+    assert!(
+        s["next_run"].as_str().is_some_and(|t| t.ends_with('Z')),
+        "{s}"
+    );
     // The user agent names plikt, its version and the contact from the config.
     let ua = server.received()[0].header("user-agent").unwrap();
-    assert!(ua.starts_with("plikt/") && ua.contains("mailto:eplikt@kb.example"), "{ua}");
+    assert!(
+        ua.starts_with("plikt/") && ua.contains("mailto:eplikt@kb.example"),
+        "{ua}"
+    );
     // Files are requested without content coding.
     let pdf = &server.hits("/a-1.pdf")[0];
     assert_eq!(pdf.header("accept-encoding").as_deref(), Some("identity"));
     // Stored bytes are the served bytes, content-addressed, with their provenance.
     let sha = env.one("SELECT sha256 FROM files WHERE url LIKE '%.pdf'");
-    let blob = env.data().join("blobs").join(&sha[..2]).join(&sha[2..4]).join(&sha);
+    let blob = env
+        .data()
+        .join("blobs")
+        .join(&sha[..2])
+        .join(&sha[2..4])
+        .join(&sha);
     assert_eq!(std::fs::read(blob).unwrap(), PDF);
     assert_eq!(
         env.sql("SELECT http_status, content_type, md5, length FROM files WHERE url LIKE '%.pdf'"),
-        vec![vec!["200".to_string(), "application/pdf".into(), md5_hex(PDF), PDF.len().to_string()]]
+        vec![vec![
+            "200".to_string(),
+            "application/pdf".into(),
+            md5_hex(PDF),
+            PDF.len().to_string()
+        ]]
     );
-    assert_eq!(env.sql("SELECT change FROM changes"), vec![vec!["created".to_string()]]);
+    assert_eq!(
+        env.sql("SELECT change FROM changes"),
+        vec![vec!["created".to_string()]]
+    );
 
     let before = server.received().len();
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let after = server.received();
-    assert_eq!(after.len(), before + 1, "re-harvest made more than one request");
-    assert_eq!(after[before].header("if-none-match").as_deref(), Some("\"v1\""));
+    assert_eq!(
+        after.len(),
+        before + 1,
+        "re-harvest made more than one request"
+    );
+    assert_eq!(
+        after[before].header("if-none-match").as_deref(),
+        Some("\"v1\"")
+    );
     assert_eq!(env.status()["last_run"]["outcome"], "not-modified");
 }
 
@@ -325,26 +385,46 @@ fn newer_pubdate_is_a_new_version_and_same_pubdate_changed_content_warns() {
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let s = env.status();
-    assert_eq!((s["deposits"].as_u64(), s["versions"].as_u64()), (Some(1), Some(2)), "{s}");
+    assert_eq!(
+        (s["deposits"].as_u64(), s["versions"].as_u64()),
+        (Some(1), Some(2)),
+        "{s}"
+    );
     assert_eq!(
         env.sql("SELECT change FROM changes ORDER BY seq"),
         vec![vec!["created".to_string()], vec!["updated".to_string()]]
     );
     // Nothing deposited is overwritten: both PDFs are stored.
-    assert_eq!(env.one("SELECT count(DISTINCT sha256) FROM files WHERE url LIKE '%.pdf'"), "2");
+    assert_eq!(
+        env.one("SELECT count(DISTINCT sha256) FROM files WHERE url LIKE '%.pdf'"),
+        "2"
+    );
     version.store(3, std::sync::atomic::Ordering::SeqCst);
     assert_eq!(env.harvest().status.code(), Some(0));
     let s = env.status();
-    assert_eq!(s["versions"].as_u64(), Some(2), "same pubDate must not make a version");
-    let warned = s["findings"].as_array().unwrap().iter().any(|f| f["rule"] == "H-VERSION" && f["severity"] == "warning");
+    assert_eq!(
+        s["versions"].as_u64(),
+        Some(2),
+        "same pubDate must not make a version"
+    );
+    let warned = s["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["rule"] == "H-VERSION" && f["severity"] == "warning");
     assert!(warned, "{s}");
 }
 
 #[test]
 fn wrong_md5_is_recorded_and_nothing_is_deposited() {
     let server = serve(|base| {
-        let feed = feed(&[TestItem::new("a-1", &date(0), &format!("{base}/a-1.html"))
-            .content(&format!("{base}/a-1.pdf"), "application/pdf", b"what the feed says")]);
+        let feed = feed(&[
+            TestItem::new("a-1", &date(0), &format!("{base}/a-1.html")).content(
+                &format!("{base}/a-1.pdf"),
+                "application/pdf",
+                b"what the feed says",
+            ),
+        ]);
         vec![
             ("/feed.xml".into(), Response::ok(feed)),
             ("/a-1.html".into(), Response::file(HTML, "text/html")),
@@ -353,18 +433,48 @@ fn wrong_md5_is_recorded_and_nothing_is_deposited() {
     });
     let env = Env::plain("md5", &server.url("/feed.xml"), "");
     let o = env.harvest();
-    assert_eq!(o.status.code(), Some(0), "items that fail do not fail the run: {}", text(&o));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "items that fail do not fail the run: {}",
+        text(&o)
+    );
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("publisher test, item a-1,") && err.contains("/a-1.pdf") && err.contains("H-MD5"), "{err}");
+    assert!(
+        err.contains("publisher test, item a-1,")
+            && err.contains("/a-1.pdf")
+            && err.contains("H-MD5"),
+        "{err}"
+    );
     let s = env.status();
-    assert_eq!((s["deposits"].as_u64(), s["pending"].as_u64()), (Some(0), Some(1)), "{s}");
+    assert_eq!(
+        (s["deposits"].as_u64(), s["pending"].as_u64()),
+        (Some(0), Some(1)),
+        "{s}"
+    );
     let item = &s["items"][0];
     assert_eq!(item["guid"], "a-1");
     assert!(item["reason"].as_str().unwrap().contains("MD5"), "{item}");
-    assert!(s["findings"].as_array().unwrap().iter().any(|f| f["rule"] == "H-MD5" && f["severity"] == "error"));
-    assert_eq!(server.hits("/a-1.pdf").len(), 1, "a hash mismatch is not retried within the run");
+    assert!(
+        s["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "H-MD5" && f["severity"] == "error")
+    );
+    assert_eq!(
+        server.hits("/a-1.pdf").len(),
+        1,
+        "a hash mismatch is not retried within the run"
+    );
     // The wrong bytes are not in the store.
-    assert_eq!(env.one(&format!("SELECT count(*) FROM blobs WHERE md5 = '{}'", md5_hex(PDF))), "0");
+    assert_eq!(
+        env.one(&format!(
+            "SELECT count(*) FROM blobs WHERE md5 = '{}'",
+            md5_hex(PDF)
+        )),
+        "0"
+    );
     assert!(env.sql("SELECT * FROM changes").is_empty());
 }
 
@@ -381,13 +491,23 @@ fn a_failing_version_is_retried_and_then_stays_failed() {
         assert_eq!(env.harvest().status.code(), Some(0));
         let s = env.status();
         let state = s["items"][0]["state"].as_str().unwrap().to_string();
-        assert_eq!(state, if run < 3 { "pending" } else { "failed" }, "run {run}: {s}");
+        assert_eq!(
+            state,
+            if run < 3 { "pending" } else { "failed" },
+            "run {run}: {s}"
+        );
     }
     // max_failed_runs = 3: three attempts, then no more requests.
     assert_eq!(server.hits("/a-1.pdf").len(), 3);
     let s = env.status();
     assert_eq!(s["failed"].as_u64(), Some(1));
-    assert!(s["items"][0]["reason"].as_str().unwrap().contains("HTTP 404"), "{s}");
+    assert!(
+        s["items"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("HTTP 404"),
+        "{s}"
+    );
 }
 
 #[test]
@@ -401,12 +521,29 @@ fn not_found_fails_the_file_without_retries() {
     let env = Env::plain("404", &server.url("/feed.xml"), "");
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("HTTP 404"), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("HTTP 404"),
+        "{}",
+        text(&o)
+    );
     assert_eq!(server.hits("/a-1.pdf").len(), 1);
     let s = env.status();
-    assert!(s["findings"].as_array().unwrap().iter().any(|f| f["rule"] == "H-FETCH" && f["url"].as_str().unwrap().ends_with("/a-1.pdf")), "{s}");
-    assert_eq!(env.one("SELECT state FROM files WHERE url LIKE '%.pdf'"), "failed");
-    assert_eq!(env.one("SELECT state FROM files WHERE url LIKE '%.html'"), "stored");
+    assert!(
+        s["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "H-FETCH" && f["url"].as_str().unwrap().ends_with("/a-1.pdf")),
+        "{s}"
+    );
+    assert_eq!(
+        env.one("SELECT state FROM files WHERE url LIKE '%.pdf'"),
+        "failed"
+    );
+    assert_eq!(
+        env.one("SELECT state FROM files WHERE url LIKE '%.html'"),
+        "stored"
+    );
 }
 
 #[test]
@@ -418,7 +555,9 @@ fn server_error_then_success_is_retried_within_the_run() {
     let server = Server::with_handler(move |r| match r.path.as_str() {
         "/feed.xml" => Response::ok(one_file_feed(b2.get().unwrap(), PDF)),
         "/a-1.html" => Response::file(HTML, "text/html"),
-        "/a-1.pdf" if c2.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 => Response::status(500),
+        "/a-1.pdf" if c2.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 => {
+            Response::status(500)
+        }
         "/a-1.pdf" => Response::file(PDF, "application/pdf"),
         _ => Response::status(404),
     });
@@ -436,22 +575,33 @@ fn long_retry_after_postpones_the_item_to_a_later_run() {
         vec![
             ("/feed.xml".into(), Response::ok(one_file_feed(base, PDF))),
             ("/a-1.html".into(), Response::file(HTML, "text/html")),
-            ("/a-1.pdf".into(), Response::status(503).header("Retry-After", "3600")),
+            (
+                "/a-1.pdf".into(),
+                Response::status(503).header("Retry-After", "3600"),
+            ),
         ]
     });
     let env = Env::plain("503", &server.url("/feed.xml"), "max_retry_after_secs = 30");
     let started = std::time::Instant::now();
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert!(started.elapsed() < Duration::from_secs(20), "the run waited for Retry-After");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the run waited for Retry-After"
+    );
     assert_eq!(server.hits("/a-1.pdf").len(), 1);
     let s = env.status();
     let item = &s["items"][0];
     assert_eq!(item["state"], "pending");
-    let next = chrono::DateTime::parse_from_rfc3339(item["next_attempt_at"].as_str().unwrap()).unwrap();
+    let next =
+        chrono::DateTime::parse_from_rfc3339(item["next_attempt_at"].as_str().unwrap()).unwrap();
     let wait = next.signed_duration_since(chrono::Utc::now()).num_seconds();
     assert!((3000..=3600).contains(&wait), "postponed by {wait} s");
-    assert_eq!(item["attempts"].as_u64(), Some(0), "a postponement is not a failed attempt");
+    assert_eq!(
+        item["attempts"].as_u64(),
+        Some(0),
+        "a postponement is not a failed attempt"
+    );
     // The next run does not ask again before the time.
     env.harvest();
     assert_eq!(server.hits("/a-1.pdf").len(), 1);
@@ -463,7 +613,13 @@ fn truncated_body_is_retried_and_recorded() {
         vec![
             ("/feed.xml".into(), Response::ok(one_file_feed(base, PDF))),
             ("/a-1.html".into(), Response::file(HTML, "text/html")),
-            ("/a-1.pdf".into(), Response::file(&PDF[..10], "application/pdf").body(Body::Truncated { bytes: PDF[..10].to_vec(), declared: PDF.len() })),
+            (
+                "/a-1.pdf".into(),
+                Response::file(&PDF[..10], "application/pdf").body(Body::Truncated {
+                    bytes: PDF[..10].to_vec(),
+                    declared: PDF.len(),
+                }),
+            ),
         ]
     });
     let env = Env::plain("truncated", &server.url("/feed.xml"), "");
@@ -472,8 +628,16 @@ fn truncated_body_is_retried_and_recorded() {
     assert_eq!(server.hits("/a-1.pdf").len(), 3, "retries = 2");
     let reason = env.one("SELECT error FROM files WHERE url LIKE '%.pdf'");
     assert!(reason.contains("truncated"), "{reason}");
-    assert_eq!(env.one("SELECT count(*) FROM blobs"), "1", "only the HTML page is stored");
-    assert_eq!(std::fs::read_dir(env.data().join("tmp")).unwrap().count(), 0, "no partial file left");
+    assert_eq!(
+        env.one("SELECT count(*) FROM blobs"),
+        "1",
+        "only the HTML page is stored"
+    );
+    assert_eq!(
+        std::fs::read_dir(env.data().join("tmp")).unwrap().count(),
+        0,
+        "no partial file left"
+    );
 }
 
 #[test]
@@ -482,16 +646,29 @@ fn a_slow_drip_is_abandoned() {
         vec![
             ("/feed.xml".into(), Response::ok(one_file_feed(base, PDF))),
             ("/a-1.html".into(), Response::file(HTML, "text/html")),
-            ("/a-1.pdf".into(), Response::file(PDF, "application/pdf").body(Body::Drip { bytes: PDF.to_vec(), every: Duration::from_millis(300) })),
+            (
+                "/a-1.pdf".into(),
+                Response::file(PDF, "application/pdf").body(Body::Drip {
+                    bytes: PDF.to_vec(),
+                    every: Duration::from_millis(300),
+                }),
+            ),
         ]
     });
-    let env = Env::plain("drip", &server.url("/feed.xml"), "retries = 0\nmin_bytes_per_sec = 100\nmin_speed_window_secs = 2");
+    let env = Env::plain(
+        "drip",
+        &server.url("/feed.xml"),
+        "retries = 0\nmin_bytes_per_sec = 100\nmin_speed_window_secs = 2",
+    );
     let started = std::time::Instant::now();
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(started.elapsed() < Duration::from_secs(15));
     let reason = env.one("SELECT error FROM files WHERE url LIKE '%.pdf'");
-    assert!(reason.contains("below the minimum of 100 bytes/s"), "{reason}");
+    assert!(
+        reason.contains("below the minimum of 100 bytes/s"),
+        "{reason}"
+    );
 }
 
 #[test]
@@ -500,15 +677,28 @@ fn an_endless_body_stops_at_the_size_limit() {
         vec![
             ("/feed.xml".into(), Response::ok(one_file_feed(base, PDF))),
             ("/a-1.html".into(), Response::file(HTML, "text/html")),
-            ("/a-1.pdf".into(), Response::file(PDF, "application/pdf").body(Body::Endless)),
+            (
+                "/a-1.pdf".into(),
+                Response::file(PDF, "application/pdf").body(Body::Endless),
+            ),
         ]
     });
-    let env = Env::plain("endless", &server.url("/feed.xml"), "retries = 0\nmax_file_bytes = 1048576");
+    let env = Env::plain(
+        "endless",
+        &server.url("/feed.xml"),
+        "retries = 0\nmax_file_bytes = 1048576",
+    );
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let reason = env.one("SELECT error FROM files WHERE url LIKE '%.pdf'");
-    assert!(reason.contains("larger than the limit of 1048576 bytes"), "{reason}");
-    assert_eq!(std::fs::read_dir(env.data().join("tmp")).unwrap().count(), 0);
+    assert!(
+        reason.contains("larger than the limit of 1048576 bytes"),
+        "{reason}"
+    );
+    assert_eq!(
+        std::fs::read_dir(env.data().join("tmp")).unwrap().count(),
+        0
+    );
 }
 
 #[test]
@@ -518,7 +708,10 @@ fn a_redirect_loop_fails_clearly() {
             ("/feed.xml".into(), Response::ok(one_file_feed(base, PDF))),
             ("/a-1.html".into(), Response::file(HTML, "text/html")),
             ("/a-1.pdf".into(), Response::redirect("/b.pdf")),
-            ("/b.pdf".into(), Response::redirect(&format!("{base}/a-1.pdf"))),
+            (
+                "/b.pdf".into(),
+                Response::redirect(&format!("{base}/a-1.pdf")),
+            ),
         ]
     });
     let env = Env::plain("loop", &server.url("/feed.xml"), "retries = 0");
@@ -535,9 +728,15 @@ fn auth_header(user: &str, password: &str) -> String {
     let b = format!("{user}:{password}").into_bytes();
     let mut out = String::from("Basic ");
     for c in b.chunks(3) {
-        let n = (u32::from(c[0]) << 16) | (u32::from(*c.get(1).unwrap_or(&0)) << 8) | u32::from(*c.get(2).unwrap_or(&0));
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
         for i in 0..4 {
-            out.push(if i <= c.len() { T[(n >> (18 - 6 * i)) as usize & 63] as char } else { '=' });
+            out.push(if i <= c.len() {
+                T[(n >> (18 - 6 * i)) as usize & 63] as char
+            } else {
+                '='
+            });
         }
     }
     out
@@ -573,7 +772,11 @@ fn credentials_open_the_feed_and_never_reach_another_origin() {
     let env = Env::plain("auth-none", &feed, "retries = 0");
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("HTTP 401"), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("HTTP 401"),
+        "{}",
+        text(&o)
+    );
     assert_eq!(env.status()["last_run"]["outcome"], "failed");
 
     // With credentials from the environment: 200, everything deposited.
@@ -586,17 +789,38 @@ fn credentials_open_the_feed_and_never_reach_another_origin() {
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_eq!(env.status()["deposits"].as_u64(), Some(1), "{}", text(&o));
-    assert!(origin.hits("/feed.xml").iter().any(|r| r.header("authorization").as_deref() == Some(expected.as_str())));
+    assert!(
+        origin
+            .hits("/feed.xml")
+            .iter()
+            .any(|r| r.header("authorization").as_deref() == Some(expected.as_str()))
+    );
     // The other origin got both hops, and never the credentials.
     assert_eq!(other.hits("/hop1.pdf").len(), 1);
     assert_eq!(other.hits("/hop2.pdf").len(), 1);
     for r in other.received() {
-        assert!(r.header("authorization").is_none(), "credentials leaked to {}: {}", r.path, r.head);
+        assert!(
+            r.header("authorization").is_none(),
+            "credentials leaked to {}: {}",
+            r.path,
+            r.head
+        );
     }
     // The final URL after the hops is recorded.
-    assert!(env.one("SELECT final_url FROM files WHERE url LIKE '%a-1.pdf'").ends_with("/hop2.pdf"));
+    assert!(
+        env.one("SELECT final_url FROM files WHERE url LIKE '%a-1.pdf'")
+            .ends_with("/hop2.pdf")
+    );
     // The password is nowhere: not in output, status, or the catalog.
-    let all = format!("{}{}", text(&o), env.cmd(&["status", "--format", "json"]).stdout.iter().map(|&b| b as char).collect::<String>());
+    let all = format!(
+        "{}{}",
+        text(&o),
+        env.cmd(&["status", "--format", "json"])
+            .stdout
+            .iter()
+            .map(|&b| b as char)
+            .collect::<String>()
+    );
     assert!(!all.contains("s3cret-Passw0rd"));
     let catalog = std::fs::read(env.data().join("catalog.sqlite")).unwrap();
     assert!(memchr::memmem::find(&catalog, b"s3cret-Passw0rd").is_none());
@@ -619,20 +843,38 @@ fn https_with_a_test_ca_and_no_downgrade_to_http() {
     let env = Env::new(
         "https",
         &format!("feed = \"{}\"\nallow_private = true", tls.url("/feed.xml")),
-        &format!("retries = 0\nextra_root_certificates = [\"{}\"]", ca.display()),
+        &format!(
+            "retries = 0\nextra_root_certificates = [\"{}\"]",
+            ca.display()
+        ),
     );
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert_eq!(env.one("SELECT state FROM files WHERE url LIKE '%.html'"), "stored", "{}", text(&o));
+    assert_eq!(
+        env.one("SELECT state FROM files WHERE url LIKE '%.html'"),
+        "stored",
+        "{}",
+        text(&o)
+    );
     let reason = env.one("SELECT error FROM files WHERE url LIKE '%.pdf'");
     assert!(reason.contains("leaves https"), "{reason}");
     assert!(plain.received().is_empty(), "the http server was contacted");
 
     // Without the test CA the certificate is not trusted: verification is never off.
-    let env = Env::new("https-untrusted", &format!("feed = \"{}\"\nallow_private = true", tls.url("/feed.xml")), "retries = 0");
+    let env = Env::new(
+        "https-untrusted",
+        &format!("feed = \"{}\"\nallow_private = true", tls.url("/feed.xml")),
+        "retries = 0",
+    );
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stderr).to_lowercase().contains("certificate"), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .to_lowercase()
+            .contains("certificate"),
+        "{}",
+        text(&o)
+    );
 }
 
 #[test]
@@ -640,7 +882,11 @@ fn private_targets_are_refused_unless_allowed() {
     let server = Server::with_handler(|_| Response::ok("<rss/>"));
     for host in ["127.0.0.1", "localhost"] {
         let url = server.url("/feed.xml").replace("127.0.0.1", host);
-        let env = Env::new("ssrf", &format!("feed = \"{url}\"\nhttps_only = false"), "retries = 0");
+        let env = Env::new(
+            "ssrf",
+            &format!("feed = \"{url}\"\nhttps_only = false"),
+            "retries = 0",
+        );
         let o = env.harvest();
         assert_eq!(o.status.code(), Some(1), "{}", text(&o));
         let err = String::from_utf8_lossy(&o.stderr);
@@ -654,18 +900,32 @@ fn a_gzip_bomb_feed_is_capped() {
     use std::io::Write;
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
     let zeros = vec![b' '; 1 << 20];
-    enc.write_all(b"<?xml version=\"1.0\"?><rss version=\"2.0\"><channel>").unwrap();
+    enc.write_all(b"<?xml version=\"1.0\"?><rss version=\"2.0\"><channel>")
+        .unwrap();
     for _ in 0..256 {
         enc.write_all(&zeros).unwrap();
     }
     let bomb = enc.finish().unwrap();
     assert!(bomb.len() < 1 << 20, "{} bytes compressed", bomb.len());
-    let server = Server::start(vec![("/feed.xml", Response::ok(bomb).header("Content-Encoding", "gzip"))]);
-    let env = Env::plain("gzip", &server.url("/feed.xml"), "retries = 0\nmax_feed_bytes = 8388608");
+    let server = Server::start(vec![(
+        "/feed.xml",
+        Response::ok(bomb).header("Content-Encoding", "gzip"),
+    )]);
+    let env = Env::plain(
+        "gzip",
+        &server.url("/feed.xml"),
+        "retries = 0\nmax_feed_bytes = 8388608",
+    );
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("larger than the limit of 8388608 bytes"), "{}", text(&o));
-    let accept = server.received()[0].header("accept-encoding").unwrap_or_default();
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("larger than the limit of 8388608 bytes"),
+        "{}",
+        text(&o)
+    );
+    let accept = server.received()[0]
+        .header("accept-encoding")
+        .unwrap_or_default();
     assert!(accept.contains("gzip"), "{accept}");
 }
 
@@ -678,7 +938,13 @@ fn a_hostile_content_disposition_name_is_made_safe() {
         vec![
             ("/feed.xml".into(), Response::ok(one_file_feed(base, PDF))),
             ("/a-1.html".into(), Response::file(HTML, "text/html")),
-            ("/a-1.pdf".into(), Response::file(PDF, "application/pdf").header("Content-Disposition", &format!("attachment; filename=\"{name}\""))),
+            (
+                "/a-1.pdf".into(),
+                Response::file(PDF, "application/pdf").header(
+                    "Content-Disposition",
+                    &format!("attachment; filename=\"{name}\""),
+                ),
+            ),
         ]
     });
     let env = Env::plain("disposition", &server.url("/feed.xml"), "");
@@ -706,23 +972,40 @@ fn a_feed_malformed_halfway_harvests_nothing() {
     let env = Env::plain("malformed", &server.url("/feed.xml"), "");
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("G-XML"), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("G-XML"),
+        "{}",
+        text(&o)
+    );
     assert_eq!(env.one("SELECT count(*) FROM versions"), "0");
     assert_eq!(env.one("SELECT count(*) FROM deposits"), "0");
-    assert_eq!(server.received().len(), 1, "no file of the items before the error was fetched");
-    assert_eq!(env.sql("SELECT rule FROM findings"), vec![vec!["G-XML".to_string()]]);
+    assert_eq!(
+        server.received().len(),
+        1,
+        "no file of the items before the error was fetched"
+    );
+    assert_eq!(
+        env.sql("SELECT rule FROM findings"),
+        vec![vec!["G-XML".to_string()]]
+    );
     assert_eq!(env.status()["last_run"]["outcome"], "failed");
 }
 
 #[test]
 fn an_html_maintenance_page_is_not_a_feed() {
     let page = "<!DOCTYPE html>\n<html><head><title>Underhåll</title></head><body><p>Vi är strax tillbaka.<br></p></body></html>";
-    let server = Server::start(vec![("/feed.xml", Response::file(page, "text/html; charset=utf-8"))]);
+    let server = Server::start(vec![(
+        "/feed.xml",
+        Response::file(page, "text/html; charset=utf-8"),
+    )]);
     let env = Env::plain("maintenance", &server.url("/feed.xml"), "");
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("HTML page") && err.contains("/feed.xml"), "{err}");
+    assert!(
+        err.contains("HTML page") && err.contains("/feed.xml"),
+        "{err}"
+    );
     assert_eq!(env.one("SELECT count(*) FROM versions"), "0");
     // The ETag of a failed read is not kept: the next run reads the feed again.
     assert_eq!(env.one("SELECT coalesce(etag, '') FROM publishers"), "");
@@ -737,7 +1020,11 @@ fn unidentifiable_items_are_rejected_and_the_rest_collected() {
             TestItem::new("no-date", &date(3), &format!("{base}/a.html")),
             TestItem::new("good", &date(2), &format!("{base}/a.html")),
         ]);
-        f = f.replacen(&format!("<pubDate>{}</pubDate>", date(3)), "<pubDate>22/11/2026</pubDate>", 1);
+        f = f.replacen(
+            &format!("<pubDate>{}</pubDate>", date(3)),
+            "<pubDate>22/11/2026</pubDate>",
+            1,
+        );
         vec![
             ("/feed.xml".into(), Response::ok(f)),
             ("/a.html".into(), Response::file(HTML, "text/html")),
@@ -763,8 +1050,10 @@ fn unidentifiable_items_are_rejected_and_the_rest_collected() {
 #[test]
 fn a_non_conforming_item_is_collected_and_marked() {
     let server = serve(|base| {
-        let f = feed(&[TestItem::new("a-1", &date(0), &format!("{base}/a.html"))])
-            .replace("<dcterms:accessRights>gratis</dcterms:accessRights>", "<dcterms:accessRights>free</dcterms:accessRights>");
+        let f = feed(&[TestItem::new("a-1", &date(0), &format!("{base}/a.html"))]).replace(
+            "<dcterms:accessRights>gratis</dcterms:accessRights>",
+            "<dcterms:accessRights>free</dcterms:accessRights>",
+        );
         vec![
             ("/feed.xml".into(), Response::ok(f)),
             ("/a.html".into(), Response::file(HTML, "text/html")),
@@ -772,47 +1061,98 @@ fn a_non_conforming_item_is_collected_and_marked() {
     });
     let env = Env::plain("nonconforming", &server.url("/feed.xml"), "");
     assert_eq!(env.harvest().status.code(), Some(0));
-    assert_eq!(env.sql("SELECT state, conforming, access FROM versions"), vec![vec!["deposited".to_string(), "0".into(), "restricted".into()]]);
+    assert_eq!(
+        env.sql("SELECT state, conforming, access FROM versions"),
+        vec![vec![
+            "deposited".to_string(),
+            "0".into(),
+            "restricted".into()
+        ]]
+    );
     let findings = env.one("SELECT findings FROM versions");
     assert!(findings.contains("R107"), "{findings}");
     let s = env.status();
-    assert!(s["findings"].as_array().unwrap().iter().any(|f| f["rule"] == "R107" && f["line"].as_u64().is_some()), "{s}");
+    assert!(
+        s["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "R107" && f["line"].as_u64().is_some()),
+        "{s}"
+    );
 }
 
 #[test]
 fn harvest_time_checks_warn_about_size_type_drm_and_publisher() {
-    let encrypted = b"%PDF-1.4\n1 0 obj << >> endobj\ntrailer << /Root 1 0 R /Encrypt 2 0 R >>\n%%EOF\n";
+    let encrypted =
+        b"%PDF-1.4\n1 0 obj << >> endobj\ntrailer << /Root 1 0 R /Encrypt 2 0 R >>\n%%EOF\n";
     let server = serve(move |base| {
-        let f = feed(&[TestItem::new("a-1", &date(0), &format!("{base}/a.html"))
-            .content(&format!("{base}/a.pdf"), "application/pdf", encrypted)])
-            .replace(&format!("fileSize=\"{}\"", encrypted.len()), "fileSize=\"99\"");
+        let f = feed(&[
+            TestItem::new("a-1", &date(0), &format!("{base}/a.html")).content(
+                &format!("{base}/a.pdf"),
+                "application/pdf",
+                encrypted,
+            ),
+        ])
+        .replace(
+            &format!("fileSize=\"{}\"", encrypted.len()),
+            "fileSize=\"99\"",
+        );
         vec![
-            ("/feed.xml".into(), Response::ok(f).header("Content-Type", "application/rss+xml")),
+            (
+                "/feed.xml".into(),
+                Response::ok(f).header("Content-Type", "application/rss+xml"),
+            ),
             ("/a.html".into(), Response::file(HTML, "text/html")),
-            ("/a.pdf".into(), Response::file(encrypted.to_vec(), "application/octet-stream")),
+            (
+                "/a.pdf".into(),
+                Response::file(encrypted.to_vec(), "application/octet-stream"),
+            ),
         ]
     });
     let env = Env::new(
         "checks",
-        &format!("feed = \"{}\"\nhttps_only = false\nallow_private = true\norganisations = [\"SE5560041815\"]", server.url("/feed.xml")),
+        &format!(
+            "feed = \"{}\"\nhttps_only = false\nallow_private = true\norganisations = [\"SE5560041815\"]",
+            server.url("/feed.xml")
+        ),
         "",
     );
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let rules: Vec<Vec<String>> = env.sql("SELECT rule, severity FROM findings WHERE rule LIKE 'H-%' ORDER BY rule");
-    let rules: Vec<(String, String)> = rules.into_iter().map(|r| (r[0].clone(), r[1].clone())).collect();
-    for want in [("H-DRM", "error"), ("H-MIME", "warning"), ("H-PUBLISHER", "warning"), ("H-SIZE", "warning")] {
-        assert!(rules.contains(&(want.0.to_string(), want.1.to_string())), "{want:?} not in {rules:?}");
+    let rules: Vec<Vec<String>> =
+        env.sql("SELECT rule, severity FROM findings WHERE rule LIKE 'H-%' ORDER BY rule");
+    let rules: Vec<(String, String)> = rules
+        .into_iter()
+        .map(|r| (r[0].clone(), r[1].clone()))
+        .collect();
+    for want in [
+        ("H-DRM", "error"),
+        ("H-MIME", "warning"),
+        ("H-PUBLISHER", "warning"),
+        ("H-SIZE", "warning"),
+    ] {
+        assert!(
+            rules.contains(&(want.0.to_string(), want.1.to_string())),
+            "{want:?} not in {rules:?}"
+        );
     }
 }
 
 #[test]
 fn unknown_keys_and_secrets_in_the_config_are_refused() {
-    let env = Env::new("config", "feed = \"https://a.example/f.xml\"\ncolour = \"blue\"", "");
+    let env = Env::new(
+        "config",
+        "feed = \"https://a.example/f.xml\"\ncolour = \"blue\"",
+        "",
+    );
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("colour") && err.contains("plikt.toml:"), "{err}");
+    assert!(
+        err.contains("colour") && err.contains("plikt.toml:"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -827,8 +1167,13 @@ fn the_example_configuration_loads() {
     .unwrap_or_else(|e| panic!("{e}"));
     assert!(!c.publishers.is_empty());
     let sample = root().join("plikt.sample.toml");
-    plikt::config::Config::parse(&std::fs::read_to_string(&sample).unwrap(), &sample, &root(), &|_| Some("x".into()))
-        .unwrap_or_else(|e| panic!("{e}"));
+    plikt::config::Config::parse(
+        &std::fs::read_to_string(&sample).unwrap(),
+        &sample,
+        &root(),
+        &|_| Some("x".into()),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]
@@ -845,12 +1190,21 @@ fn audit_finds_corrupt_and_missing_blobs() {
     let o = env.cmd(&["audit"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("checked 2 blobs"));
-    let blob = |sha: &str| env.data().join("blobs").join(&sha[..2]).join(&sha[2..4]).join(sha);
+    let blob = |sha: &str| {
+        env.data()
+            .join("blobs")
+            .join(&sha[..2])
+            .join(&sha[2..4])
+            .join(sha)
+    };
     let pdf = blob(&env.one("SELECT sha256 FROM files WHERE url LIKE '%.pdf'"));
     let mut bytes = std::fs::read(&pdf).unwrap();
     bytes[3] ^= 1;
     std::fs::write(&pdf, bytes).unwrap();
-    std::fs::remove_file(blob(&env.one("SELECT sha256 FROM files WHERE url LIKE '%.html'"))).unwrap();
+    std::fs::remove_file(blob(
+        &env.one("SELECT sha256 FROM files WHERE url LIKE '%.html'"),
+    ))
+    .unwrap();
     let o = env.cmd(&["audit"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
@@ -860,15 +1214,28 @@ fn audit_finds_corrupt_and_missing_blobs() {
 #[test]
 fn a_second_writer_on_the_same_data_folder_is_refused() {
     let store = plikt::store::Store::open(
-        &std::env::temp_dir().join(format!("plikt-it-locked-{}", std::process::id())).join("data"),
+        &std::env::temp_dir()
+            .join(format!("plikt-it-locked-{}", std::process::id()))
+            .join("data"),
         plikt::store::Mode::Write,
     )
     .unwrap();
     let env = Env::plain("lock", "http://127.0.0.1:9/feed.xml", "");
-    std::fs::write(&env.config, std::fs::read_to_string(&env.config).unwrap().replace("data_dir = \"data\"", &format!("data_dir = \"{}\"", store.dir().display()))).unwrap();
+    std::fs::write(
+        &env.config,
+        std::fs::read_to_string(&env.config).unwrap().replace(
+            "data_dir = \"data\"",
+            &format!("data_dir = \"{}\"", store.dir().display()),
+        ),
+    )
+    .unwrap();
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("locked by another plikt"), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("locked by another plikt"),
+        "{}",
+        text(&o)
+    );
     let dir = store.dir().parent().unwrap().to_path_buf();
     drop(store);
     std::fs::remove_dir_all(dir).unwrap();
@@ -883,12 +1250,19 @@ fn the_service_runs_on_schedule_serves_status_and_stops_on_sigterm() {
             ("/a-1.pdf".into(), Response::file(PDF, "application/pdf")),
         ]
     });
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let env = Env::plain("service", &server.url("/feed.xml"), "");
     let cfg = std::fs::read_to_string(&env.config)
         .unwrap()
         .replace("schedule = \"0 0 3 * * *\"", "schedule = \"*/2 * * * * *\"")
-        .replace("data_dir = \"data\"", &format!("data_dir = \"data\"\nlisten = \"127.0.0.1:{port}\""));
+        .replace(
+            "data_dir = \"data\"",
+            &format!("data_dir = \"data\"\nlisten = \"127.0.0.1:{port}\""),
+        );
     std::fs::write(&env.config, cfg).unwrap();
     let mut child = plikt()
         .args(["run", "--config"])
@@ -901,27 +1275,45 @@ fn the_service_runs_on_schedule_serves_status_and_stops_on_sigterm() {
     // Wait for at least three scheduled runs, reading /status over HTTP.
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     let status = loop {
-        assert!(std::time::Instant::now() < deadline, "no three runs within 30 s");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no three runs within 30 s"
+        );
         std::thread::sleep(Duration::from_millis(300));
-        let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else { continue };
+        let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+            continue;
+        };
         use std::io::{Read, Write};
-        s.write_all(b"GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+        s.write_all(b"GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .unwrap();
         let mut resp = String::new();
         s.read_to_string(&mut resp).unwrap();
         let body = resp.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
-        let Ok(v) = serde_json::from_str::<Value>(&body) else { continue };
+        let Ok(v) = serde_json::from_str::<Value>(&body) else {
+            continue;
+        };
         if v["publishers"][0]["last_run"]["id"].as_u64().unwrap_or(0) >= 3 {
             break v;
         }
     };
-    assert_eq!(status["publishers"][0]["deposits"].as_u64(), Some(1), "{status}");
-    std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert_eq!(
+        status["publishers"][0]["deposits"].as_u64(),
+        Some(1),
+        "{status}"
+    );
+    std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
     let started = std::time::Instant::now();
     let exit = loop {
         if let Some(e) = child.try_wait().unwrap() {
             break e;
         }
-        assert!(started.elapsed() < Duration::from_secs(15), "plikt run did not stop on SIGTERM");
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "plikt run did not stop on SIGTERM"
+        );
         std::thread::sleep(Duration::from_millis(50));
     };
     assert_eq!(exit.code(), Some(0));
@@ -930,7 +1322,10 @@ fn the_service_runs_on_schedule_serves_status_and_stops_on_sigterm() {
     for w in runs.windows(2) {
         assert!(w[1][0] >= w[0][1], "runs overlap: {runs:?}");
     }
-    assert_eq!(env.one("SELECT count(*) FROM runs WHERE outcome = 'running'"), "0");
+    assert_eq!(
+        env.one("SELECT count(*) FROM runs WHERE outcome = 'running'"),
+        "0"
+    );
 }
 
 #[test]
@@ -940,10 +1335,20 @@ fn sigterm_abandons_files_in_flight_cleanly() {
         vec![
             ("/feed.xml".into(), Response::ok(one_file_feed(base, &slow))),
             ("/a-1.html".into(), Response::file(HTML, "text/html")),
-            ("/a-1.pdf".into(), Response::file(PDF, "application/pdf").body(Body::Drip { bytes: vec![b'x'; 1000], every: Duration::from_millis(100) })),
+            (
+                "/a-1.pdf".into(),
+                Response::file(PDF, "application/pdf").body(Body::Drip {
+                    bytes: vec![b'x'; 1000],
+                    every: Duration::from_millis(100),
+                }),
+            ),
         ]
     });
-    let env = Env::plain("sigterm", &server.url("/feed.xml"), "min_bytes_per_sec = 0\nread_timeout_secs = 30");
+    let env = Env::plain(
+        "sigterm",
+        &server.url("/feed.xml"),
+        "min_bytes_per_sec = 0\nread_timeout_secs = 30",
+    );
     let mut child = plikt()
         .args(["harvest", "--config"])
         .arg(&env.config)
@@ -953,7 +1358,10 @@ fn sigterm_abandons_files_in_flight_cleanly() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
-    std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
     let started = std::time::Instant::now();
     let o = child.wait_with_output().unwrap();
     // shutdown_grace_secs = 2: the dripping file is abandoned after the grace period.
@@ -961,7 +1369,18 @@ fn sigterm_abandons_files_in_flight_cleanly() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let s = env.status();
     assert_eq!(s["last_run"]["outcome"], "interrupted", "{s}");
-    assert_eq!(s["pending"].as_u64(), Some(1), "the version waits for the next run");
-    assert_eq!(env.one("SELECT attempts FROM versions"), "0", "an abandoned file is not a failed attempt");
-    assert_eq!(std::fs::read_dir(env.data().join("tmp")).unwrap().count(), 0);
+    assert_eq!(
+        s["pending"].as_u64(),
+        Some(1),
+        "the version waits for the next run"
+    );
+    assert_eq!(
+        env.one("SELECT attempts FROM versions"),
+        "0",
+        "an abandoned file is not a failed attempt"
+    );
+    assert_eq!(
+        std::fs::read_dir(env.data().join("tmp")).unwrap().count(),
+        0
+    );
 }

@@ -67,7 +67,10 @@ pub enum Body {
     /// All at once, with a correct Content-Length.
     Bytes(Vec<u8>),
     /// One byte every `every`, with a correct Content-Length (a slow drip).
-    Drip { bytes: Vec<u8>, every: std::time::Duration },
+    Drip {
+        bytes: Vec<u8>,
+        every: std::time::Duration,
+    },
     /// Content-Length says `declared`, but the connection closes after `bytes`.
     Truncated { bytes: Vec<u8>, declared: usize },
     /// Never ends (no Content-Length, chunks of zeros until the client gives up).
@@ -130,7 +133,9 @@ impl Request {
     pub fn header(&self, name: &str) -> Option<String> {
         self.head.lines().skip(1).find_map(|l| {
             let (k, v) = l.split_once(':')?;
-            k.trim().eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+            k.trim()
+                .eq_ignore_ascii_case(name)
+                .then(|| v.trim().to_string())
         })
     }
 }
@@ -188,7 +193,10 @@ impl Server {
         .with_no_client_auth()
         .with_single_cert(certs, key)
         .expect("server certificate");
-        Self::spawn(std::sync::Arc::new(handler), Some(std::sync::Arc::new(config)))
+        Self::spawn(
+            std::sync::Arc::new(handler),
+            Some(std::sync::Arc::new(config)),
+        )
     }
 
     fn spawn(handler: Handler, tls: Option<std::sync::Arc<rustls::ServerConfig>>) -> Self {
@@ -208,8 +216,13 @@ impl Server {
                     std::thread::sleep(std::time::Duration::from_millis(2));
                     continue;
                 };
-                let (handler, req3, rec3, stop3, tls) =
-                    (handler.clone(), req2.clone(), rec2.clone(), stop2.clone(), tls.clone());
+                let (handler, req3, rec3, stop3, tls) = (
+                    handler.clone(),
+                    req2.clone(),
+                    rec2.clone(),
+                    stop2.clone(),
+                    tls.clone(),
+                );
                 std::thread::spawn(move || {
                     stream.set_nonblocking(false).ok();
                     stream
@@ -247,7 +260,10 @@ impl Server {
 
     /// Requests received for `path`.
     pub fn hits(&self, path: &str) -> Vec<Request> {
-        self.received().into_iter().filter(|r| r.path == path).collect()
+        self.received()
+            .into_iter()
+            .filter(|r| r.path == path)
+            .collect()
     }
 }
 
@@ -272,7 +288,10 @@ fn serve_connection<S: std::io::Read + std::io::Write>(
         return;
     }
     let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-    let req = Request { path, head: head.clone() };
+    let req = Request {
+        path,
+        head: head.clone(),
+    };
     requests.lock().expect("lock").push(head);
     received.lock().expect("lock").push(req.clone());
     let resp = handler(&req);
@@ -295,7 +314,9 @@ fn serve_connection<S: std::io::Read + std::io::Write>(
         return;
     }
     let _ = match &resp.body {
-        Body::Bytes(b) | Body::Truncated { bytes: b, .. } => out.write_all(b).and_then(|()| out.flush()),
+        Body::Bytes(b) | Body::Truncated { bytes: b, .. } => {
+            out.write_all(b).and_then(|()| out.flush())
+        }
         Body::Drip { bytes, every } => {
             for b in bytes {
                 if stop.load(std::sync::atomic::Ordering::Relaxed)
@@ -309,9 +330,9 @@ fn serve_connection<S: std::io::Read + std::io::Write>(
         }
         Body::Endless => {
             let chunk = vec![b'x'; 64 * 1024];
-            while !stop.load(std::sync::atomic::Ordering::Relaxed)
-                && out.write_all(&chunk).is_ok()
-            {}
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) && out.write_all(&chunk).is_ok()
+            {
+            }
             Ok(())
         }
     };
