@@ -521,10 +521,10 @@ impl State {
             }
             (NsId::ATOM, "link") => {
                 let rel = s.attr(NsId::NONE, "rel").map(|a| a.value.as_str());
-                if matches!(rel, Some("next" | "prev" | "previous" | "first" | "last")) {
-                    if let Some(href) = s.attr(NsId::NONE, "href") {
-                        channel.pagination.push(href.into());
-                    }
+                if matches!(rel, Some("next" | "prev" | "previous" | "first" | "last"))
+                    && let Some(href) = s.attr(NsId::NONE, "href")
+                {
+                    channel.pagination.push(href.into());
                 }
                 Frame::Other
             }

@@ -299,10 +299,11 @@ impl Kb24 {
         c.identifiers();
         let link = c.link();
         if let Some(instant) = c.pub_date() {
-            if let Some((prev, prev_item)) = self.previous {
-                if instant > prev {
-                    if let Some(v) = item.pub_dates.first() {
-                        c.push(
+            if let Some((prev, prev_item)) = self.previous
+                && instant > prev
+                && let Some(v) = item.pub_dates.first()
+            {
+                c.push(
                             R::GOrder,
                             Error,
                             v.pos,
@@ -310,8 +311,6 @@ impl Kb24 {
                                 "items must be sorted by pubDate, newest first: this item is newer than item {prev_item} before it (compared as instants, zones applied); move it up"
                             ),
                         );
-                    }
-                }
             }
             self.previous = Some((instant, item.index));
         }
@@ -375,17 +374,17 @@ impl ItemCheck<'_> {
         list: &'v [T],
         mandatory: Option<&str>,
     ) -> Option<&'v Value> {
-        if list.is_empty() {
-            if let Some(example) = mandatory {
-                self.push(
-                    rule,
-                    Error,
-                    self.item.pos,
-                    format!(
-                        "the item has no `<{name}>`, which the profile requires; add e.g. {example}"
-                    ),
-                );
-            }
+        if list.is_empty()
+            && let Some(example) = mandatory
+        {
+            self.push(
+                rule,
+                Error,
+                self.item.pos,
+                format!(
+                    "the item has no `<{name}>`, which the profile requires; add e.g. {example}"
+                ),
+            );
         }
         for extra in list.iter().skip(1) {
             self.push(
@@ -550,15 +549,22 @@ impl ItemCheck<'_> {
         }
         if let Some(problem) = syntax::identifier_syntax(kind, value) {
             self.push(rule, Info, t.value.pos, problem);
-        } else if kind == "uri" {
-            if let Ok(scheme) = syntax::absolute_uri(value) {
-                if !syntax::is_http_scheme(scheme) {
-                    if rule == R::S201References {
-                        self.push(rule, Info, t.value.pos, format!("{} is delivered outside the feed ({scheme}:); the harvester does not fetch it", found(value)));
-                    } else {
-                        self.push(rule, Warning, t.value.pos, format!("URI {} is not http or https (profile §2: all URLs are http or https)", found(value)));
-                    }
-                }
+        } else if kind == "uri"
+            && let Ok(scheme) = syntax::absolute_uri(value)
+            && !syntax::is_http_scheme(scheme)
+        {
+            if rule == R::S201References {
+                self.push(rule, Info, t.value.pos, format!("{} is delivered outside the feed ({scheme}:); the harvester does not fetch it", found(value)));
+            } else {
+                self.push(
+                    rule,
+                    Warning,
+                    t.value.pos,
+                    format!(
+                        "URI {} is not http or https (profile §2: all URLs are http or https)",
+                        found(value)
+                    ),
+                );
             }
         }
     }
@@ -864,10 +870,11 @@ impl ItemCheck<'_> {
                 "a second `dcterms:isFormatOf` marker in this media:content; at most one",
             );
         }
-        if let Some(m) = c.markers.first() {
-            if self.text_only(R::MarkerIsFormatOf, "dcterms:isFormatOf", m) {
-                let value = m.trimmed();
-                match link {
+        if let Some(m) = c.markers.first()
+            && self.text_only(R::MarkerIsFormatOf, "dcterms:isFormatOf", m)
+        {
+            let value = m.trimmed();
+            match link {
                     None => self.push(
                         R::MarkerIsFormatOf,
                         Error,
@@ -885,7 +892,6 @@ impl ItemCheck<'_> {
                         }
                     }
                 }
-            }
         }
         // F305.
         self.hashes(&c.hashes, true);
@@ -901,27 +907,27 @@ impl ItemCheck<'_> {
                     Ok(_) => {}
                 },
             }
-            if let Some(t) = &l.mime {
-                if syntax::mime(trim_xml(&t.value), &self.voc.media_top_level_types).is_err() {
-                    self.push(
-                        R::F307,
-                        Warning,
-                        t.pos,
-                        format!(
-                            "media:license type {} is not a MIME type; write e.g. `text/html`",
-                            found(&t.value)
-                        ),
-                    );
-                }
+            if let Some(t) = &l.mime
+                && syntax::mime(trim_xml(&t.value), &self.voc.media_top_level_types).is_err()
+            {
+                self.push(
+                    R::F307,
+                    Warning,
+                    t.pos,
+                    format!(
+                        "media:license type {} is not a MIME type; write e.g. `text/html`",
+                        found(&t.value)
+                    ),
+                );
             }
         }
         // F308-credit.
         for cr in &c.credits {
             let scheme = cr.scheme.as_ref().map(|s| (trim_xml(&s.value), s.pos));
-            if let Some((s, pos)) = scheme {
-                if !Vocabulary::has(&self.voc.credit_schemes, s) {
-                    self.push(R::F308Credit, Error, pos, format!("media:credit scheme {} is not `urn:ebu` or `urn:yvs`; leave it out for EBU roles", found(s)));
-                }
+            if let Some((s, pos)) = scheme
+                && !Vocabulary::has(&self.voc.credit_schemes, s)
+            {
+                self.push(R::F308Credit, Error, pos, format!("media:credit scheme {} is not `urn:ebu` or `urn:yvs`; leave it out for EBU roles", found(s)));
             }
             if let Some(role) = &cr.role {
                 let r = trim_xml(&role.value);
@@ -945,15 +951,15 @@ impl ItemCheck<'_> {
         }
         // F308-copyright.
         for cp in &c.copyrights {
-            if let Some(u) = &cp.url {
-                if let Err(e) = syntax::http_url(trim_xml(&u.value)) {
-                    self.push(
-                        R::F308Copyright,
-                        Error,
-                        u.pos,
-                        format!("media:copyright url: {e}"),
-                    );
-                }
+            if let Some(u) = &cp.url
+                && let Err(e) = syntax::http_url(trim_xml(&u.value))
+            {
+                self.push(
+                    R::F308Copyright,
+                    Error,
+                    u.pos,
+                    format!("media:copyright url: {e}"),
+                );
             }
         }
         self.keywords(R::F311, &c.keywords);
@@ -1018,10 +1024,12 @@ impl ItemCheck<'_> {
                 seen.push((name, value.to_string()));
             }
         }
-        if content && !hashes.is_empty() && !md5 {
-            if let Some(h) = hashes.first() {
-                self.push(R::F305, Warning, h.value.pos, "no MD5 among the hashes; KB verifies files with MD5: add `<media:hash algo=\"md5\">…</media:hash>`");
-            }
+        if content
+            && !hashes.is_empty()
+            && !md5
+            && let Some(h) = hashes.first()
+        {
+            self.push(R::F305, Warning, h.value.pos, "no MD5 among the hashes; KB verifies files with MD5: add `<media:hash algo=\"md5\">…</media:hash>`");
         }
     }
 

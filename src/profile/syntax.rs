@@ -212,7 +212,7 @@ pub fn luhn(digits: &str) -> bool {
             }
         })
         .sum();
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 fn digits_only(value: &str) -> String {
@@ -260,7 +260,7 @@ pub fn identifier_syntax(kind: &str, value: &str) -> Option<String> {
                                         }
                                 })
                                 .sum();
-                            sum % 11 == 0
+                            sum.is_multiple_of(11)
                         }
                 }
                 _ => false,

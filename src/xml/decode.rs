@@ -444,12 +444,12 @@ impl<R: Read> BufRead for Decoder<R> {
             if self.pending.is_none() {
                 self.fill();
             }
-            if self.pos == self.out.len() {
-                if let Some(e) = self.pending.take() {
-                    let message = format!("{:?}", e.kind);
-                    self.failed = Some(e);
-                    return Err(io::Error::other(message));
-                }
+            if self.pos == self.out.len()
+                && let Some(e) = self.pending.take()
+            {
+                let message = format!("{:?}", e.kind);
+                self.failed = Some(e);
+                return Err(io::Error::other(message));
             }
         }
         Ok(&self.out[self.pos..])
@@ -481,10 +481,11 @@ fn check_chars(bytes: &[u8]) -> Option<(usize, u32)> {
             if b < 0x20 && b != b'\t' && b != b'\n' && b != b'\r' {
                 return Some((i, u32::from(b)));
             }
-            if b == 0xEF && bytes.get(i + 1) == Some(&0xBF) {
-                if let Some(&last @ (0xBE | 0xBF)) = bytes.get(i + 2) {
-                    return Some((i, if last == 0xBE { 0xFFFE } else { 0xFFFF }));
-                }
+            if b == 0xEF
+                && bytes.get(i + 1) == Some(&0xBF)
+                && let Some(&last @ (0xBE | 0xBF)) = bytes.get(i + 2)
+            {
+                return Some((i, if last == 0xBE { 0xFFFE } else { 0xFFFF }));
             }
         }
     }

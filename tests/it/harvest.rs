@@ -1349,7 +1349,7 @@ fn sigterm_abandons_files_in_flight_cleanly() {
         &server.url("/feed.xml"),
         "min_bytes_per_sec = 0\nread_timeout_secs = 30",
     );
-    let mut child = plikt()
+    let child = plikt()
         .args(["harvest", "--config"])
         .arg(&env.config)
         .env("RUST_LOG", "warn")

@@ -1,4 +1,5 @@
 //! The integration tests: one binary (STYLE habit 12), one module per area.
+#![allow(clippy::unwrap_used)] // test helpers panic on failure, like the tests themselves
 
 mod cli;
 mod crash;

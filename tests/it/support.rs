@@ -274,7 +274,7 @@ fn serve_connection<S: std::io::Read + std::io::Write>(
     received: &std::sync::Mutex<Vec<Request>>,
     stop: &std::sync::atomic::AtomicBool,
 ) {
-    use std::io::{BufRead, BufReader, Write as _};
+    use std::io::{BufRead, BufReader};
     let mut reader = BufReader::new(stream);
     let mut head = String::new();
     loop {
