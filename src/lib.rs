@@ -6,27 +6,44 @@
 //!
 //! ## Architecture
 //!
-//! Data flows one way, and each module depends only on those above it:
+//! Data flows one way — fetch → validate → diff → download → store → (publish → serve) —
+//! and each module depends only on those above it (`cli` aside):
 //!
 //! ```text
-//! xml      the only user of quick-xml: decoding (UTF-8, ISO-8859-1, windows-1252,
-//!          UTF-16), G-XML well-formedness + namespaces, limits, line:column positions
-//! feed     RSS 2.0 + MediaRSS + DCMI Terms model; pulls one Item at a time
-//! profile  KB profile 2.4 rules → Findings (no I/O); Validator (streaming) and
-//!          validate() → Report
-//! report   printers of a Report: text (source line + caret), JSON, JUnit
-//! fetch    HTTP client policy (timeouts, size caps, no content coding) and spool files
-//! error    fatal errors and exit codes
-//! cli      clap arguments, one file per command; nothing depends on it
+//! config    plikt.toml: serde structs, unknown keys refused, secrets from env/file
+//! xml       the only user of quick-xml: decoding (UTF-8, ISO-8859-1, windows-1252,
+//!           UTF-16), G-XML well-formedness + namespaces, limits, line:column positions
+//! feed      RSS 2.0 + MediaRSS + DCMI Terms model; pulls one Item at a time
+//! profile   KB profile 2.4 rules → Findings (no I/O); Validator (streaming) and
+//!           validate() → Report
+//! report    printers of a Report: text (source line + caret), JSON, JUnit
+//! fetch     HTTP client policy: timeouts, minimum speed, size caps while streaming,
+//!           manual redirects (credentials per origin), SSRF guard, retries, limits
+//! store     content-addressed blobs (tmp → fsync → rename → dir fsync) + SQLite
+//!           catalog (WAL, synchronous=FULL, migrations, append-only change journal);
+//!           the only module with SQL
+//! harvest   one run of one publisher: fetch → validate (two passes: verdict, then
+//!           diff in one transaction) → download + verify (H-*) → deposit
+//! schedule  cron → runs, one loop per publisher (no overlap, one catch-up); status
+//! server    axum routes of `plikt run` (`fn app(state) -> Router`)
+//! error     fatal errors and exit codes
+//! cli       clap arguments, one file per command; nothing depends on it
 //! ```
 //!
 //! Validation streams: memory depends on the largest item, not on the feed (plus 8
 //! bytes per item for guid uniqueness). Findings carry positions resolved while the
 //! bytes pass; the text report reads the source lines back from the file afterwards.
+//! Downloads stream too: each file goes to a temporary blob while MD5 and SHA-256 are
+//! computed (on two threads once a file passes 1 MiB).
+//!
+//! Exactly once: a version is `deposited`, and its change journalled, in one SQLite
+//! transaction guarded by its state; a crash at any instant leaves staged versions
+//! `pending` and the next run fetches what they miss.
 //!
 //! The library API for other callers (harvester, web page) is
 //! [`profile::validate`] (bytes in, [`profile::Report`] out) and
-//! [`profile::Validator`] (items with their findings as they end).
+//! [`profile::Validator`] (items with their findings as they end);
+//! [`harvest::Harvester::run`] harvests one publisher.
 
 pub mod cli;
 pub mod config;
