@@ -1,5 +1,7 @@
 //! The harvest progress bar: shown only when standard error is a terminal.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::harvest::{Progress, RunSummary};
@@ -9,6 +11,7 @@ use crate::harvest::{Progress, RunSummary};
 pub struct Bars {
     publishers: ProgressBar,
     files: ProgressBar,
+    bytes: AtomicU64,
 }
 
 impl Bars {
@@ -22,15 +25,14 @@ impl Bars {
         );
         let f = multi.add(ProgressBar::new(0));
         f.set_style(
-            ProgressStyle::with_template(
-                "files {pos}/{len} [{bar:30}] {msg} {binary_bytes_per_sec}",
-            )
-            .expect("constant template")
-            .progress_chars("=> "),
+            ProgressStyle::with_template("files {pos}/{len} [{bar:30}] {msg}")
+                .expect("constant template")
+                .progress_chars("=> "),
         );
         Self {
             publishers: p,
             files: f,
+            bytes: AtomicU64::new(0),
         }
     }
 }
@@ -47,10 +49,12 @@ impl Progress for Bars {
     }
     fn file_done(&self) {
         self.files.inc(1);
+        let total = self.bytes.load(Ordering::Relaxed);
+        self.files
+            .set_message(indicatif::HumanBytes(total).to_string());
     }
     fn bytes(&self, n: u64) {
-        // The byte count rides on the message; the rate uses the file bar's clock.
-        let _ = n;
+        self.bytes.fetch_add(n, Ordering::Relaxed);
     }
     fn publisher_done(&self, summary: &RunSummary) {
         self.publishers.inc(1);

@@ -223,6 +223,9 @@ pub struct HarvestConfig {
     /// How long in-flight files may take to finish on shutdown before they are
     /// abandoned (and retried by the next run).
     pub shutdown_grace_secs: u64,
+    /// Run findings are kept for this many feed reads per publisher (0 = all); each
+    /// version keeps its own findings for ever.
+    pub findings_retention_runs: u32,
 }
 
 impl Default for HarvestConfig {
@@ -232,6 +235,7 @@ impl Default for HarvestConfig {
             retry_backoff_secs: 600,
             max_retry_backoff_secs: 86_400,
             shutdown_grace_secs: 20,
+            findings_retention_runs: 100,
         }
     }
 }

@@ -270,13 +270,12 @@ impl Harvester {
                 .content_type
                 .as_deref()
                 .is_some_and(|t| t.to_ascii_lowercase().contains("html"));
-            // 2 + 3: validate and diff off the async threads (CPU and SQLite).
-            let path = spool.path().to_path_buf();
-            let owned_catalog = std::mem::replace(catalog, Catalog::open(&self.catalog_path())?);
+            // 2 + 3: validate and diff off the async threads (CPU and SQLite), on a
+            // connection of their own.
             let ctx = StageContext {
                 publisher: p.clone(),
                 run: state.run,
-                last_success: owned_catalog.last_successful_run(&p.id)?,
+                last_success: catalog.last_successful_run(&p.id)?,
                 etag: response.etag.clone(),
                 last_modified: response.last_modified.clone(),
                 options: profile::Options {
@@ -285,16 +284,15 @@ impl Harvester {
                     },
                     ..profile::Options::default()
                 },
+                keep_runs: self.config.harvest.findings_retention_runs,
             };
-            let (back, staged) = tokio::task::spawn_blocking(move || {
-                let mut c = owned_catalog;
-                let r = stage(&mut c, &path, &ctx);
-                (c, r)
+            let catalog_path = self.catalog_path();
+            let staged = tokio::task::spawn_blocking(move || {
+                let mut c = Catalog::open(&catalog_path)?;
+                stage(&mut c, spool.path(), &ctx)
             })
             .await
             .map_err(|e| HarvestError::Config(format!("the validation task failed: {e}")))?;
-            *catalog = back;
-            drop(spool);
             let staged = staged?;
             state.counts.items = staged.items;
             state.counts.new_versions = staged.new_versions;
@@ -536,6 +534,7 @@ struct StageContext {
     etag: Option<String>,
     last_modified: Option<String>,
     options: profile::Options,
+    keep_runs: u32,
 }
 
 #[derive(Debug, Default)]
@@ -694,6 +693,7 @@ fn stage(
         ));
     }
     tx.findings(ctx.run, &findings)?;
+    tx.prune_findings(&p.id, ctx.keep_runs)?;
     tx.feed_validators(&p.id, ctx.etag.as_deref(), ctx.last_modified.as_deref())?;
     tx.commit()?;
     Ok(staged)

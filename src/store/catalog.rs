@@ -854,6 +854,25 @@ impl Stage<'_> {
         Ok(id)
     }
 
+    /// Keeps the run findings of only the latest `keep` runs of `publisher` that read
+    /// its feed (0 keeps all). A version's own findings stay with the version.
+    pub fn prune_findings(&self, publisher: &str, keep: u32) -> Result<(), StoreError> {
+        if keep == 0 {
+            return Ok(());
+        }
+        self.tx
+            .execute(
+                "DELETE FROM findings WHERE run_id IN (
+                   SELECT id FROM runs WHERE publisher = ?1 AND id < (
+                     SELECT min(id) FROM (SELECT DISTINCT f.run_id AS id FROM findings f
+                       JOIN runs r ON r.id = f.run_id WHERE r.publisher = ?1
+                       ORDER BY f.run_id DESC LIMIT ?2)))",
+                params![publisher, keep],
+            )
+            .map_err(sql("pruning old findings"))?;
+        Ok(())
+    }
+
     /// Remembers the feed's validators for the next conditional GET.
     pub fn feed_validators(
         &self,

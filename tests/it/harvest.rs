@@ -1384,3 +1384,72 @@ fn sigterm_abandons_files_in_flight_cleanly() {
         0
     );
 }
+
+#[test]
+fn concurrency_per_host_is_limited() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let now = std::sync::Arc::new(AtomicUsize::new(0));
+    let peak = std::sync::Arc::new(AtomicUsize::new(0));
+    let (n2, p2) = (now.clone(), peak.clone());
+    let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let server = Server::with_handler(move |r| {
+        let b = b2.get().unwrap();
+        if r.path == "/feed.xml" {
+            let items: Vec<TestItem> = (0..12)
+                .map(|i| {
+                    TestItem::new(&format!("i{i}"), &date(100 - i), &format!("{b}/p/{i}.html"))
+                })
+                .collect();
+            return Response::ok(feed(&items));
+        }
+        let in_flight = n2.fetch_add(1, Ordering::SeqCst) + 1;
+        p2.fetch_max(in_flight, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(100));
+        n2.fetch_sub(1, Ordering::SeqCst);
+        Response::file(HTML, "text/html")
+    });
+    let _ = base.set(server.url(""));
+    let env = Env::plain(
+        "concurrency",
+        &server.url("/feed.xml"),
+        "max_connections = 8\nmax_connections_per_host = 3",
+    );
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(env.status()["deposits"].as_u64(), Some(12));
+    let peak = peak.load(Ordering::SeqCst);
+    assert!(
+        (2..=3).contains(&peak),
+        "peak {peak} concurrent requests to one host, limit 3"
+    );
+}
+
+#[test]
+fn findings_of_old_runs_are_pruned_but_versions_keep_theirs() {
+    let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let server = Server::with_handler(move |r| match r.path.as_str() {
+        "/feed.xml" => Response::ok(
+            feed(&[TestItem::new(
+                "a-1",
+                &date(0),
+                &format!("{}/a.html", b2.get().unwrap()),
+            )])
+            .replace(">gratis<", ">free<"),
+        ),
+        _ => Response::file(HTML, "text/html"),
+    });
+    let _ = base.set(server.url(""));
+    let env = Env::plain("prune", &server.url("/feed.xml"), "");
+    let cfg = std::fs::read_to_string(&env.config)
+        .unwrap()
+        .replace("[harvest]\n", "[harvest]\nfindings_retention_runs = 2\n");
+    std::fs::write(&env.config, cfg).unwrap();
+    for _ in 0..4 {
+        assert_eq!(env.harvest().status.code(), Some(0));
+    }
+    assert_eq!(env.one("SELECT count(DISTINCT run_id) FROM findings"), "2");
+    assert_eq!(env.one("SELECT min(run_id) FROM findings"), "3");
+    assert!(env.one("SELECT findings FROM versions").contains("R107"));
+}
