@@ -142,24 +142,28 @@ async fn fetch_once(
         drm.update(&chunk);
         progress(chunk.len() as u64);
     }
-    let written = tokio::task::spawn_blocking(move || writer.finish())
-        .await
-        .map_err(|e| store(std::io::Error::other(e)))?
-        .map_err(store)?;
-    let digests = written.digests.clone();
-    if let Some(expected) = &job.file.declared_md5
-        && *expected != digests.md5
-    {
-        return Err(FileError::Md5 {
-            url: url_text,
-            expected: expected.clone(),
-            actual: digests.md5,
-        });
-    }
-    let path = tokio::task::spawn_blocking(move || written.commit())
-        .await
-        .map_err(|e| store(std::io::Error::other(e)))?
-        .map_err(store)?;
+    // fsync, verify, move into place and look for DRM: one hop to a blocking thread.
+    let declared_md5 = job.file.declared_md5.clone();
+    let (digests, drm) = tokio::task::spawn_blocking(move || {
+        let written = writer.finish()?;
+        let digests = written.digests.clone();
+        if let Some(expected) = declared_md5
+            && expected != digests.md5
+        {
+            // Dropping `written` removes the temporary file: wrong bytes are not stored.
+            return Ok(Err((expected, digests.md5)));
+        }
+        let path = written.commit()?;
+        Ok(Ok((digests, drm.finish(&path))))
+    })
+    .await
+    .map_err(|e| store(std::io::Error::other(e)))?
+    .map_err(store)?
+    .map_err(|(expected, actual)| FileError::Md5 {
+        url: url_text.clone(),
+        expected,
+        actual,
+    })?;
     let guid = Some(job.guid.as_str());
     if let Some(size) = job.file.declared_size
         && size != digests.length
@@ -188,11 +192,7 @@ async fn fetch_once(
             ),
         ));
     }
-    if let Some(reason) = tokio::task::spawn_blocking(move || drm.finish(&path))
-        .await
-        .ok()
-        .flatten()
-    {
+    if let Some(reason) = drm {
         findings.push(harvest_finding(
             RuleId::HDrm,
             Severity::Error,

@@ -1,4 +1,6 @@
-//! Content-addressed blob store: `blobs/ab/cd/<sha256>` under the data folder.
+//! Content-addressed blob store: `blobs/ab/<sha256>` under the data folder (256
+//! folders: few enough that creating them costs nothing, and ext4's hashed directories
+//! keep millions of entries per folder fast).
 //!
 //! A blob is written to `tmp/`, fsynced, renamed into place, and its folder fsynced, so
 //! a crash at any instant leaves either no blob or a complete one. Identical bytes are
@@ -32,11 +34,7 @@ impl Blobs {
 
     /// Where the blob with this SHA-256 lives.
     pub fn path(&self, sha256: &str) -> PathBuf {
-        let (a, b) = (
-            &sha256[..2.min(sha256.len())],
-            &sha256[2.min(sha256.len())..4.min(sha256.len())],
-        );
-        self.root.join(a).join(b).join(sha256)
+        self.root.join(&sha256[..2.min(sha256.len())]).join(sha256)
     }
 
     /// Removes temporary files left by a crash. Call only while holding the data
@@ -82,16 +80,10 @@ impl Blobs {
             if !a.is_dir() {
                 continue;
             }
-            for b in fs::read_dir(&a)? {
-                let b = b?.path();
-                if !b.is_dir() {
-                    continue;
-                }
-                for f in fs::read_dir(&b)? {
-                    let f = f?.path();
-                    if let Some(name) = f.file_name().and_then(|n| n.to_str()) {
-                        out.push((name.to_string(), f.clone()));
-                    }
+            for f in fs::read_dir(&a)? {
+                let f = f?.path();
+                if let Some(name) = f.file_name().and_then(|n| n.to_str()) {
+                    out.push((name.to_string(), f.clone()));
                 }
             }
         }
@@ -180,8 +172,7 @@ impl Written {
         let dir = target.parent().expect("blob paths have folders");
         if !dir.exists() {
             fs::create_dir_all(dir)?;
-            // Make the new folders themselves durable.
-            sync_dir(dir.parent().expect("two levels"))?;
+            // Make the new folder itself durable.
             sync_dir(&self.blobs.root)?;
         }
         let tmp = self.tmp.0.take().expect("not yet committed");

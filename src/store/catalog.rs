@@ -135,6 +135,7 @@ CREATE TABLE changes (
 );
 CREATE TRIGGER changes_no_update BEFORE UPDATE ON changes
 BEGIN SELECT RAISE(ABORT, 'the change journal is append-only'); END;
+CREATE INDEX changes_deposit ON changes(deposit_id);
 CREATE TRIGGER changes_no_delete BEFORE DELETE ON changes
 BEGIN SELECT RAISE(ABORT, 'the change journal is append-only'); END;
 "#];
@@ -587,17 +588,16 @@ impl Catalog {
             match result {
                 FileResult::Stored(s) => {
                     let len = i64::try_from(s.digests.length).unwrap_or(i64::MAX);
-                    tx.execute(
+                    tx.prepare_cached(
                         "INSERT OR IGNORE INTO blobs (sha256, length, md5, stored_at) VALUES (?1, ?2, ?3, ?4)",
-                        params![s.digests.sha256, len, s.digests.md5, fetched_at],
-                    )
+                        ).and_then(|mut stmt| stmt.execute(params![s.digests.sha256, len, s.digests.md5, fetched_at]))
                     .map_err(sql("recording a blob"))?;
-                    tx.execute(
+                    tx.prepare_cached(
                         "UPDATE files SET state = 'stored', error = NULL, final_url = ?2, http_status = ?3,
                            content_type = ?4, content_encoding = ?5, last_modified = ?6, etag = ?7,
                            filename = ?8, sha256 = ?9, length = ?10, md5 = ?11, fetched_at = ?12
                          WHERE id = ?1",
-                        params![
+                        ).and_then(|mut stmt| stmt.execute(params![
                             id,
                             s.final_url,
                             s.status,
@@ -610,15 +610,13 @@ impl Catalog {
                             len,
                             s.digests.md5,
                             fetched_at
-                        ],
-                    )
+                        ]))
                     .map_err(sql("recording a file"))?;
                 }
                 FileResult::Failed(reason) => {
-                    tx.execute(
+                    tx.prepare_cached(
                         "UPDATE files SET state = 'failed', error = ?2, fetched_at = ?3 WHERE id = ?1 AND state != 'stored'",
-                        params![id, reason, fetched_at],
-                    )
+                        ).and_then(|mut stmt| stmt.execute(params![id, reason, fetched_at]))
                     .map_err(sql("recording a failed file"))?;
                 }
             }
@@ -641,26 +639,24 @@ impl Catalog {
                     )
                     .map_err(sql("depositing a version"))?;
                 if changed == 1 {
-                    let (deposit, publisher, earlier): (i64, String, i64) = tx
-                        .query_row(
+                    // The deposit's first journal entry is `created`, later ones `updated`.
+                    let (deposit, publisher, earlier): (i64, String, bool) = tx
+                        .prepare_cached(
                             "SELECT v.deposit_id, d.publisher,
-                               (SELECT count(*) FROM versions o WHERE o.deposit_id = v.deposit_id
-                                  AND o.state = 'deposited' AND o.id != v.id)
+                               EXISTS (SELECT 1 FROM changes c WHERE c.deposit_id = v.deposit_id)
                              FROM versions v JOIN deposits d ON d.id = v.deposit_id WHERE v.id = ?1",
-                            params![version],
-                            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
                         )
+                        .and_then(|mut s| s.query_row(params![version], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))
                         .map_err(sql("depositing a version"))?;
-                    tx.execute(
+                    tx.prepare_cached(
                         "INSERT INTO changes (version_id, deposit_id, publisher, change, at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                        params![
+                        ).and_then(|mut stmt| stmt.execute(params![
                             version,
                             deposit,
                             publisher,
-                            if earlier == 0 { "created" } else { "updated" },
+                            if earlier { "updated" } else { "created" },
                             now
-                        ],
-                    )
+                        ]))
                     .map_err(sql("appending to the change journal"))?;
                     settled.push(Settled::Deposited(version));
                 }
@@ -676,18 +672,15 @@ impl Catalog {
                     .map_err(sql("recording a failed attempt"))?
                     .unwrap_or(0);
                 if attempts >= max_attempts {
-                    tx.execute(
+                    tx.prepare_cached(
                         "UPDATE versions SET state = 'failed', next_attempt_at = NULL WHERE id = ?1",
-                        params![version],
-                    )
+                        ).and_then(|mut stmt| stmt.execute(params![version]))
                     .map_err(sql("giving up a version"))?;
                     settled.push(Settled::GaveUp(version));
                 } else {
-                    tx.execute(
-                        "UPDATE versions SET next_attempt_at = ?2 WHERE id = ?1",
-                        params![version, retry_at(attempts)],
-                    )
-                    .map_err(sql("scheduling a retry"))?;
+                    tx.prepare_cached("UPDATE versions SET next_attempt_at = ?2 WHERE id = ?1")
+                        .and_then(|mut s| s.execute(params![version, retry_at(attempts)]))
+                        .map_err(sql("scheduling a retry"))?;
                     settled.push(Settled::Retry(version));
                 }
             }

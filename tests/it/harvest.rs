@@ -316,12 +316,7 @@ fn a_feed_is_harvested_and_an_unchanged_feed_costs_one_request() {
     assert_eq!(pdf.header("accept-encoding").as_deref(), Some("identity"));
     // Stored bytes are the served bytes, content-addressed, with their provenance.
     let sha = env.one("SELECT sha256 FROM files WHERE url LIKE '%.pdf'");
-    let blob = env
-        .data()
-        .join("blobs")
-        .join(&sha[..2])
-        .join(&sha[2..4])
-        .join(&sha);
+    let blob = env.data().join("blobs").join(&sha[..2]).join(&sha);
     assert_eq!(std::fs::read(blob).unwrap(), PDF);
     assert_eq!(
         env.sql("SELECT http_status, content_type, md5, length FROM files WHERE url LIKE '%.pdf'"),
@@ -1190,13 +1185,7 @@ fn audit_finds_corrupt_and_missing_blobs() {
     let o = env.cmd(&["audit"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("checked 2 blobs"));
-    let blob = |sha: &str| {
-        env.data()
-            .join("blobs")
-            .join(&sha[..2])
-            .join(&sha[2..4])
-            .join(sha)
-    };
+    let blob = |sha: &str| env.data().join("blobs").join(&sha[..2]).join(sha);
     let pdf = blob(&env.one("SELECT sha256 FROM files WHERE url LIKE '%.pdf'"));
     let mut bytes = std::fs::read(&pdf).unwrap();
     bytes[3] ^= 1;
