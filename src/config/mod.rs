@@ -392,6 +392,11 @@ impl Config {
             if !matches!(p.feed.scheme(), "http" | "https") {
                 return Err(invalid(format!("{at}: feed must be an http(s) URL")));
             }
+            if !p.feed.username().is_empty() || p.feed.password().is_some() {
+                return Err(invalid(format!(
+                    "{at}: the feed URL carries credentials; remove them from the URL and use [publisher.auth] with password_env or password_file"
+                )));
+            }
             if p.https_only && p.feed.scheme() != "https" {
                 return Err(invalid(format!(
                     "{at}: feed `{}` is not https but https_only = true; use the https URL or set https_only = false",
@@ -516,6 +521,15 @@ schedule = "0 */30 * * * *"
         assert!(c.publishers[0].https_only);
         assert!(!c.publishers[0].allow_private);
         assert_eq!(c.http.retries, 3);
+    }
+
+    #[test]
+    fn credentials_in_the_feed_url_are_refused_without_quoting_them() {
+        let msg = parse(&PUBLISHER.replace("https://a.example", "https://u:hunter2@a.example"))
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("[publisher.auth]"), "{msg}");
+        assert!(!msg.contains("hunter2"), "{msg}");
     }
 
     #[test]

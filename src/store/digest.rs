@@ -45,7 +45,7 @@ struct Worker {
 
 impl Worker {
     fn spawn<D: Digest + Send + 'static>(mut d: D) -> Worker {
-        let (tx, rx) = sync_channel::<Bytes>(32);
+        let (tx, rx) = sync_channel::<Bytes>(4);
         let handle = std::thread::spawn(move || {
             for chunk in rx {
                 d.update(&chunk);
