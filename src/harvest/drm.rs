@@ -138,7 +138,8 @@ mod tests {
 
     fn epub(name: &str, extra: &[(&str, &str)]) -> std::path::PathBuf {
         use std::io::Write;
-        let path = std::env::temp_dir().join(format!("plikt-drm-{}-{name}.epub", std::process::id()));
+        let path =
+            std::env::temp_dir().join(format!("plikt-drm-{}-{name}.epub", std::process::id()));
         let mut z = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
         let stored = zip::write::SimpleFileOptions::default()
             .compression_method(zip::CompressionMethod::Stored);
@@ -162,13 +163,27 @@ mod tests {
     #[test]
     fn epub_drm_is_found_but_font_obfuscation_is_not_drm() {
         let enc = |alg: &str| {
-            format!(r#"<encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:container" xmlns:enc="http://www.w3.org/2001/04/xmlenc#"><enc:EncryptedData><enc:EncryptionMethod Algorithm="{alg}"/></enc:EncryptedData></encryption>"#)
+            format!(
+                r#"<encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:container" xmlns:enc="http://www.w3.org/2001/04/xmlenc#"><enc:EncryptedData><enc:EncryptionMethod Algorithm="{alg}"/></enc:EncryptedData></encryption>"#
+            )
         };
         let plain = epub("plain", &[("OEBPS/a.xhtml", "<html/>")]);
         assert_eq!(scan(&plain), None);
-        let fonts = epub("fonts", &[("META-INF/encryption.xml", &enc("http://www.idpf.org/2008/embedding"))]);
+        let fonts = epub(
+            "fonts",
+            &[(
+                "META-INF/encryption.xml",
+                &enc("http://www.idpf.org/2008/embedding"),
+            )],
+        );
         assert_eq!(scan(&fonts), None);
-        let aes = epub("aes", &[("META-INF/encryption.xml", &enc("http://www.w3.org/2001/04/xmlenc#aes128-cbc"))]);
+        let aes = epub(
+            "aes",
+            &[(
+                "META-INF/encryption.xml",
+                &enc("http://www.w3.org/2001/04/xmlenc#aes128-cbc"),
+            )],
+        );
         assert!(scan(&aes).is_some_and(|r| r.contains("aes128-cbc")));
         let rights = epub("rights", &[("META-INF/rights.xml", "<rights/>")]);
         assert!(scan(&rights).is_some_and(|r| r.contains("rights.xml")));

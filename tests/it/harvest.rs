@@ -1442,3 +1442,159 @@ fn findings_of_old_runs_are_pruned_but_versions_keep_theirs() {
     assert_eq!(env.one("SELECT min(run_id) FROM findings"), "3");
     assert!(env.one("SELECT findings FROM versions").contains("R107"));
 }
+
+#[test]
+fn a_well_formed_feed_that_is_not_rss_stops_the_run() {
+    let page =
+        "<html xmlns=\"http://www.w3.org/1999/xhtml\"><body><p>Underhåll pågår</p></body></html>";
+    let server = Server::start(vec![(
+        "/feed.xml",
+        Response::file(page, "application/xhtml+xml"),
+    )]);
+    let env = Env::plain("not-rss", &server.url("/feed.xml"), "");
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("G-RSS"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(
+        env.sql("SELECT rule FROM findings"),
+        vec![vec!["G-RSS".to_string()]]
+    );
+    assert_eq!(env.one("SELECT count(*) FROM versions"), "0");
+}
+
+#[test]
+fn coverage_and_pagination_are_checked_on_every_feed_read() {
+    let generation = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(1));
+    let g2 = generation.clone();
+    let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let server = Server::with_handler(move |r| {
+        let b = b2.get().unwrap();
+        match r.path.as_str() {
+            "/feed.xml" if g2.load(std::sync::atomic::Ordering::SeqCst) == 1 => Response::ok(feed(
+                &[TestItem::new("old", &date(0), &format!("{b}/a.html"))],
+            )),
+            "/feed.xml" => {
+                // Everything in the feed is newer than the last harvest, and the feed
+                // points at a second page.
+                let now = chrono::Utc::now().to_rfc2822().replace("+0000", "+0000");
+                let f = feed(&[TestItem::new("new", &now, &format!("{b}/a.html"))]).replace(
+                    "<title>Testbladet</title>",
+                    &format!("<title>Testbladet</title><atom:link xmlns:atom=\"http://www.w3.org/2005/Atom\" rel=\"next\" href=\"{b}/feed.xml?page=2\"/>"),
+                );
+                Response::ok(f)
+            }
+            _ => Response::file(HTML, "text/html"),
+        }
+    });
+    let _ = base.set(server.url(""));
+    let env = Env::plain("coverage", &server.url("/feed.xml"), "");
+    assert_eq!(env.harvest().status.code(), Some(0));
+    assert_eq!(
+        env.one("SELECT count(*) FROM findings WHERE rule IN ('H-COVERAGE', 'H-PAGINATION')"),
+        "0"
+    );
+    std::thread::sleep(Duration::from_millis(1100));
+    generation.store(2, std::sync::atomic::Ordering::SeqCst);
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let rules = env.sql(
+        "SELECT rule, severity FROM findings WHERE run_id = 2 AND rule LIKE 'H-%' ORDER BY rule",
+    );
+    assert_eq!(
+        rules,
+        vec![
+            vec!["H-COVERAGE".to_string(), "warning".into()],
+            vec!["H-PAGINATION".to_string(), "warning".into()]
+        ],
+        "{}",
+        text(&o)
+    );
+    assert_eq!(env.status()["deposits"].as_u64(), Some(2));
+}
+
+#[test]
+fn the_bundled_sample_publishers_are_harvested_completely() {
+    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_plikt-sample-publisher"))
+        .args(["--listen", "127.0.0.1:0", "--dir"])
+        .arg(root().join("fixtures/publishers"))
+        .env("PLIKT_SAMPLE_PASSWORD", "sample-test-password")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.stderr.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|s| s.split('/').next())
+        .unwrap_or_else(|| panic!("no address in `{line}`"))
+        .to_string();
+    let dir = std::env::temp_dir().join(format!("plikt-it-samples-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("plikt.toml");
+    std::fs::write(
+        &config,
+        std::fs::read_to_string(root().join("plikt.sample.toml"))
+            .unwrap()
+            .replace("127.0.0.1:8081", &addr),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        plikt()
+            .args(args)
+            .arg("--config")
+            .arg(&config)
+            .env("PLIKT_SAMPLE_PASSWORD", "sample-test-password")
+            .env("RUST_LOG", "warn")
+            .output()
+            .unwrap()
+    };
+    let o = run(&["harvest"]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let s = run(&["status", "--format", "json"]);
+    let v: Value = serde_json::from_slice(&s.stdout).unwrap();
+    let counts: Vec<(String, u64, u64, u64)> = v["publishers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["id"].as_str().unwrap().to_string(),
+                p["deposits"].as_u64().unwrap(),
+                p["files"].as_u64().unwrap(),
+                p["failed"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // dagbladet: 5 articles, 5 link pages + 22 media:content (18 of them in 6 media:groups,
+    // only one per group with isDefault); bokforlaget (Basic auth): 4 books with PDF + EPUB;
+    // podden: 4 episodes with audio.
+    assert_eq!(
+        counts,
+        vec![
+            ("dagbladet".to_string(), 5, 27, 0),
+            ("bokforlaget".to_string(), 4, 12, 0),
+            ("podden".to_string(), 4, 10, 0)
+        ],
+        "{}",
+        text(&o)
+    );
+    for p in v["publishers"].as_array().unwrap() {
+        assert_eq!(p["findings"].as_array().unwrap().len(), 0, "{p}");
+    }
+    let audit = run(&["audit"]);
+    assert_eq!(audit.status.code(), Some(0), "{}", text(&audit));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
