@@ -329,12 +329,12 @@ impl Harvester {
         let now = crate::store::now();
         let due = catalog.due_versions(&p.id, &now)?;
         let mut remaining: HashMap<i64, usize> = HashMap::new();
-        let mut postponed: HashMap<i64, Duration> = HashMap::new();
+        let mut batch = Batch::default();
         let mut jobs = std::collections::VecDeque::new();
-        let mut ready: Vec<i64> = Vec::new();
+
         for v in due {
             if v.files.is_empty() {
-                ready.push(v.id);
+                batch.ready.push(v.id);
                 continue;
             }
             remaining.insert(v.id, v.files.len());
@@ -354,8 +354,7 @@ impl Harvester {
             source,
         })?;
         let mut set: JoinSet<FileOutcome> = JoinSet::new();
-        let mut results: Vec<(i64, FileResult, String)> = Vec::new();
-        let mut findings: Vec<StoredFinding> = Vec::new();
+
         let mut last_flush = Instant::now();
         let mut shutdown = self.shutdown.clone();
         let mut grace_deadline: Option<Instant> = None;
@@ -419,40 +418,28 @@ impl Harvester {
                 }
             }
             if let Some(d) = outcome.postpone {
-                postponed.insert(v, d);
+                batch.postponed.insert(v, d);
             }
-            findings.extend(outcome.findings);
-            results.push((outcome.job.file_id, outcome.result, outcome.at));
+            batch.findings.extend(outcome.findings);
+            batch
+                .results
+                .push((outcome.job.file_id, outcome.result, outcome.at));
             if let Some(n) = remaining.get_mut(&v) {
                 *n -= 1;
                 if *n == 0 {
                     remaining.remove(&v);
-                    ready.push(v);
+                    batch.ready.push(v);
                 }
             }
-            if ready.len() >= 64
-                || results.len() >= 256
+            if batch.ready.len() >= 64
+                || batch.results.len() >= 256
                 || last_flush.elapsed() > Duration::from_millis(500)
             {
-                self.flush(
-                    catalog,
-                    state,
-                    &mut results,
-                    &mut ready,
-                    &mut findings,
-                    &mut postponed,
-                )?;
+                self.flush(catalog, state, &mut batch)?;
                 last_flush = Instant::now();
             }
         }
-        self.flush(
-            catalog,
-            state,
-            &mut results,
-            &mut ready,
-            &mut findings,
-            &mut postponed,
-        )?;
+        self.flush(catalog, state, &mut batch)?;
         Ok(())
     }
 
@@ -461,11 +448,14 @@ impl Harvester {
         &self,
         catalog: &mut Catalog,
         state: &mut RunState,
-        results: &mut Vec<(i64, FileResult, String)>,
-        ready: &mut Vec<i64>,
-        findings: &mut Vec<StoredFinding>,
-        postponed: &mut HashMap<i64, Duration>,
+        batch: &mut Batch,
     ) -> Result<(), HarvestError> {
+        let Batch {
+            results,
+            ready,
+            findings,
+            postponed,
+        } = batch;
         if results.is_empty() && ready.is_empty() && findings.is_empty() {
             return Ok(());
         }
@@ -517,6 +507,16 @@ impl Harvester {
         findings.clear();
         Ok(())
     }
+}
+
+/// File results waiting to be recorded, and versions whose files are all done.
+#[derive(Debug, Default)]
+struct Batch {
+    results: Vec<(i64, FileResult, String)>,
+    ready: Vec<i64>,
+    findings: Vec<StoredFinding>,
+    /// Versions a server asked to come back to later (long `Retry-After`).
+    postponed: HashMap<i64, Duration>,
 }
 
 #[derive(Debug)]

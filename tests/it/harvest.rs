@@ -237,6 +237,18 @@ fn serve(routes: impl Fn(&str) -> Vec<(String, Response)> + Send + Sync + 'stati
     server
 }
 
+/// A publisher with one item: `/feed.xml`, its link page `/a-1.html`, and `/a-1.pdf`
+/// (the feed declares [`PDF`]) answered by `pdf`.
+fn one_file_publisher(pdf: Response) -> Server {
+    serve(move |base| {
+        vec![
+            ("/feed.xml".into(), Response::ok(one_file_feed(base, PDF))),
+            ("/a-1.html".into(), Response::file(HTML, "text/html")),
+            ("/a-1.pdf".into(), pdf.clone()),
+        ]
+    })
+}
+
 fn one_file_feed(base: &str, file: &[u8]) -> String {
     feed(&[
         TestItem::new("a-1", &date(0), &format!("{base}/a-1.html")).content(
@@ -475,12 +487,7 @@ fn wrong_md5_is_recorded_and_nothing_is_deposited() {
 
 #[test]
 fn a_failing_version_is_retried_and_then_stays_failed() {
-    let server = serve(|base| {
-        vec![
-            ("/feed.xml".into(), Response::ok(one_file_feed(base, PDF))),
-            ("/a-1.html".into(), Response::file(HTML, "text/html")),
-        ]
-    });
+    let server = one_file_publisher(Response::status(404));
     let env = Env::plain("giveup", &server.url("/feed.xml"), "");
     for run in 1..=4 {
         assert_eq!(env.harvest().status.code(), Some(0));
@@ -507,12 +514,7 @@ fn a_failing_version_is_retried_and_then_stays_failed() {
 
 #[test]
 fn not_found_fails_the_file_without_retries() {
-    let server = serve(|base| {
-        vec![
-            ("/feed.xml".into(), Response::ok(one_file_feed(base, PDF))),
-            ("/a-1.html".into(), Response::file(HTML, "text/html")),
-        ]
-    });
+    let server = one_file_publisher(Response::status(404));
     let env = Env::plain("404", &server.url("/feed.xml"), "");
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
@@ -1173,13 +1175,7 @@ fn the_example_configuration_loads() {
 
 #[test]
 fn audit_finds_corrupt_and_missing_blobs() {
-    let server = serve(|base| {
-        vec![
-            ("/feed.xml".into(), Response::ok(one_file_feed(base, PDF))),
-            ("/a-1.html".into(), Response::file(HTML, "text/html")),
-            ("/a-1.pdf".into(), Response::file(PDF, "application/pdf")),
-        ]
-    });
+    let server = one_file_publisher(Response::file(PDF, "application/pdf"));
     let env = Env::plain("audit", &server.url("/feed.xml"), "");
     assert_eq!(env.harvest().status.code(), Some(0));
     let o = env.cmd(&["audit"]);
@@ -1232,13 +1228,7 @@ fn a_second_writer_on_the_same_data_folder_is_refused() {
 
 #[test]
 fn the_service_runs_on_schedule_serves_status_and_stops_on_sigterm() {
-    let server = serve(|base| {
-        vec![
-            ("/feed.xml".into(), Response::ok(one_file_feed(base, PDF))),
-            ("/a-1.html".into(), Response::file(HTML, "text/html")),
-            ("/a-1.pdf".into(), Response::file(PDF, "application/pdf")),
-        ]
-    });
+    let server = one_file_publisher(Response::file(PDF, "application/pdf"));
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
