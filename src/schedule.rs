@@ -74,10 +74,20 @@ pub async fn publisher_loop(
 
 /// `plikt status`: every configured publisher's state, with its next scheduled run.
 pub fn status(config: &Config) -> Result<Vec<PublisherStatus>, StoreError> {
-    let catalog = Catalog::open(&config.data_dir.join("catalog.sqlite"))?;
+    let path = config.data_dir.join("catalog.sqlite");
+    // Asking is no reason to create a data folder: before the first harvest every
+    // publisher simply has nothing yet.
+    let catalog = if path.exists() {
+        Some(Catalog::open(&path)?)
+    } else {
+        None
+    };
     let mut out = Vec::new();
     for p in &config.publishers {
-        let mut s = catalog.status(&p.id)?;
+        let mut s = match &catalog {
+            Some(c) => c.status(&p.id)?,
+            None => PublisherStatus::empty(&p.id),
+        };
         s.next_run = next_slot(p, Utc::now()).map(crate::store::instant);
         out.push(s);
     }

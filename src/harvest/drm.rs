@@ -1,7 +1,8 @@
 //! H-DRM (catalogue §5, profile §3: DRM is not supported): PDF with `/Encrypt`, EPUB
 //! with `META-INF/rights.xml` or `META-INF/encryption.xml` naming algorithms other than
-//! font obfuscation. PDFs are scanned while they stream past; EPUBs are opened after
-//! they are stored.
+//! font obfuscation, ISO-BMFF (mp4, m4a, m4b) with protection boxes (`pssh`, or `sinf`
+//! / `schm` of Common Encryption) in its `moov` box. PDFs and ISO-BMFF files are
+//! scanned while they stream past; EPUBs are opened after they are stored.
 
 use std::io::Read;
 use std::path::Path;
@@ -19,8 +20,13 @@ enum Kind {
     Unknown,
     Pdf,
     Zip,
+    /// ISO base media file format: a `ftyp` box first.
+    Bmff,
     Other,
 }
+
+/// Largest `moov` box kept for inspection (it holds only metadata).
+const MAX_MOOV: u64 = 64 << 20;
 
 /// Watches a file's bytes for DRM.
 #[derive(Debug)]
@@ -28,6 +34,118 @@ pub struct DrmScan {
     kind: Kind,
     tail: Vec<u8>,
     pdf_encrypt: bool,
+    bmff: Bmff,
+}
+
+/// Top-level ISO-BMFF box walker: skips boxes, keeps the `moov` box.
+#[derive(Debug, Default)]
+struct Bmff {
+    /// Bytes of the current box header read so far.
+    header: Vec<u8>,
+    /// Bytes of the current box body still to come.
+    remaining: u64,
+    /// The current box is `moov`: its body is kept.
+    in_moov: bool,
+    moov: Vec<u8>,
+    /// A box header could not be read (truncated or not ISO-BMFF after all).
+    broken: bool,
+}
+
+impl Bmff {
+    fn update(&mut self, mut chunk: &[u8]) {
+        while !chunk.is_empty() && !self.broken {
+            if self.remaining > 0 {
+                let n =
+                    usize::try_from(self.remaining.min(chunk.len() as u64)).unwrap_or(chunk.len());
+                if self.in_moov {
+                    self.moov.extend_from_slice(&chunk[..n]);
+                }
+                self.remaining -= n as u64;
+                chunk = &chunk[n..];
+                continue;
+            }
+            let need = if self.header.len() >= 8 && self.header[..4] == [0, 0, 0, 1] {
+                16
+            } else {
+                8
+            };
+            let take = (need - self.header.len()).min(chunk.len());
+            self.header.extend_from_slice(&chunk[..take]);
+            chunk = &chunk[take..];
+            if self.header.len() < need {
+                continue;
+            }
+            if need == 8 && self.header[..4] == [0, 0, 0, 1] {
+                continue; // a 64-bit size follows
+            }
+            let size = match need {
+                16 => u64::from_be_bytes(self.header[8..16].try_into().unwrap_or([0; 8])),
+                _ => u64::from(u32::from_be_bytes(
+                    self.header[..4].try_into().unwrap_or([0; 4]),
+                )),
+            };
+            if size == 0 {
+                // The box runs to the end of the file.
+                self.remaining = u64::MAX;
+            } else if size < need as u64 {
+                self.broken = true;
+                return;
+            } else {
+                self.remaining = size - need as u64;
+            }
+            self.in_moov = &self.header[4..8] == b"moov" && self.remaining <= MAX_MOOV;
+            self.header.clear();
+        }
+    }
+
+    /// Protection boxes inside `moov`, by a walk of its box tree.
+    fn protection(&self) -> Option<&'static str> {
+        find_boxes(&self.moov, 0)
+    }
+}
+
+/// Looks for `pssh`, `sinf` or `schm` in a box tree (containers and sample entries).
+fn find_boxes(mut data: &[u8], depth: u32) -> Option<&'static str> {
+    if depth > 16 {
+        return None;
+    }
+    while data.len() >= 8 {
+        let size = u32::from_be_bytes([data[0], data[1], data[2], data[3]]) as usize;
+        let kind = &data[4..8];
+        let size = if size == 0 { data.len() } else { size };
+        if size < 8 || size > data.len() {
+            return None;
+        }
+        let body = &data[8..size];
+        match kind {
+            b"pssh" => return Some("a `pssh` (protection system) box"),
+            b"sinf" | b"schm" => return Some("a `sinf` / `schm` (protection scheme) box"),
+            b"trak" | b"mdia" | b"minf" | b"stbl" | b"moov" | b"mvex" | b"edts" | b"udta" => {
+                if let Some(f) = find_boxes(body, depth + 1) {
+                    return Some(f);
+                }
+            }
+            // stsd: version/flags + entry count, then sample entries.
+            b"stsd" if body.len() > 8 => {
+                if let Some(f) = find_boxes(&body[8..], depth + 1) {
+                    return Some(f);
+                }
+            }
+            // Encrypted sample entries: `encv` (video, 78 bytes of fields) and `enca`
+            // (audio, 28 bytes) carry `sinf` among their child boxes.
+            b"encv" if body.len() > 78 => {
+                return find_boxes(&body[78..], depth + 1)
+                    .or(Some("an `encv` (encrypted video) sample entry"));
+            }
+            b"enca" if body.len() > 28 => {
+                return find_boxes(&body[28..], depth + 1)
+                    .or(Some("an `enca` (encrypted audio) sample entry"));
+            }
+            _ => {}
+        }
+        data = &data[size..];
+    }
+    None
 }
 
 impl Default for DrmScan {
@@ -36,6 +154,7 @@ impl Default for DrmScan {
             kind: Kind::Unknown,
             tail: Vec::new(),
             pdf_encrypt: false,
+            bmff: Bmff::default(),
         }
     }
 }
@@ -44,18 +163,31 @@ impl DrmScan {
     /// Looks at the next chunk.
     pub fn update(&mut self, chunk: &[u8]) {
         if self.kind == Kind::Unknown {
-            self.tail.extend_from_slice(&chunk[..chunk.len().min(8)]);
-            if self.tail.len() < 4 {
+            // Sniff the first 8 bytes (an ISO-BMFF box type is in bytes 4..8).
+            let took = (8 - self.tail.len()).min(chunk.len());
+            self.tail.extend_from_slice(&chunk[..took]);
+            if self.tail.len() < 8 && !self.tail.starts_with(b"%PDF") {
                 return;
             }
-            self.kind = if self.tail.starts_with(b"%PDF") {
+            let head = std::mem::take(&mut self.tail);
+            self.kind = if head.starts_with(b"%PDF") {
                 Kind::Pdf
-            } else if self.tail.starts_with(b"PK\x03\x04") {
+            } else if head.starts_with(b"PK\x03\x04") {
                 Kind::Zip
+            } else if head.len() >= 8 && &head[4..8] == b"ftyp" {
+                Kind::Bmff
             } else {
                 Kind::Other
             };
-            self.tail.clear();
+            if self.kind == Kind::Bmff {
+                self.bmff.update(&head);
+                self.bmff.update(&chunk[took..]);
+                return;
+            }
+        }
+        if self.kind == Kind::Bmff {
+            self.bmff.update(chunk);
+            return;
         }
         if self.kind == Kind::Pdf && !self.pdf_encrypt {
             // Search across the chunk boundary: the last bytes of the previous chunk
@@ -80,6 +212,9 @@ impl DrmScan {
                 "the PDF is encrypted (`/Encrypt` in its trailer): DRM is not accepted (profile §3); deliver it unencrypted".into(),
             ),
             Kind::Zip => epub_drm(stored),
+            Kind::Bmff => self.bmff.protection().map(|what| {
+                format!("the ISO-BMFF file (mp4/m4a/m4b) has {what} in its `moov` box: it is encrypted (DRM), which is not accepted (profile §3); deliver it unencrypted")
+            }),
             _ => None,
         }
     }
@@ -133,6 +268,84 @@ mod tests {
         }
         let mut s = DrmScan::default();
         s.update(b"%PDF-1.4\ntrailer << /Size 3 >>");
+        assert!(s.finish(Path::new("/nonexistent")).is_none());
+    }
+
+    fn bmff_box(kind: &[u8; 4], body: &[u8]) -> Vec<u8> {
+        let mut b = u32::try_from(body.len() + 8)
+            .unwrap()
+            .to_be_bytes()
+            .to_vec();
+        b.extend_from_slice(kind);
+        b.extend_from_slice(body);
+        b
+    }
+
+    #[test]
+    fn mp4_protection_boxes_are_found_in_moov_across_chunks() {
+        let ftyp = bmff_box(b"ftyp", b"M4A \0\0\0\0M4A mp42isom");
+        let mdat = bmff_box(b"mdat", &[7u8; 5000]);
+        let clear_moov = bmff_box(b"moov", &bmff_box(b"trak", &bmff_box(b"mdia", &[0u8; 40])));
+        let pssh_moov = bmff_box(
+            b"moov",
+            &[
+                bmff_box(b"mvhd", &[0u8; 100]),
+                bmff_box(b"pssh", &[1u8; 32]),
+            ]
+            .concat(),
+        );
+        let sinf_moov = bmff_box(
+            b"moov",
+            &bmff_box(
+                b"trak",
+                &bmff_box(
+                    b"mdia",
+                    &bmff_box(
+                        b"minf",
+                        &bmff_box(
+                            b"stbl",
+                            &bmff_box(
+                                b"stsd",
+                                &[
+                                    &[0u8; 8][..],
+                                    &bmff_box(
+                                        b"enca",
+                                        &[
+                                            &[0u8; 28][..],
+                                            &bmff_box(
+                                                b"sinf",
+                                                &bmff_box(b"schm", b"\0\0\0\0cenc\0\x01\0\0"),
+                                            ),
+                                        ]
+                                        .concat(),
+                                    ),
+                                ]
+                                .concat(),
+                            ),
+                        ),
+                    ),
+                ),
+            ),
+        );
+        for (moov, drm) in [(&clear_moov, false), (&pssh_moov, true), (&sinf_moov, true)] {
+            // `moov` after `mdat` (as files written in one pass have it), fed in small chunks.
+            let file = [ftyp.clone(), mdat.clone(), moov.clone()].concat();
+            for chunk in [1, 3, 7, 4096, file.len()] {
+                let mut s = DrmScan::default();
+                for c in file.chunks(chunk) {
+                    s.update(c);
+                }
+                assert_eq!(
+                    s.finish(Path::new("/nonexistent")).is_some(),
+                    drm,
+                    "chunk {chunk}"
+                );
+            }
+        }
+        // `pssh` bytes in media data are not a box of `moov`.
+        let file = [ftyp, bmff_box(b"mdat", b"....pssh...."), clear_moov].concat();
+        let mut s = DrmScan::default();
+        s.update(&file);
         assert!(s.finish(Path::new("/nonexistent")).is_none());
     }
 

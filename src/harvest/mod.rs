@@ -420,6 +420,13 @@ impl Harvester {
             if let Some(d) = outcome.postpone {
                 batch.postponed.insert(v, d);
             }
+            // A stored file with a harvest-time error (H-DRM) makes its version
+            // non-conforming, as a profile error in the item would.
+            for f in outcome.findings.iter().filter(|f| f.severity == "error") {
+                if matches!(outcome.result, FileResult::Stored(_)) {
+                    batch.nonconforming.push((v, f.clone()));
+                }
+            }
             batch.findings.extend(outcome.findings);
             batch
                 .results
@@ -455,6 +462,7 @@ impl Harvester {
             ready,
             findings,
             postponed,
+            nonconforming,
         } = batch;
         if results.is_empty() && ready.is_empty() && findings.is_empty() {
             return Ok(());
@@ -502,6 +510,9 @@ impl Harvester {
         if !findings.is_empty() {
             catalog.add_findings(state.run, findings)?;
         }
+        for (version, finding) in nonconforming.drain(..) {
+            catalog.mark_nonconforming(version, &finding)?;
+        }
         results.clear();
         ready.clear();
         findings.clear();
@@ -517,6 +528,8 @@ struct Batch {
     findings: Vec<StoredFinding>,
     /// Versions a server asked to come back to later (long `Retry-After`).
     postponed: HashMap<i64, Duration>,
+    /// Versions with a stored file that has a harvest-time error (H-DRM).
+    nonconforming: Vec<(i64, StoredFinding)>,
 }
 
 #[derive(Debug)]

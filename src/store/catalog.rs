@@ -689,6 +689,32 @@ impl Catalog {
         Ok(settled)
     }
 
+    /// Marks a version non-conforming (and so `restricted`) because of a harvest-time
+    /// error found in one of its files (H-DRM), adding the finding to the version's own.
+    pub fn mark_nonconforming(
+        &self,
+        version: i64,
+        finding: &StoredFinding,
+    ) -> Result<(), StoreError> {
+        let json = serde_json::json!({
+            "rule": finding.rule,
+            "severity": finding.severity,
+            "line": finding.line,
+            "column": finding.column,
+            "url": finding.url,
+            "message": finding.message,
+        })
+        .to_string();
+        self.conn
+            .execute(
+                "UPDATE versions SET conforming = 0, access = 'restricted',
+                   findings = json_insert(findings, '$[#]', json(?2)) WHERE id = ?1",
+                params![version, json],
+            )
+            .map_err(sql("marking a version non-conforming"))?;
+        Ok(())
+    }
+
     /// Postpones a version (a long `Retry-After`) without counting a failed attempt.
     pub fn postpone(&self, version: i64, until: &str, reason: &str) -> Result<(), StoreError> {
         self.conn

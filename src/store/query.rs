@@ -88,6 +88,24 @@ pub struct AuditReport {
     pub unreferenced: Vec<String>,
 }
 
+impl PublisherStatus {
+    /// A publisher that was never harvested.
+    pub fn empty(id: &str) -> Self {
+        Self {
+            id: id.to_string(),
+            deposits: 0,
+            versions: 0,
+            files: 0,
+            pending: 0,
+            failed: 0,
+            last_run: None,
+            next_run: None,
+            items: Vec::new(),
+            findings: Vec::new(),
+        }
+    }
+}
+
 impl AuditReport {
     /// Everything the catalog points at is present and intact.
     pub fn intact(&self) -> bool {

@@ -296,6 +296,11 @@ fn a_feed_is_harvested_and_an_unchanged_feed_costs_one_request() {
     });
     let _ = base.set(server.url(""));
     let env = Env::plain("basic", &server.url("/feed.xml"), "");
+    // Before the first harvest: nothing yet, and asking creates no data folder.
+    let before = env.status();
+    assert_eq!(before["deposits"].as_u64(), Some(0));
+    assert!(before["last_run"].is_null());
+    assert!(!env.data().exists());
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(
@@ -1134,6 +1139,17 @@ fn harvest_time_checks_warn_about_size_type_drm_and_publisher() {
             "{want:?} not in {rules:?}"
         );
     }
+    // The encrypted PDF is kept (legal deposit loses nothing), but its version is
+    // non-conforming and so restricted, with the H-DRM finding among its own.
+    assert_eq!(
+        env.sql("SELECT state, conforming, access FROM versions"),
+        vec![vec![
+            "deposited".to_string(),
+            "0".into(),
+            "restricted".into()
+        ]]
+    );
+    assert!(env.one("SELECT findings FROM versions").contains("H-DRM"));
 }
 
 #[test]
