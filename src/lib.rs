@@ -53,6 +53,7 @@ pub mod fetch;
 pub mod harvest;
 pub mod profile;
 pub mod report;
+pub mod resourcesync;
 pub mod schedule;
 pub mod server;
 pub mod store;

@@ -29,12 +29,14 @@ fn parse(t: Option<String>) -> Option<DateTime<Utc>> {
         .map(|t| t.with_timezone(&Utc))
 }
 
-/// Harvests `p` on its schedule until `shutdown` turns true.
+/// Harvests `p` on its schedule until `shutdown` turns true; `after_run` runs after
+/// each run (`plikt run` publishes the ResourceSync documents there).
 pub async fn publisher_loop(
     harvester: Harvester,
     config: Arc<Config>,
     p: PublisherConfig,
     mut shutdown: watch::Receiver<bool>,
+    after_run: Arc<dyn Fn() + Send + Sync>,
 ) -> Result<(), HarvestError> {
     let catalog_path = config.data_dir.join("catalog.sqlite");
     let last = parse(Catalog::open(&catalog_path)?.last_run_start(&p.id)?);
@@ -66,6 +68,10 @@ pub async fn publisher_loop(
             Err(e) => {
                 tracing::error!(publisher = %p.id, error = %e, "scheduled run could not be recorded")
             }
+        }
+        let after = after_run.clone();
+        if let Err(e) = tokio::task::spawn_blocking(move || after()).await {
+            tracing::error!(publisher = %p.id, error = %e, "the after-run step panicked");
         }
         // A slot that passed while this run was busy is run once, right away.
         catch_up = next_slot(&p, started).is_some_and(|slot| slot <= Utc::now());

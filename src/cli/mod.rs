@@ -3,6 +3,7 @@
 mod audit;
 mod harvest;
 mod progress;
+mod publish;
 mod run;
 mod status;
 mod validate;
@@ -37,6 +38,11 @@ pub enum Command {
     Harvest(harvest::HarvestArgs),
     /// Run the service: harvest each publisher on its schedule and serve HTTP.
     Run(ConfigArgs),
+    /// Write the ResourceSync documents (Source Description, Capability, Resource and
+    /// Change Lists) from the catalog.
+    Publish(ConfigArgs),
+    /// Serve the ResourceSync documents and the resources on `listen`.
+    Serve(ConfigArgs),
     /// Show each publisher's last run, counts, failures, findings and next run.
     Status(status::StatusArgs),
     /// Re-read every stored file and check it against the catalog.
@@ -57,6 +63,8 @@ pub fn run(cli: Cli) -> Result<Exit, Error> {
         Command::Validate(args) => validate::run(&args),
         Command::Harvest(args) => harvest::run(&args),
         Command::Run(args) => run::run(&args),
+        Command::Publish(args) => publish::publish(&args),
+        Command::Serve(args) => publish::serve(&args),
         Command::Status(args) => status::run(&args),
         Command::Audit(args) => audit::run(&args),
     }

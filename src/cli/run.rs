@@ -20,6 +20,18 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
             .map_err(|e| Error::Usage(format!("cannot listen on {}: {e}", config.listen)))?;
         tracing::info!(listen = %config.listen, publishers = config.publishers.len(), "plikt run started");
         let harvester = Harvester::new(config.clone(), shutdown.clone(), std::sync::Arc::new(NoProgress))?;
+        // After every run: publish the ResourceSync documents (one at a time).
+        let publish_lock = std::sync::Arc::new(std::sync::Mutex::new(()));
+        let c = config.clone();
+        let after_run: std::sync::Arc<dyn Fn() + Send + Sync> = std::sync::Arc::new(move || {
+            let _one = publish_lock.lock().unwrap_or_else(|e| e.into_inner());
+            match crate::resourcesync::publish(&c) {
+                Ok(p) => tracing::info!(sets = p.sets, resources = p.resources, changes = p.changes, "published"),
+                Err(e) => tracing::error!(error = %e, "publishing failed"),
+            }
+        });
+        // Documents for what is already in the catalog, before the first run.
+        after_run();
         let mut set = tokio::task::JoinSet::new();
         for p in config.publishers.clone() {
             set.spawn(crate::schedule::publisher_loop(
@@ -27,6 +39,7 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
                 config.clone(),
                 p,
                 shutdown.clone(),
+                after_run.clone(),
             ));
         }
         let server = tokio::spawn(crate::server::serve(

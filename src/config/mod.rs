@@ -277,6 +277,10 @@ fn yes() -> bool {
     true
 }
 
+fn unloaded() -> Result<Secret, String> {
+    Err("the password was not loaded".into())
+}
+
 /// `[publisher.auth]`: HTTP Basic. The password itself never appears in the file.
 #[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -289,9 +293,10 @@ pub struct AuthConfig {
     /// File holding the password (first line; relative to the configuration file).
     #[serde(default)]
     pub password_file: Option<PathBuf>,
-    /// The password, once loaded.
-    #[serde(skip)]
-    pub password: Secret,
+    /// The password, once loaded, or why it could not be (names the variable or file,
+    /// never a value).
+    #[serde(skip, default = "unloaded")]
+    pub password: Result<Secret, String>,
 }
 
 impl std::fmt::Debug for AuthConfig {
@@ -409,25 +414,24 @@ impl Config {
                 )));
             }
             if let Some(auth) = &mut p.auth {
+                // A missing secret is an error only for the commands that send it
+                // (`harvest`, `run`: see `AuthConfig::password`), not for `status`,
+                // `publish`, `serve` or `audit`.
                 auth.password = match (&auth.password_env, &auth.password_file) {
-                    (Some(var), None) => Secret::new(env(var).ok_or_else(|| {
-                        invalid(format!(
-                            "{at}: the environment variable `{var}` (password_env) is not set"
-                        ))
-                    })?),
+                    (Some(var), None) => env(var).map(Secret::new).ok_or_else(|| {
+                        format!("{at}: the environment variable `{var}` (password_env) is not set")
+                    }),
                     (None, Some(file)) => {
                         let file = if file.is_relative() {
                             base.join(file)
                         } else {
                             file.clone()
                         };
-                        let text = std::fs::read_to_string(&file).map_err(|e| {
-                            invalid(format!(
-                                "{at}: cannot read password_file {}: {e}",
-                                file.display()
-                            ))
-                        })?;
-                        Secret::new(text.lines().next().unwrap_or("").to_string())
+                        std::fs::read_to_string(&file)
+                            .map(|text| Secret::new(text.lines().next().unwrap_or("").to_string()))
+                            .map_err(|e| {
+                                format!("{at}: cannot read password_file {}: {e}", file.display())
+                            })
                     }
                     _ => {
                         return Err(invalid(format!(
@@ -507,10 +511,18 @@ schedule = "0 */30 * * * *"
             format!("{PUBLISHER}[publisher.auth]\nusername = \"u\"\npassword_env = \"PW\"\n");
         let c = parse(&text).unwrap();
         let auth = c.publishers[0].auth.as_ref().unwrap();
-        assert_eq!(auth.password.expose(), "s3cret");
+        assert_eq!(auth.password.as_ref().unwrap().expose(), "s3cret");
         assert!(!format!("{c:?}").contains("s3cret"));
-        let missing = text.replace("\"PW\"", "\"NOPE\"");
-        let msg = parse(&missing).unwrap_err().to_string();
+        // A missing secret does not stop `status` or `serve` from loading the file; the
+        // harvester reports it.
+        let missing = parse(&text.replace("\"PW\"", "\"NOPE\"")).unwrap();
+        let msg = missing.publishers[0]
+            .auth
+            .as_ref()
+            .unwrap()
+            .password
+            .clone()
+            .unwrap_err();
         assert!(msg.contains("NOPE") && msg.contains("not set"), "{msg}");
     }
 

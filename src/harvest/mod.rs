@@ -133,6 +133,11 @@ impl Harvester {
         progress: Arc<dyn Progress>,
     ) -> Result<Self, HarvestError> {
         for p in &config.publishers {
+            if let Some(auth) = &p.auth
+                && let Err(why) = &auth.password
+            {
+                return Err(HarvestError::Config(why.clone()));
+            }
             for o in &p.organisations {
                 if organisation_id(o).is_none() {
                     return Err(HarvestError::Config(format!(
@@ -222,11 +227,14 @@ impl Harvester {
         state: &mut RunState,
     ) -> Result<Outcome, HarvestError> {
         let http = self.config.http_for(p);
-        let credentials = p.auth.as_ref().map(|a| Credentials {
-            username: a.username.clone(),
-            password: a.password.clone(),
-            origin: p.feed.origin(),
-        });
+        let credentials = match &p.auth {
+            Some(a) => Some(Credentials {
+                username: a.username.clone(),
+                password: a.password.clone().map_err(HarvestError::Config)?,
+                origin: p.feed.origin(),
+            }),
+            None => None,
+        };
         let client = Client::new(
             &http,
             ClientOptions {

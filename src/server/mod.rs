@@ -1,18 +1,26 @@
-//! HTTP service of `plikt run` (and, with the ResourceSync issue, `plikt serve`):
-//! `fn app(state) -> Router`, errors that hide internals, graceful shutdown.
+//! HTTP service of `plikt run` and `plikt serve`: `fn app(state) -> Router`, errors that
+//! hide internals from clients, graceful shutdown.
 //!
-//! For now it serves `GET /status` (the JSON of `plikt status --format json`) and
-//! `GET /healthz`.
+//! Routes:
+//! - `GET /.well-known/resourcesync`, `GET /resourcesync/{publisher}/{document}`: the
+//!   ResourceSync documents `plikt publish` wrote (see [`crate::resourcesync`]);
+//! - `GET /d/{publisher}/{deposit}/{key}`: a resource, streamed from the blob store with
+//!   Content-Type, Content-Length, ETag, Last-Modified and
+//!   `Link: <capability list>; rel="resourcesync"` (§6.3.3);
+//! - `GET /status` (the JSON of `plikt status --format json`), `GET /healthz`.
 
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::State;
-use axum::http::StatusCode;
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use crate::config::Config;
+use crate::resourcesync::{self, PUBLIC};
+use crate::store::{Blobs, Catalog};
 
 /// Shared state of the routes.
 #[derive(Debug, Clone)]
@@ -26,31 +34,141 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/status", get(status))
+        .route("/.well-known/resourcesync", get(source_description))
+        .route("/resourcesync/{publisher}/{document}", get(document))
+        .route("/d/{publisher}/{deposit}/{key}", get(resource))
         .with_state(state)
 }
 
-/// An error shown to clients without internals; the cause goes to the log.
+/// What went wrong, for the client: the cause goes to the log, never to the client.
 #[derive(Debug)]
-pub struct AppError(String);
+pub enum AppError {
+    /// 404.
+    NotFound,
+    /// 500, with the internal cause for the log.
+    Internal(String),
+}
 
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
-        tracing::error!(error = %self.0, "request failed");
-        (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal error; see plikt's log\n",
-        )
-            .into_response()
+        match self {
+            AppError::NotFound => (StatusCode::NOT_FOUND, "not found\n").into_response(),
+            AppError::Internal(cause) => {
+                tracing::error!(error = %cause, "request failed");
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal error; see plikt's log\n",
+                )
+                    .into_response()
+            }
+        }
     }
+}
+
+fn internal(e: impl std::fmt::Display) -> AppError {
+    AppError::Internal(e.to_string())
 }
 
 async fn status(State(state): State<AppState>) -> Result<Response, AppError> {
     let config = state.config.clone();
     let publishers = tokio::task::spawn_blocking(move || crate::schedule::status(&config))
         .await
-        .map_err(|e| AppError(e.to_string()))?
-        .map_err(|e| AppError(e.to_string()))?;
+        .map_err(internal)?
+        .map_err(internal)?;
     Ok(axum::Json(serde_json::json!({ "publishers": publishers })).into_response())
+}
+
+async fn source_description(State(state): State<AppState>) -> Result<Response, AppError> {
+    xml_file(resourcesync::www(&state.config).join(".well-known/resourcesync")).await
+}
+
+async fn document(
+    State(state): State<AppState>,
+    Path((publisher, document)): Path<(String, String)>,
+) -> Result<Response, AppError> {
+    if state.config.publisher(&publisher).is_none()
+        || !document.ends_with(".xml")
+        || document.contains(['/', '\\'])
+        || document.starts_with('.')
+    {
+        return Err(AppError::NotFound);
+    }
+    xml_file(
+        resourcesync::www(&state.config)
+            .join("resourcesync")
+            .join(&publisher)
+            .join(&document),
+    )
+    .await
+}
+
+async fn xml_file(path: std::path::PathBuf) -> Result<Response, AppError> {
+    match tokio::fs::read(&path).await {
+        Ok(bytes) => Ok((
+            [(header::CONTENT_TYPE, "application/xml; charset=utf-8")],
+            bytes,
+        )
+            .into_response()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(AppError::NotFound),
+        Err(e) => Err(internal(format!("{}: {e}", path.display()))),
+    }
+}
+
+async fn resource(
+    State(state): State<AppState>,
+    Path((publisher, deposit, key)): Path<(String, i64, String)>,
+) -> Result<Response, AppError> {
+    if state.config.publisher(&publisher).is_none() {
+        return Err(AppError::NotFound);
+    }
+    let config = state.config.clone();
+    let p = publisher.clone();
+    let files = tokio::task::spawn_blocking(move || {
+        Catalog::open(&config.data_dir.join("catalog.sqlite"))?.deposit_files(&p, deposit, PUBLIC)
+    })
+    .await
+    .map_err(internal)?
+    .map_err(internal)?;
+    let Some(f) = files
+        .into_iter()
+        .find(|f| resourcesync::url_key(&f.url) == key)
+    else {
+        return Err(AppError::NotFound);
+    };
+    let blobs = Blobs::open(&state.config.data_dir).map_err(internal)?;
+    let file = tokio::fs::File::open(blobs.path(&f.sha256))
+        .await
+        .map_err(|e| internal(format!("blob {}: {e}", f.sha256)))?;
+    let base = state.config.base_url.as_str();
+    let link = format!(
+        "<{base}{}>; rel=\"resourcesync\"",
+        resourcesync::capability_list_path(&publisher)
+    );
+    let mut response = Response::new(Body::from_stream(tokio_util::io::ReaderStream::new(file)));
+    let h = response.headers_mut();
+    let value = |s: &str| HeaderValue::from_str(s).map_err(internal);
+    h.insert(
+        header::CONTENT_TYPE,
+        value(
+            f.content_type
+                .as_deref()
+                .unwrap_or("application/octet-stream"),
+        )?,
+    );
+    h.insert(header::CONTENT_LENGTH, value(&f.length.to_string())?);
+    h.insert(header::ETAG, value(&format!("\"{}\"", f.sha256))?);
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(&f.stored_at) {
+        h.insert(
+            header::LAST_MODIFIED,
+            value(
+                &t.with_timezone(&chrono::Utc)
+                    .format("%a, %d %b %Y %H:%M:%S GMT")
+                    .to_string(),
+            )?,
+        );
+    }
+    h.insert(header::LINK, value(&link)?);
+    Ok(response)
 }
 
 /// Serves `app` on `listener` until `shutdown` turns true, then finishes the requests

@@ -10,6 +10,7 @@
 mod blobs;
 mod catalog;
 mod digest;
+mod published;
 mod query;
 
 use std::fs::{File, OpenOptions};
@@ -21,6 +22,7 @@ pub use catalog::{
     RunCounts, Settled, Stage, StoredFile, StoredFinding,
 };
 pub use digest::{Digester, Digests, hex};
+pub use published::{JournalEntry, PublishedFile};
 pub use query::{AuditReport, LastRun, PublisherStatus, Unsettled};
 
 /// Why the store failed.

@@ -6,6 +6,7 @@ mod crash;
 mod golden;
 mod harvest;
 mod hostile;
+mod resourcesync;
 mod support;
 mod usage;
 mod xsd;

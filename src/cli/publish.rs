@@ -1,0 +1,43 @@
+//! `plikt publish` and `plikt serve`.
+
+use crate::error::{Error, Exit};
+use crate::server::AppState;
+
+/// Writes the ResourceSync documents from the catalog.
+pub fn publish(args: &super::ConfigArgs) -> Result<Exit, Error> {
+    let config = super::load(&args.config)?;
+    let p = crate::resourcesync::publish(&config)
+        .map_err(|e| Error::Usage(format!("publishing failed: {e}")))?;
+    println!(
+        "published {} sets: {} resources, {} changes (under {})",
+        p.sets,
+        p.resources,
+        p.changes,
+        crate::resourcesync::www(&config).display()
+    );
+    Ok(Exit::Ok)
+}
+
+/// Serves the documents and resources on `listen` until SIGTERM or Ctrl-C.
+pub fn serve(args: &super::ConfigArgs) -> Result<Exit, Error> {
+    let config = super::load(&args.config)?;
+    super::init_logging(false);
+    let rt = super::runtime()?;
+    rt.block_on(async {
+        let (_tx, shutdown) = super::shutdown_signal();
+        let listener = tokio::net::TcpListener::bind(config.listen)
+            .await
+            .map_err(|e| Error::Usage(format!("cannot listen on {}: {e}", config.listen)))?;
+        tracing::info!(listen = %config.listen, base_url = %config.base_url, "plikt serve started");
+        crate::server::serve(
+            listener,
+            AppState {
+                config: config.clone(),
+            },
+            shutdown,
+        )
+        .await
+        .map_err(|e| Error::Usage(format!("the HTTP server failed: {e}")))
+    })?;
+    Ok(Exit::Ok)
+}

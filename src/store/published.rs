@@ -1,0 +1,182 @@
+//! What the ResourceSync publisher reads: the current files of deposits and the change
+//! journal, streamed row by row.
+
+use rusqlite::params;
+
+use super::StoreError;
+use super::catalog::Catalog;
+
+fn sql(context: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
+    move |source| StoreError::Sql { context, source }
+}
+
+/// A stored file of a deposited version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublishedFile {
+    /// The deposit.
+    pub deposit_id: i64,
+    /// The version.
+    pub version_id: i64,
+    /// The publisher's URL (the feed's `link` or `media:content/@url`).
+    pub url: String,
+    /// SHA-256 of the bytes (the blob's name).
+    pub sha256: String,
+    /// MD5.
+    pub md5: String,
+    /// Byte count.
+    pub length: u64,
+    /// `Content-Type` as the publisher's server sent it, else the declared type.
+    pub content_type: Option<String>,
+    /// When plikt stored it.
+    pub stored_at: String,
+    /// The item's pubDate (UTC).
+    pub pub_date: String,
+}
+
+/// One entry of the change journal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalEntry {
+    /// Position in the journal.
+    pub seq: i64,
+    /// `created` or `updated`.
+    pub change: String,
+    /// When.
+    pub at: String,
+}
+
+const FILE_COLUMNS: &str = "v.deposit_id, v.id, f.url, f.sha256, f.md5, f.length,
+    coalesce(f.content_type, f.declared_type), f.fetched_at, v.pub_date";
+
+fn file(r: &rusqlite::Row<'_>) -> rusqlite::Result<PublishedFile> {
+    Ok(PublishedFile {
+        deposit_id: r.get(0)?,
+        version_id: r.get(1)?,
+        url: r.get(2)?,
+        sha256: r.get(3)?,
+        md5: r.get(4)?,
+        length: r.get::<_, i64>(5)?.max(0).unsigned_abs(),
+        content_type: r.get(6)?,
+        stored_at: r.get(7)?,
+        pub_date: r.get(8)?,
+    })
+}
+
+impl Catalog {
+    /// Calls `each` for every stored file of the latest deposited version of every
+    /// deposit of `publisher` whose latest deposited version has access `access`, in
+    /// deposit order.
+    pub fn current_files(
+        &self,
+        publisher: &str,
+        access: &str,
+        each: &mut dyn FnMut(PublishedFile) -> std::io::Result<()>,
+    ) -> Result<(), StoreError> {
+        let mut stmt = self
+            .conn()
+            .prepare(&format!(
+                "SELECT {FILE_COLUMNS} FROM deposits d
+                 JOIN versions v ON v.id = (SELECT id FROM versions x WHERE x.deposit_id = d.id
+                     AND x.state = 'deposited' ORDER BY x.pub_date DESC LIMIT 1)
+                 JOIN files f ON f.version_id = v.id
+                 WHERE d.publisher = ?1 AND v.access = ?2 AND f.state = 'stored'
+                 ORDER BY d.id, f.ord"
+            ))
+            .map_err(sql("listing current files"))?;
+        let rows = stmt
+            .query_map(params![publisher, access], file)
+            .map_err(sql("listing current files"))?;
+        for row in rows {
+            each(row.map_err(sql("listing current files"))?).map_err(|source| StoreError::Io {
+                path: "resourcesync document".into(),
+                source,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Calls `each` for every file of every journalled change of `publisher` whose
+    /// version has access `access`, in journal order.
+    pub fn journal(
+        &self,
+        publisher: &str,
+        access: &str,
+        each: &mut dyn FnMut(JournalEntry, PublishedFile) -> std::io::Result<()>,
+    ) -> Result<(), StoreError> {
+        let mut stmt = self
+            .conn()
+            .prepare(&format!(
+                "SELECT c.seq, c.change, c.at, {FILE_COLUMNS} FROM changes c
+                 JOIN versions v ON v.id = c.version_id
+                 JOIN files f ON f.version_id = v.id
+                 WHERE c.publisher = ?1 AND v.access = ?2 AND f.state = 'stored'
+                 ORDER BY c.seq, f.ord"
+            ))
+            .map_err(sql("reading the change journal"))?;
+        let rows = stmt
+            .query_map(params![publisher, access], |r| {
+                let entry = JournalEntry {
+                    seq: r.get(0)?,
+                    change: r.get(1)?,
+                    at: r.get(2)?,
+                };
+                let f = PublishedFile {
+                    deposit_id: r.get(3)?,
+                    version_id: r.get(4)?,
+                    url: r.get(5)?,
+                    sha256: r.get(6)?,
+                    md5: r.get(7)?,
+                    length: r.get::<_, i64>(8)?.max(0).unsigned_abs(),
+                    content_type: r.get(9)?,
+                    stored_at: r.get(10)?,
+                    pub_date: r.get(11)?,
+                };
+                Ok((entry, f))
+            })
+            .map_err(sql("reading the change journal"))?;
+        for row in rows {
+            let (e, f) = row.map_err(sql("reading the change journal"))?;
+            each(e, f).map_err(|source| StoreError::Io {
+                path: "resourcesync document".into(),
+                source,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The time of the first journalled change of `publisher`.
+    pub fn first_change(&self, publisher: &str) -> Result<Option<String>, StoreError> {
+        self.conn()
+            .query_row(
+                "SELECT min(at) FROM changes WHERE publisher = ?1",
+                params![publisher],
+                |r| r.get(0),
+            )
+            .map_err(sql("reading the change journal"))
+    }
+
+    /// The stored files of the latest deposited version of a deposit, if that version
+    /// has access `access` (for serving a resource).
+    pub fn deposit_files(
+        &self,
+        publisher: &str,
+        deposit: i64,
+        access: &str,
+    ) -> Result<Vec<PublishedFile>, StoreError> {
+        let mut stmt = self
+            .conn()
+            .prepare_cached(&format!(
+                "SELECT {FILE_COLUMNS} FROM deposits d
+                 JOIN versions v ON v.id = (SELECT id FROM versions x WHERE x.deposit_id = d.id
+                     AND x.state = 'deposited' ORDER BY x.pub_date DESC LIMIT 1)
+                 JOIN files f ON f.version_id = v.id
+                 WHERE d.publisher = ?1 AND d.id = ?2 AND v.access = ?3 AND f.state = 'stored'
+                 ORDER BY f.ord"
+            ))
+            .map_err(sql("finding a resource"))?;
+        let rows = stmt
+            .query_map(params![publisher, deposit, access], file)
+            .map_err(sql("finding a resource"))?;
+        rows.collect::<Result<Vec<_>, _>>()
+            .map_err(sql("finding a resource"))
+    }
+}

@@ -1,0 +1,338 @@
+//! The collection republished as a ResourceSync Source and synced by the reference
+//! Destination, the Python `resync` 2.0.1 client (installed into .venv by
+//! scripts/setup): baseline, incremental after a further harvest, audit. resync exits 0
+//! even after fatal errors and never compares digests, so the tests judge by its output
+//! and by comparing the synced files with plikt's blobs byte for byte.
+
+use std::path::Path;
+use std::process::{Child, Command};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use crate::harvest::{Env, TestItem, date, feed, text};
+use crate::support::{Response, Server, plikt, root};
+
+/// `plikt serve` on a free port, stopped when dropped.
+struct Serve {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(env: &Env) -> Serve {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let base = format!("http://127.0.0.1:{port}/");
+    let cfg = std::fs::read_to_string(&env.config).unwrap().replace(
+        "data_dir = \"data\"",
+        &format!("data_dir = \"data\"\nlisten = \"127.0.0.1:{port}\"\nbase_url = \"{base}\""),
+    );
+    std::fs::write(&env.config, cfg).unwrap();
+    let child = plikt()
+        .args(["serve", "--config"])
+        .arg(&env.config)
+        .env("RUST_LOG", "warn")
+        .spawn()
+        .unwrap();
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Serve { child, base }
+}
+
+fn resync(dir: &Path, args: &[&str]) -> String {
+    let bin = root().join(".venv/bin/resync-sync");
+    assert!(
+        bin.exists(),
+        "{} is missing: run scripts/setup (it installs resync==2.0.1)",
+        bin.display()
+    );
+    let o = Command::new(bin)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run resync-sync");
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn get(url: &str) -> (String, Vec<u8>) {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").unwrap();
+    let (host, path) = rest.split_once('/').unwrap();
+    let mut s = std::net::TcpStream::connect(host).unwrap();
+    write!(
+        s,
+        "GET /{path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut resp = Vec::new();
+    s.read_to_end(&mut resp).unwrap();
+    let at = memchr::memmem::find(&resp, b"\r\n\r\n").unwrap();
+    (
+        String::from_utf8_lossy(&resp[..at]).to_string(),
+        resp[at + 4..].to_vec(),
+    )
+}
+
+/// Every file below `dir`, as (path relative to `dir`, bytes).
+fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    fn walk(base: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(base, &p, out);
+            } else if !p.file_name().unwrap().to_str().unwrap().starts_with('.') {
+                let rel = p.strip_prefix(base).unwrap().to_string_lossy().to_string();
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if dir.exists() {
+        walk(dir, dir, &mut out);
+    }
+    out.sort();
+    out
+}
+
+/// The synced files must be plikt's current public files, byte for byte.
+fn assert_mirror(env: &Env, dest: &Path, expected: usize) {
+    let synced = files(&dest.join("d"));
+    assert_eq!(
+        synced.len(),
+        expected,
+        "{:?}",
+        synced.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+    for (rel, bytes) in synced {
+        let parts: Vec<&str> = rel.split('/').collect();
+        let (deposit, key) = (parts[1], parts[2]);
+        let rows = env.sql(&format!(
+            "SELECT f.url, f.sha256 FROM files f JOIN versions v ON v.id = f.version_id
+             WHERE v.deposit_id = {deposit} AND v.state = 'deposited' ORDER BY v.pub_date DESC"
+        ));
+        let sha = rows
+            .iter()
+            .find(|r| plikt::resourcesync::url_key(&r[0]) == key)
+            .map(|r| r[1].clone())
+            .unwrap_or_else(|| panic!("no stored file for {rel}"));
+        let blob = std::fs::read(env.data().join("blobs").join(&sha[..2]).join(&sha)).unwrap();
+        assert!(blob == bytes, "{rel} differs from blob {sha}");
+    }
+}
+
+#[test]
+fn resync_baseline_incremental_and_audit_against_plikt_serve() {
+    let generation = Arc::new(AtomicU32::new(1));
+    let g2 = generation.clone();
+    let base: Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let server = Server::with_handler(move |r| {
+        let b = b2.get().unwrap();
+        let g = g2.load(Ordering::SeqCst);
+        let pdf = |i: u32| {
+            format!(
+                "%PDF-1.4 item {i} generation {}\n",
+                if i == 1 { g } else { 1 }
+            )
+            .into_bytes()
+        };
+        match r.path.as_str() {
+            "/feed.xml" => {
+                let mut items = vec![
+                    TestItem::new(
+                        "item-1",
+                        &date(if g >= 2 { 60 } else { 10 }),
+                        &format!("{b}/1.html"),
+                    )
+                    .content(&format!("{b}/1.pdf"), "application/pdf", &pdf(1)),
+                    TestItem::new("item-2", &date(5), &format!("{b}/2.html")).content(
+                        &format!("{b}/2.pdf"),
+                        "application/pdf",
+                        &pdf(2),
+                    ),
+                ];
+                if g >= 2 {
+                    items.insert(
+                        0,
+                        TestItem::new("item-3", &date(90), &format!("{b}/3.html")).content(
+                            &format!("{b}/3.pdf"),
+                            "application/pdf",
+                            &pdf(3),
+                        ),
+                    );
+                }
+                Response::ok(feed(&items))
+            }
+            p if p.ends_with(".html") => Response::file(format!("<html>{p}</html>"), "text/html"),
+            p if p.ends_with(".pdf") => {
+                let i: u32 = p[1..p.len() - 4].parse().unwrap();
+                Response::file(pdf(i), "application/pdf")
+            }
+            _ => Response::status(404),
+        }
+    });
+    let _ = base.set(server.url(""));
+    let env = Env::plain("resync", &server.url("/feed.xml"), "");
+    let srv = serve(&env);
+    let cap = format!("{}resourcesync/test/capabilitylist.xml", srv.base);
+    let mapping = format!("{}={}", srv.base, env.dir.join("dest").display());
+    let dest = env.dir.join("dest");
+
+    // Baseline.
+    assert_eq!(env.harvest().status.code(), Some(0));
+    let o = env.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = resync(
+        &env.dir,
+        &["--baseline", "--capabilitylist", &cap, &mapping],
+    );
+    assert!(
+        out.contains("SYNCED (same=0, created=4, updated=0, deleted=0)"),
+        "{out}"
+    );
+    assert_mirror(&env, &dest, 4);
+
+    // A further harvest: item-1 updated (newer pubDate, new PDF), item-3 new.
+    std::thread::sleep(Duration::from_millis(1100));
+    generation.store(2, Ordering::SeqCst);
+    assert_eq!(env.harvest().status.code(), Some(0));
+    assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
+    // resync 2.0.1 reads no capability list in incremental mode: name the Change List.
+    let changes = format!("{}resourcesync/test/changelist.xml", srv.base);
+    let out = resync(
+        &env.dir,
+        &["--incremental", "--changelist-uri", &changes, &mapping],
+    );
+    assert!(
+        !out.contains("Traceback") && !out.to_lowercase().contains("error"),
+        "{out}"
+    );
+    assert_mirror(&env, &dest, 6);
+
+    // Audit: in sync.
+    let out = resync(&env.dir, &["--audit", "--capabilitylist", &cap, &mapping]);
+    assert!(out.contains("IN SYNC"), "{out}");
+
+    // What resync does not check: the documents' own links and attributes.
+    let (_, sd) = get(&format!("{}.well-known/resourcesync", srv.base));
+    let sd = String::from_utf8(sd).unwrap();
+    assert!(
+        sd.contains("capability=\"description\"") && sd.contains(&cap),
+        "{sd}"
+    );
+    let (_, rl) = get(&format!("{}resourcesync/test/resourcelist.xml", srv.base));
+    let rl = String::from_utf8(rl).unwrap();
+    assert!(
+        rl.contains(&format!("<rs:ln rel=\"up\" href=\"{cap}\"/>")),
+        "{rl}"
+    );
+    assert!(
+        rl.contains("capability=\"resourcelist\" at=\"") && rl.contains("completed=\""),
+        "{rl}"
+    );
+    assert!(
+        rl.contains("rel=\"via\"") && rl.contains("sha-256:"),
+        "{rl}"
+    );
+    let (_, cl) = get(&format!("{}resourcesync/test/changelist.xml", srv.base));
+    let cl = String::from_utf8(cl).unwrap();
+    assert!(cl.contains("capability=\"changelist\" from=\""), "{cl}");
+    assert!(cl.contains("change=\"updated\" datetime=\""), "{cl}");
+    // Change List entries in forward chronological order.
+    let times: Vec<&str> = cl
+        .split("<lastmod>")
+        .skip(1)
+        .map(|s| s.split('<').next().unwrap())
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+    // A resource: headers and the resourcesync link (§6.3.3).
+    let loc = rl
+        .split("<loc>")
+        .nth(1)
+        .unwrap()
+        .split('<')
+        .next()
+        .unwrap()
+        .to_string();
+    let (head, body) = get(&loc);
+    let head = head.to_lowercase();
+    assert!(
+        head.contains(&format!("content-length: {}", body.len())),
+        "{head}"
+    );
+    assert!(
+        head.contains("etag: \"") && head.contains("last-modified: "),
+        "{head}"
+    );
+    assert!(
+        head.contains(&format!(
+            "link: <{}>; rel=\"resourcesync\"",
+            cap.to_lowercase()
+        )),
+        "{head}"
+    );
+    // Unknown resources are 404 without internals.
+    let (head, body) = get(&format!("{}d/test/999/0000000000000000", srv.base));
+    assert!(head.starts_with("HTTP/1.1 404"), "{head}");
+    assert_eq!(body, b"not found\n");
+}
+
+#[test]
+fn restricted_and_non_conforming_items_stay_out_of_the_public_set() {
+    let base: Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let server = Server::with_handler(move |r| {
+        let b = b2.get().unwrap();
+        match r.path.as_str() {
+            "/feed.xml" => {
+                let f = feed(&[
+                    TestItem::new("open", &date(3), &format!("{b}/open.html")),
+                    TestItem::new("closed", &date(2), &format!("{b}/closed.html")),
+                    TestItem::new("broken", &date(1), &format!("{b}/broken.html")),
+                ]);
+                // Item 2 restricted; item 3's accessRights invalid (non-conforming).
+                let f = f
+                    .replacen(">gratis<", ">GRATIS_OPEN<", 1)
+                    .replacen(">gratis<", ">restricted<", 1)
+                    .replacen(">gratis<", ">free<", 1)
+                    .replace(">GRATIS_OPEN<", ">gratis<");
+                Response::ok(f)
+            }
+            p => Response::file(format!("<html>{p}</html>"), "text/html"),
+        }
+    });
+    let _ = base.set(server.url(""));
+    let env = Env::plain("public-set", &server.url("/feed.xml"), "");
+    assert_eq!(env.harvest().status.code(), Some(0));
+    assert_eq!(env.status()["deposits"].as_u64(), Some(3));
+    let o = env.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let rl =
+        std::fs::read_to_string(env.data().join("www/resourcesync/test/resourcelist.xml")).unwrap();
+    assert_eq!(rl.matches("<url>").count(), 1, "{rl}");
+    assert!(rl.contains("/open.html"), "{rl}");
+    let cl =
+        std::fs::read_to_string(env.data().join("www/resourcesync/test/changelist.xml")).unwrap();
+    assert!(
+        !cl.contains("closed.html") && !cl.contains("broken.html"),
+        "{cl}"
+    );
+}
