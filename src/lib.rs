@@ -6,7 +6,7 @@
 //!
 //! ## Architecture
 //!
-//! Data flows one way — fetch → validate → diff → download → store → (publish → serve) —
+//! Data flows one way — fetch → validate → diff → download → store → publish → serve —
 //! and each module depends only on those above it (`cli` aside):
 //!
 //! ```text
@@ -25,7 +25,10 @@
 //! harvest   one run of one publisher: fetch → validate (two passes: verdict, then
 //!           diff in one transaction) → download + verify (H-*) → deposit
 //! schedule  cron → runs, one loop per publisher (no overlap, one catch-up); status
-//! server    axum routes of `plikt run` (`fn app(state) -> Router`)
+//! resourcesync  streaming Sitemap/ResourceSync writer; `publish` writes the Source
+//!           Description, Capability, Resource and Change Lists from the catalog
+//! server    axum routes of `plikt run` / `plikt serve` (`fn app(state) -> Router`):
+//!           documents, resources from the blob store, status
 //! error     fatal errors and exit codes
 //! cli       clap arguments, one file per command; nothing depends on it
 //! ```
