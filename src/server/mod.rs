@@ -34,6 +34,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/status", get(status))
+        .route("/robots.txt", get(robots))
         .route("/.well-known/resourcesync", get(source_description))
         .route("/resourcesync/{publisher}/{document}", get(document))
         .route("/d/{publisher}/{deposit}/{key}", get(resource))
@@ -78,6 +79,19 @@ async fn status(State(state): State<AppState>) -> Result<Response, AppError> {
     Ok(axum::Json(serde_json::json!({ "publishers": publishers })).into_response())
 }
 
+/// `robots.txt` with a `Sitemap:` line per public Resource List.
+async fn robots(State(state): State<AppState>) -> Response {
+    let base = state.config.base_url.as_str();
+    let mut text = String::from("User-agent: *\nAllow: /\n");
+    for p in &state.config.publishers {
+        text.push_str(&format!(
+            "Sitemap: {base}resourcesync/{}/resourcelist.xml\n",
+            p.id
+        ));
+    }
+    ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response()
+}
+
 async fn source_description(State(state): State<AppState>) -> Result<Response, AppError> {
     xml_file(resourcesync::www(&state.config).join(".well-known/resourcesync")).await
 }
@@ -117,6 +131,7 @@ async fn xml_file(path: std::path::PathBuf) -> Result<Response, AppError> {
 async fn resource(
     State(state): State<AppState>,
     Path((publisher, deposit, key)): Path<(String, i64, String)>,
+    request: axum::http::HeaderMap,
 ) -> Result<Response, AppError> {
     if state.config.publisher(&publisher).is_none() {
         return Err(AppError::NotFound);
@@ -136,18 +151,15 @@ async fn resource(
         return Err(AppError::NotFound);
     };
     let blobs = Blobs::open(&state.config.data_dir).map_err(internal)?;
-    let file = tokio::fs::File::open(blobs.path(&f.sha256))
-        .await
-        .map_err(|e| internal(format!("blob {}: {e}", f.sha256)))?;
     let base = state.config.base_url.as_str();
     let link = format!(
         "<{base}{}>; rel=\"resourcesync\"",
         resourcesync::capability_list_path(&publisher)
     );
-    let mut response = Response::new(Body::from_stream(tokio_util::io::ReaderStream::new(file)));
-    let h = response.headers_mut();
+    let etag = format!("\"{}\"", f.sha256);
     let value = |s: &str| HeaderValue::from_str(s).map_err(internal);
-    h.insert(
+    let mut headers = axum::http::HeaderMap::new();
+    headers.insert(
         header::CONTENT_TYPE,
         value(
             f.content_type
@@ -155,20 +167,107 @@ async fn resource(
                 .unwrap_or("application/octet-stream"),
         )?,
     );
-    h.insert(header::CONTENT_LENGTH, value(&f.length.to_string())?);
-    h.insert(header::ETAG, value(&format!("\"{}\"", f.sha256))?);
+    headers.insert(header::ETAG, value(&etag)?);
+    headers.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
     if let Ok(t) = chrono::DateTime::parse_from_rfc3339(&f.stored_at) {
-        h.insert(
-            header::LAST_MODIFIED,
-            value(
-                &t.with_timezone(&chrono::Utc)
-                    .format("%a, %d %b %Y %H:%M:%S GMT")
-                    .to_string(),
-            )?,
-        );
+        let http_date = t
+            .with_timezone(&chrono::Utc)
+            .format("%a, %d %b %Y %H:%M:%S GMT");
+        headers.insert(header::LAST_MODIFIED, value(&http_date.to_string())?);
     }
-    h.insert(header::LINK, value(&link)?);
-    Ok(response)
+    headers.insert(header::LINK, value(&link)?);
+    let header_text = |name| {
+        request
+            .get(name)
+            .and_then(|v: &HeaderValue| v.to_str().ok())
+    };
+    if header_text(header::IF_NONE_MATCH)
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag || t.trim() == "*"))
+    {
+        return Ok((StatusCode::NOT_MODIFIED, headers).into_response());
+    }
+    // One byte range (RFC 9110 §14): `bytes=a-b`, `bytes=a-`, `bytes=-n`.
+    // Several ranges, or another unit, are answered with the whole resource (allowed).
+    let range = match header_text(header::RANGE)
+        .filter(|r| r.trim().starts_with("bytes=") && !r.contains(','))
+    {
+        None => None,
+        Some(r) => match byte_range(r, f.length) {
+            Some(range) => Some(range),
+            None => {
+                headers.insert(
+                    header::CONTENT_RANGE,
+                    value(&format!("bytes */{}", f.length))?,
+                );
+                return Ok((StatusCode::RANGE_NOT_SATISFIABLE, headers).into_response());
+            }
+        },
+    };
+    let mut file = tokio::fs::File::open(blobs.path(&f.sha256))
+        .await
+        .map_err(|e| internal(format!("blob {}: {e}", f.sha256)))?;
+    let (status, start, len) = match range {
+        Some((a, b)) => {
+            headers.insert(
+                header::CONTENT_RANGE,
+                value(&format!("bytes {a}-{b}/{}", f.length))?,
+            );
+            (StatusCode::PARTIAL_CONTENT, a, b - a + 1)
+        }
+        None => (StatusCode::OK, 0, f.length),
+    };
+    headers.insert(header::CONTENT_LENGTH, value(&len.to_string())?);
+    use tokio::io::{AsyncReadExt, AsyncSeekExt};
+    if start > 0 {
+        file.seek(std::io::SeekFrom::Start(start))
+            .await
+            .map_err(internal)?;
+    }
+    let body = Body::from_stream(tokio_util::io::ReaderStream::new(file.take(len)));
+    Ok((status, headers, body).into_response())
+}
+
+/// A single satisfiable byte range of a `length`-byte resource, inclusive, or `None`.
+fn byte_range(header: &str, length: u64) -> Option<(u64, u64)> {
+    let spec = header.trim().strip_prefix("bytes=")?;
+    if spec.contains(',') || length == 0 {
+        return None;
+    }
+    let (a, b) = spec.split_once('-')?;
+    let (a, b) = (a.trim(), b.trim());
+    let (start, end) = if a.is_empty() {
+        let n: u64 = b.parse().ok()?;
+        if n == 0 {
+            return None;
+        }
+        (length.saturating_sub(n), length - 1)
+    } else {
+        let start: u64 = a.parse().ok()?;
+        let end = if b.is_empty() {
+            length - 1
+        } else {
+            b.parse::<u64>().ok()?.min(length - 1)
+        };
+        (start, end)
+    };
+    (start <= end && start < length).then_some((start, end))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::byte_range;
+
+    #[test]
+    fn byte_ranges() {
+        assert_eq!(byte_range("bytes=0-9", 100), Some((0, 9)));
+        assert_eq!(byte_range("bytes=90-", 100), Some((90, 99)));
+        assert_eq!(byte_range("bytes=-10", 100), Some((90, 99)));
+        assert_eq!(byte_range("bytes=95-200", 100), Some((95, 99)));
+        assert_eq!(byte_range("bytes=100-", 100), None);
+        assert_eq!(byte_range("bytes=5-2", 100), None);
+        assert_eq!(byte_range("bytes=0-1,5-6", 100), None);
+        assert_eq!(byte_range("items=0-1", 100), None);
+    }
 }
 
 /// Serves `app` on `listener` until `shutdown` turns true, then finishes the requests

@@ -73,13 +73,18 @@ fn resync(dir: &Path, args: &[&str]) -> String {
 }
 
 fn get(url: &str) -> (String, Vec<u8>) {
+    get_with(url, "")
+}
+
+/// GET with extra header lines (each ending in CRLF); (head, body).
+fn get_with(url: &str, headers: &str) -> (String, Vec<u8>) {
     use std::io::{Read, Write};
     let rest = url.strip_prefix("http://").unwrap();
     let (host, path) = rest.split_once('/').unwrap();
     let mut s = std::net::TcpStream::connect(host).unwrap();
     write!(
         s,
-        "GET /{path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+        "GET /{path} HTTP/1.1\r\nHost: {host}\r\n{headers}Connection: close\r\n\r\n"
     )
     .unwrap();
     let mut resp = Vec::new();
@@ -288,6 +293,37 @@ fn resync_baseline_incremental_and_audit_against_plikt_serve() {
             cap.to_lowercase()
         )),
         "{head}"
+    );
+    // Ranges, conditional GET, robots.txt.
+    let ranged = get_with(&loc, "Range: bytes=2-5\r\n");
+    assert!(ranged.0.starts_with("HTTP/1.1 206"), "{}", ranged.0);
+    assert_eq!(ranged.1, body[2..6]);
+    assert!(
+        ranged
+            .0
+            .to_lowercase()
+            .contains(&format!("content-range: bytes 2-5/{}", body.len()))
+    );
+    let beyond = get_with(&loc, &format!("Range: bytes={}-\r\n", body.len()));
+    assert!(beyond.0.starts_with("HTTP/1.1 416"), "{}", beyond.0);
+    let etag = head
+        .split("etag: ")
+        .nth(1)
+        .unwrap()
+        .split("\r\n")
+        .next()
+        .unwrap()
+        .to_string();
+    let cached = get_with(&loc, &format!("If-None-Match: {etag}\r\n"));
+    assert!(cached.0.starts_with("HTTP/1.1 304"), "{}", cached.0);
+    let (_, robots) = get(&format!("{}robots.txt", srv.base));
+    let robots = String::from_utf8(robots).unwrap();
+    assert!(
+        robots.contains(&format!(
+            "Sitemap: {}resourcesync/test/resourcelist.xml",
+            srv.base
+        )),
+        "{robots}"
     );
     // Unknown resources are 404 without internals.
     let (head, body) = get(&format!("{}d/test/999/0000000000000000", srv.base));
