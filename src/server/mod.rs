@@ -253,6 +253,20 @@ fn byte_range(header: &str, length: u64) -> Option<(u64, u64)> {
     (start <= end && start < length).then_some((start, end))
 }
 
+/// Serves `app` on `listener` until `shutdown` turns true, then finishes the requests
+/// in progress.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) -> std::io::Result<()> {
+    axum::serve(listener, app(state))
+        .with_graceful_shutdown(async move {
+            let _ = shutdown.wait_for(|s| *s).await;
+        })
+        .await
+}
+
 #[cfg(test)]
 mod tests {
     use super::byte_range;
@@ -268,18 +282,4 @@ mod tests {
         assert_eq!(byte_range("bytes=0-1,5-6", 100), None);
         assert_eq!(byte_range("items=0-1", 100), None);
     }
-}
-
-/// Serves `app` on `listener` until `shutdown` turns true, then finishes the requests
-/// in progress.
-pub async fn serve(
-    listener: tokio::net::TcpListener,
-    state: AppState,
-    mut shutdown: tokio::sync::watch::Receiver<bool>,
-) -> std::io::Result<()> {
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(async move {
-            let _ = shutdown.wait_for(|s| *s).await;
-        })
-        .await
 }
