@@ -14,11 +14,13 @@
 //! Resources are served by `plikt serve` / `plikt run` at
 //! `<base_url>d/<publisher>/<deposit>/<key>`, where `key` is the first 16 hex digits of
 //! the SHA-256 of the publisher's URL: stable across versions of the deposit, so an
-//! updated file is the same resource with new content.
+//! updated file is the same resource with new content. Every version stays retrievable
+//! at `<base_url>d/<publisher>/<deposit>/v<version>/<key>`, which each entry names in a
+//! `rel="memento"` link (§14.6): nothing deposited is ever overwritten.
 //!
 //! This is the first part of the ResourceSync issue: only public sets (items whose
-//! effective access is `gratis`); no restricted sets, indexes, rotation, dumps,
-//! metadata records or memento links yet.
+//! effective access is `gratis`); no restricted sets, indexes, rotation, dumps
+//! or metadata records yet.
 
 mod writer;
 
@@ -75,6 +77,11 @@ pub const PUBLIC: &str = "gratis";
 /// The path of a resource below `base_url`.
 pub fn resource_path(publisher: &str, deposit: i64, url: &str) -> String {
     format!("d/{publisher}/{deposit}/{}", url_key(url))
+}
+
+/// The version-specific path of a resource below `base_url` (§14.6, a Memento).
+pub fn version_path(publisher: &str, deposit: i64, version: i64, url: &str) -> String {
+    format!("d/{publisher}/{deposit}/v{version}/{}", url_key(url))
 }
 
 /// The resource key of a publisher's URL: 16 hex digits of its SHA-256.
@@ -231,17 +238,30 @@ fn resource_entry(
         .with("length", f.length.to_string());
     let mut via = Ln::new("via", f.url.clone())
         .with("modified", f.pub_date.clone())
-        .with("hash", hash)
+        .with("hash", hash.clone())
         .with("length", f.length.to_string());
+    // §14.6, first approach: the time-specific URI of the version this entry describes;
+    // it stays retrievable after the resource changes again.
+    let mut memento = Ln::new(
+        "memento",
+        format!(
+            "{base}{}",
+            version_path(publisher, f.deposit_id, f.version_id, &f.url)
+        ),
+    )
+    .with("modified", f.stored_at.clone())
+    .with("hash", hash)
+    .with("length", f.length.to_string());
     if let Some(t) = &f.content_type {
         md = md.with("type", t.clone());
         via = via.with("type", t.clone());
+        memento = memento.with("type", t.clone());
     }
     Entry {
         loc: format!("{base}{}", resource_path(publisher, f.deposit_id, &f.url)),
         lastmod: Some(lastmod),
         md: Some(md),
-        lns: vec![via],
+        lns: vec![via, memento],
     }
 }
 

@@ -4,9 +4,11 @@
 //! Routes:
 //! - `GET /.well-known/resourcesync`, `GET /resourcesync/{publisher}/{document}`: the
 //!   ResourceSync documents `plikt publish` wrote (see [`crate::resourcesync`]);
-//! - `GET /d/{publisher}/{deposit}/{key}`: a resource, streamed from the blob store with
-//!   Content-Type, Content-Length, ETag, Last-Modified and
-//!   `Link: <capability list>; rel="resourcesync"` (§6.3.3);
+//! - `GET /d/{publisher}/{deposit}/{key}`: a resource (its current version), and
+//!   `GET /d/{publisher}/{deposit}/v{version}/{key}`: one version of it, streamed from
+//!   the blob store with Content-Type, Content-Length, ETag, Last-Modified, single byte
+//!   ranges and `Link: <capability list>; rel="resourcesync"` (§6.3.3);
+//! - `GET /robots.txt`;
 //! - `GET /status` (the JSON of `plikt status --format json`), `GET /healthz`.
 
 use std::sync::Arc;
@@ -38,6 +40,10 @@ pub fn app(state: AppState) -> Router {
         .route("/.well-known/resourcesync", get(source_description))
         .route("/resourcesync/{publisher}/{document}", get(document))
         .route("/d/{publisher}/{deposit}/{key}", get(resource))
+        .route(
+            "/d/{publisher}/{deposit}/{version}/{key}",
+            get(resource_version),
+        )
         .with_state(state)
 }
 
@@ -133,13 +139,40 @@ async fn resource(
     Path((publisher, deposit, key)): Path<(String, i64, String)>,
     request: axum::http::HeaderMap,
 ) -> Result<Response, AppError> {
+    send_file(state, publisher, deposit, None, key, request).await
+}
+
+/// A version-specific URL (`v<version>`, §14.6): the bytes of that version, for ever.
+async fn resource_version(
+    State(state): State<AppState>,
+    Path((publisher, deposit, version, key)): Path<(String, i64, String, String)>,
+    request: axum::http::HeaderMap,
+) -> Result<Response, AppError> {
+    let Some(version) = version.strip_prefix('v').and_then(|v| v.parse().ok()) else {
+        return Err(AppError::NotFound);
+    };
+    send_file(state, publisher, deposit, Some(version), key, request).await
+}
+
+async fn send_file(
+    state: AppState,
+    publisher: String,
+    deposit: i64,
+    version: Option<i64>,
+    key: String,
+    request: axum::http::HeaderMap,
+) -> Result<Response, AppError> {
     if state.config.publisher(&publisher).is_none() {
         return Err(AppError::NotFound);
     }
     let config = state.config.clone();
     let p = publisher.clone();
     let files = tokio::task::spawn_blocking(move || {
-        Catalog::open(&config.data_dir.join("catalog.sqlite"))?.deposit_files(&p, deposit, PUBLIC)
+        let catalog = Catalog::open(&config.data_dir.join("catalog.sqlite"))?;
+        match version {
+            None => catalog.deposit_files(&p, deposit, PUBLIC),
+            Some(v) => catalog.version_files(&p, deposit, v, PUBLIC),
+        }
     })
     .await
     .map_err(internal)?

@@ -143,6 +143,32 @@ impl Catalog {
         Ok(())
     }
 
+    /// The stored files of one deposited version of a deposit, if that version has
+    /// access `access` (for serving a version-specific URL).
+    pub fn version_files(
+        &self,
+        publisher: &str,
+        deposit: i64,
+        version: i64,
+        access: &str,
+    ) -> Result<Vec<PublishedFile>, StoreError> {
+        let mut stmt = self
+            .conn()
+            .prepare_cached(&format!(
+                "SELECT {FILE_COLUMNS} FROM deposits d
+                 JOIN versions v ON v.deposit_id = d.id AND v.id = ?3 AND v.state = 'deposited'
+                 JOIN files f ON f.version_id = v.id
+                 WHERE d.publisher = ?1 AND d.id = ?2 AND v.access = ?4 AND f.state = 'stored'
+                 ORDER BY f.ord"
+            ))
+            .map_err(sql("finding a resource version"))?;
+        let rows = stmt
+            .query_map(params![publisher, deposit, version, access], file)
+            .map_err(sql("finding a resource version"))?;
+        rows.collect::<Result<Vec<_>, _>>()
+            .map_err(sql("finding a resource version"))
+    }
+
     /// The time of the first journalled change of `publisher`.
     pub fn first_change(&self, publisher: &str) -> Result<Option<String>, StoreError> {
         self.conn()

@@ -325,6 +325,26 @@ fn resync_baseline_incremental_and_audit_against_plikt_serve() {
         )),
         "{robots}"
     );
+    // Every version stays retrievable at its memento URL: the first PDF of item-1,
+    // listed in the Change List's first entries, still has its old bytes.
+    let first_pdf_memento = cl
+        .split("<url>")
+        .find(|u| u.contains("change=\"created\"") && u.contains("/1.pdf\""))
+        .and_then(|u| u.split("rel=\"memento\" href=\"").nth(1))
+        .and_then(|u| u.split('"').next())
+        .unwrap_or_else(|| panic!("no memento for the first 1.pdf in {cl}"))
+        .to_string();
+    let (head, old) = get(&first_pdf_memento);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert_eq!(old, b"%PDF-1.4 item 1 generation 1\n");
+    let current = rl
+        .split("<url>")
+        .find(|u| u.contains("/1.pdf\""))
+        .and_then(|u| u.split("<loc>").nth(1))
+        .and_then(|u| u.split('<').next())
+        .unwrap()
+        .to_string();
+    assert_eq!(get(&current).1, b"%PDF-1.4 item 1 generation 2\n");
     // Unknown resources are 404 without internals.
     let (head, body) = get(&format!("{}d/test/999/0000000000000000", srv.base));
     assert!(head.starts_with("HTTP/1.1 404"), "{head}");
