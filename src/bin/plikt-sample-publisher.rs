@@ -103,7 +103,10 @@ fn authorised(s: &Sample, publisher: &str, headers: &HeaderMap) -> bool {
     let Some(password) = &s.password else {
         return false;
     };
-    let expected = format!("Basic {}", base64(&format!("{USER}:{password}")));
+    let expected = format!(
+        "Basic {}",
+        plikt::server::base64(&format!("{USER}:{password}"))
+    );
     headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -189,23 +192,4 @@ fn respond(headers: &HeaderMap, body: Vec<u8>, mime: &str) -> Response {
         body,
     )
         .into_response()
-}
-
-fn base64(s: &str) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let b = s.as_bytes();
-    let mut out = String::new();
-    for c in b.chunks(3) {
-        let n = (u32::from(c[0]) << 16)
-            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*c.get(2).unwrap_or(&0));
-        for i in 0..4 {
-            if i <= c.len() {
-                out.push(T[(n >> (18 - 6 * i)) as usize & 63] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }

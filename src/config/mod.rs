@@ -80,6 +80,58 @@ pub struct Config {
     /// The publishers, `[[publisher]]`.
     #[serde(default, rename = "publisher")]
     pub publishers: Vec<PublisherConfig>,
+    /// Destinations allowed to see the restricted sets, `[[destination]]`.
+    #[serde(default, rename = "destination")]
+    pub destinations: Vec<DestinationConfig>,
+}
+
+/// `[[destination]]`: a Destination (another library, an aggregator) that may sync the
+/// restricted sets, with a bearer token or HTTP Basic credentials. Secrets come from
+/// the environment or a file, as for publishers.
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DestinationConfig {
+    /// Short name, for logs.
+    pub id: String,
+    /// Environment variable holding a bearer token (`Authorization: Bearer …`).
+    #[serde(default)]
+    pub token_env: Option<String>,
+    /// File holding a bearer token (first line).
+    #[serde(default)]
+    pub token_file: Option<PathBuf>,
+    /// HTTP Basic user name (with `password_env` or `password_file`).
+    #[serde(default)]
+    pub username: Option<String>,
+    /// Environment variable holding the Basic password.
+    #[serde(default)]
+    pub password_env: Option<String>,
+    /// File holding the Basic password (first line).
+    #[serde(default)]
+    pub password_file: Option<PathBuf>,
+    /// Publishers whose restricted sets it may see (empty: all).
+    #[serde(default)]
+    pub publishers: Vec<String>,
+    /// The token or password, once loaded, or why it could not be.
+    #[serde(skip, default = "unloaded")]
+    pub secret: Result<Secret, String>,
+}
+
+impl std::fmt::Debug for DestinationConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DestinationConfig")
+            .field("id", &self.id)
+            .field("username", &self.username)
+            .field("publishers", &self.publishers)
+            .field("secret", &self.secret)
+            .finish()
+    }
+}
+
+impl DestinationConfig {
+    /// May it see `publisher`'s restricted set?
+    pub fn may_see(&self, publisher: &str) -> bool {
+        self.publishers.is_empty() || self.publishers.iter().any(|p| p == publisher)
+    }
 }
 
 fn default_data_dir() -> PathBuf {
@@ -417,28 +469,27 @@ impl Config {
                 // A missing secret is an error only for the commands that send it
                 // (`harvest`, `run`: see `AuthConfig::password`), not for `status`,
                 // `publish`, `serve` or `audit`.
-                auth.password = match (&auth.password_env, &auth.password_file) {
-                    (Some(var), None) => env(var).map(Secret::new).ok_or_else(|| {
-                        format!("{at}: the environment variable `{var}` (password_env) is not set")
-                    }),
-                    (None, Some(file)) => {
-                        let file = if file.is_relative() {
-                            base.join(file)
-                        } else {
-                            file.clone()
-                        };
-                        std::fs::read_to_string(&file)
-                            .map(|text| Secret::new(text.lines().next().unwrap_or("").to_string()))
-                            .map_err(|e| {
-                                format!("{at}: cannot read password_file {}: {e}", file.display())
-                            })
-                    }
-                    _ => {
-                        return Err(invalid(format!(
-                            "{at}: [publisher.auth] needs exactly one of password_env or password_file"
-                        )));
-                    }
-                };
+                auth.password =
+                    load_secret(&at, &auth.password_env, &auth.password_file, base, env)
+                        .map_err(invalid)?;
+            }
+        }
+        for d in &mut config.destinations {
+            let at = format!("[[destination]] `{}`", d.id);
+            let (env_key, file_key) = match (&d.username, &d.token_env, &d.token_file) {
+                (None, Some(_), None) | (None, None, Some(_)) => (&d.token_env, &d.token_file),
+                (Some(_), None, None) => (&d.password_env, &d.password_file),
+                _ => {
+                    return Err(invalid(format!(
+                        "{at}: give a bearer token (token_env or token_file) or Basic credentials (username with password_env or password_file)"
+                    )));
+                }
+            };
+            d.secret = load_secret(&at, env_key, file_key, base, env).map_err(&invalid)?;
+            for p in &d.publishers {
+                if !config.publishers.iter().any(|q| &q.id == p) {
+                    return Err(invalid(format!("{at}: no publisher `{p}`")));
+                }
             }
         }
         Ok(config)
@@ -460,6 +511,38 @@ impl PublisherConfig {
     pub fn cron(&self) -> cron::Schedule {
         cron::Schedule::from_str(&self.schedule).expect("checked when the configuration loaded")
     }
+}
+
+/// Loads a secret from exactly one of an environment variable or a file. The outer
+/// error is a configuration mistake (both or neither given); the inner one a secret
+/// that cannot be loaded now, which only the commands that need it report.
+fn load_secret(
+    at: &str,
+    env_key: &Option<String>,
+    file_key: &Option<PathBuf>,
+    base: &Path,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Result<Secret, String>, String> {
+    Ok(match (env_key, file_key) {
+        (Some(var), None) => env(var)
+            .map(Secret::new)
+            .ok_or_else(|| format!("{at}: the environment variable `{var}` is not set")),
+        (None, Some(file)) => {
+            let file = if file.is_relative() {
+                base.join(file)
+            } else {
+                file.clone()
+            };
+            std::fs::read_to_string(&file)
+                .map(|text| Secret::new(text.lines().next().unwrap_or("").to_string()))
+                .map_err(|e| format!("{at}: cannot read {}: {e}", file.display()))
+        }
+        _ => {
+            return Err(format!(
+                "{at}: give exactly one of an environment variable (`…_env`) or a file (`…_file`) for the secret"
+            ));
+        }
+    })
 }
 
 /// 1-based line and column (characters) of byte `offset` in `text`.

@@ -5,10 +5,15 @@
 //! serve them), each replaced atomically (write, fsync, rename, folder fsync):
 //!
 //! ```text
-//! .well-known/resourcesync                        Source Description
-//! resourcesync/<publisher>/capabilitylist.xml     one public set per publisher
+//! .well-known/resourcesync                        Source Description (public sets)
+//! .well-known/resourcesync-with-restricted        … with the restricted sets (served at
+//!                                                 .well-known/resourcesync to Destinations
+//!                                                 that authenticate)
+//! resourcesync/<publisher>/capabilitylist.xml     the publisher's public set (`gratis`)
 //! resourcesync/<publisher>/resourcelist.xml       current files of deposits (at, completed)
 //! resourcesync/<publisher>/changelist.xml         the change journal, forward chronological
+//! resourcesync/<publisher>/restricted/…           the restricted set (restricted and
+//!                                                 non-conforming items), the same three
 //! ```
 //!
 //! Resources are served by `plikt serve` / `plikt run` at
@@ -18,9 +23,8 @@
 //! at `<base_url>d/<publisher>/<deposit>/v<version>/<key>`, which each entry names in a
 //! `rel="memento"` link (§14.6): nothing deposited is ever overwritten.
 //!
-//! This is the first part of the ResourceSync issue: only public sets (items whose
-//! effective access is `gratis`); no restricted sets, indexes, rotation, dumps
-//! or metadata records yet.
+//! This is the first part of the ResourceSync issue: no indexes, rotation, dumps or
+//! metadata records yet.
 
 mod writer;
 
@@ -94,126 +98,170 @@ pub fn www(config: &Config) -> PathBuf {
     config.data_dir.join("www")
 }
 
-/// The path of a publisher's capability list below `base_url`.
-pub fn capability_list_path(publisher: &str) -> String {
-    format!("resourcesync/{publisher}/capabilitylist.xml")
+/// The path of a set's capability list below `base_url`.
+pub fn capability_list_path(publisher: &str, access: &str) -> String {
+    format!("{}/capabilitylist.xml", set_path(publisher, access))
 }
+
+/// The effective access level of restricted and non-conforming items.
+pub const RESTRICTED: &str = "restricted";
+
+/// Where a set's documents live below `base_url`: the public set of a publisher, or
+/// its restricted set (only for authenticated Destinations, never linked from public
+/// documents).
+pub fn set_path(publisher: &str, access: &str) -> String {
+    if access == PUBLIC {
+        format!("resourcesync/{publisher}")
+    } else {
+        format!("resourcesync/{publisher}/restricted")
+    }
+}
+
+/// The Source Description listing the restricted sets too, served at
+/// `/.well-known/resourcesync` to authenticated Destinations.
+pub const FULL_SOURCE_DESCRIPTION: &str = ".well-known/resourcesync-with-restricted";
 
 /// Writes every document from the catalog.
 pub fn publish(config: &Config) -> Result<Published, PublishError> {
     let catalog = Catalog::open(&config.data_dir.join("catalog.sqlite"))?;
     let www = www(config);
     let base = config.base_url.as_str();
-    let now = || crate::store::now();
     let mut published = Published::default();
 
-    // Source Description (§11): one capability list per public set.
-    let sd_path = www.join(".well-known/resourcesync");
-    atomic_write(&sd_path, |out| {
-        let mut w = DocumentWriter::new(out, Root::UrlSet, &[], &Md::capability("description"))?;
-        for p in &config.publishers {
+    // Source Descriptions (§11): the public one lists the public sets; the other one,
+    // for authenticated Destinations, the restricted sets as well.
+    for (file, accesses) in [
+        (".well-known/resourcesync", &[PUBLIC][..]),
+        (FULL_SOURCE_DESCRIPTION, &[PUBLIC, RESTRICTED][..]),
+    ] {
+        atomic_write(&www.join(file), |out| {
+            let mut w =
+                DocumentWriter::new(out, Root::UrlSet, &[], &Md::capability("description"))?;
+            for p in &config.publishers {
+                for access in accesses {
+                    w.entry(&Entry {
+                        loc: format!("{base}{}/capabilitylist.xml", set_path(&p.id, access)),
+                        md: Some(Md::capability("capabilitylist")),
+                        ..Entry::default()
+                    })?;
+                }
+            }
+            w.finish().map(drop)
+        })?;
+    }
+    for p in &config.publishers {
+        for access in [PUBLIC, RESTRICTED] {
+            let (resources, changes) = write_set(&catalog, &www, base, &p.id, access)?;
+            published.sets += 1;
+            published.resources += resources;
+            published.changes += changes;
+        }
+    }
+    Ok(published)
+}
+
+/// Writes one set's Capability List, Resource List and Change List; returns the
+/// entries of the Resource and Change List.
+fn write_set(
+    catalog: &Catalog,
+    www: &Path,
+    base: &str,
+    publisher: &str,
+    access: &str,
+) -> Result<(u64, u64), PublishError> {
+    let now = || crate::store::now();
+    let dir = set_path(publisher, access);
+    let cap = format!("{base}{dir}/capabilitylist.xml");
+    // Capability List (§9).
+    atomic_write(&www.join(format!("{dir}/capabilitylist.xml")), |out| {
+        let mut w = DocumentWriter::new(
+            out,
+            Root::UrlSet,
+            &[Ln::new("up", format!("{base}.well-known/resourcesync"))],
+            &Md::capability("capabilitylist"),
+        )?;
+        for capability in ["resourcelist", "changelist"] {
             w.entry(&Entry {
-                loc: format!("{base}{}", capability_list_path(&p.id)),
-                md: Some(Md::capability("capabilitylist")),
+                loc: format!("{base}{dir}/{capability}.xml"),
+                md: Some(Md::capability(capability)),
                 ..Entry::default()
             })?;
         }
         w.finish().map(drop)
     })?;
 
-    for p in &config.publishers {
-        let dir = format!("resourcesync/{}", p.id);
-        let cap = format!("{base}{}", capability_list_path(&p.id));
-        // Capability List (§9).
-        atomic_write(&www.join(capability_list_path(&p.id)), |out| {
-            let mut w = DocumentWriter::new(
-                out,
-                Root::UrlSet,
-                &[Ln::new("up", format!("{base}.well-known/resourcesync"))],
-                &Md::capability("capabilitylist"),
-            )?;
-            for cap in ["resourcelist", "changelist"] {
-                w.entry(&Entry {
-                    loc: format!("{base}{dir}/{cap}.xml"),
-                    md: Some(Md::capability(cap)),
-                    ..Entry::default()
-                })?;
+    // Resource List (§10): `at` before reading, `completed` after. `completed` is
+    // written as a placeholder of the same width and filled in at the end, so the list
+    // streams to disk.
+    let path = www.join(format!("{dir}/resourcelist.xml"));
+    let placeholder = "0000-00-00T00:00:00.000Z";
+    let md = Md::capability("resourcelist")
+        .with("at", now())
+        .with("completed", placeholder);
+    let lns = [Ln::new("up", cap.clone())];
+    let header = DocumentWriter::new(Vec::new(), Root::UrlSet, &lns, &md)
+        .map_err(|source| PublishError::Write {
+            path: path.clone(),
+            source,
+        })?
+        .bytes();
+    let completed_at = header - "\"/>\n".len() as u64 - placeholder.len() as u64;
+    let mut resources = 0u64;
+    let mut too_large = false;
+    atomic_write(&path, |out| {
+        let mut w = DocumentWriter::new(&mut *out, Root::UrlSet, &lns, &md)?;
+        let r = catalog.current_files(publisher, access, &mut |f| {
+            if w.full(2048) {
+                too_large = true;
+                return Ok(());
             }
-            w.finish().map(drop)
-        })?;
-        published.sets += 1;
-
-        // Resource List (§10): `at` before reading, `completed` after. `completed` is
-        // written as a placeholder of the same width and filled in at the end, so the
-        // list streams to disk.
-        let path = www.join(format!("{dir}/resourcelist.xml"));
-        let at = now();
-        let placeholder = "0000-00-00T00:00:00.000Z";
-        let md = Md::capability("resourcelist")
-            .with("at", at.clone())
-            .with("completed", placeholder);
-        let lns = [Ln::new("up", cap.clone())];
-        let header = DocumentWriter::new(Vec::new(), Root::UrlSet, &lns, &md)
-            .map_err(|source| PublishError::Write {
-                path: path.clone(),
-                source,
-            })?
-            .bytes();
-        let completed_at = header - "\"/>\n".len() as u64 - placeholder.len() as u64;
-        let mut count = 0u64;
-        let mut too_large = false;
-        atomic_write(&path, |out| {
-            let mut w = DocumentWriter::new(&mut *out, Root::UrlSet, &lns, &md)?;
-            let r = catalog.current_files(&p.id, PUBLIC, &mut |f| {
-                if w.full(2048) {
-                    too_large = true;
-                    return Ok(());
-                }
-                count += 1;
-                w.entry(&resource_entry(base, &p.id, &f, None))
-            });
-            r.map_err(|e| io::Error::other(e.to_string()))?;
-            w.finish()?;
-            out.flush()?;
-            let file = out.get_mut();
-            file.seek(SeekFrom::Start(completed_at))?;
-            file.write_all(now().as_bytes())?;
-            file.seek(SeekFrom::End(0)).map(drop)
-        })?;
-        if too_large {
-            return Err(PublishError::TooLarge { path });
-        }
-        published.resources += count;
-
-        // Change List (§12): the journal in forward chronological order.
-        let path = www.join(format!("{dir}/changelist.xml"));
-        let from = catalog.first_change(&p.id)?.unwrap_or_else(now);
-        let mut count = 0u64;
-        let mut too_large = false;
-        atomic_write(&path, |out| {
-            let mut w = DocumentWriter::new(
-                out,
-                Root::UrlSet,
-                &[Ln::new("up", cap.clone())],
-                &Md::capability("changelist").with("from", from.clone()),
-            )?;
-            let r = catalog.journal(&p.id, PUBLIC, &mut |e, f| {
-                if w.full(2048) {
-                    too_large = true;
-                    return Ok(());
-                }
-                count += 1;
-                w.entry(&resource_entry(base, &p.id, &f, Some((&e.change, &e.at))))
-            });
-            r.map_err(|e| io::Error::other(e.to_string()))?;
-            w.finish().map(drop)
-        })?;
-        if too_large {
-            return Err(PublishError::TooLarge { path });
-        }
-        published.changes += count;
+            resources += 1;
+            w.entry(&resource_entry(base, publisher, &f, None))
+        });
+        r.map_err(|e| io::Error::other(e.to_string()))?;
+        w.finish()?;
+        out.flush()?;
+        let file = out.get_mut();
+        file.seek(SeekFrom::Start(completed_at))?;
+        file.write_all(now().as_bytes())?;
+        file.seek(SeekFrom::End(0)).map(drop)
+    })?;
+    if too_large {
+        return Err(PublishError::TooLarge { path });
     }
-    Ok(published)
+
+    // Change List (§12): the journal in forward chronological order.
+    let path = www.join(format!("{dir}/changelist.xml"));
+    let from = catalog.first_change(publisher)?.unwrap_or_else(now);
+    let mut changes = 0u64;
+    let mut too_large = false;
+    atomic_write(&path, |out| {
+        let mut w = DocumentWriter::new(
+            out,
+            Root::UrlSet,
+            &[Ln::new("up", cap.clone())],
+            &Md::capability("changelist").with("from", from.clone()),
+        )?;
+        let r = catalog.journal(publisher, access, &mut |e, f| {
+            if w.full(2048) {
+                too_large = true;
+                return Ok(());
+            }
+            changes += 1;
+            w.entry(&resource_entry(
+                base,
+                publisher,
+                &f,
+                Some((&e.change, &e.at)),
+            ))
+        });
+        r.map_err(|e| io::Error::other(e.to_string()))?;
+        w.finish().map(drop)
+    })?;
+    if too_large {
+        return Err(PublishError::TooLarge { path });
+    }
+    Ok((resources, changes))
 }
 
 /// A `<url>` of a Resource List (`change` = None) or Change List.

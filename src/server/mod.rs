@@ -23,6 +23,7 @@ use axum::routing::get;
 use crate::config::Config;
 use crate::resourcesync::{self, PUBLIC};
 use crate::store::{Blobs, Catalog};
+use axum::http::HeaderMap;
 
 /// Shared state of the routes.
 #[derive(Debug, Clone)]
@@ -39,6 +40,10 @@ pub fn app(state: AppState) -> Router {
         .route("/robots.txt", get(robots))
         .route("/.well-known/resourcesync", get(source_description))
         .route("/resourcesync/{publisher}/{document}", get(document))
+        .route(
+            "/resourcesync/{publisher}/restricted/{document}",
+            get(restricted_document),
+        )
         .route("/d/{publisher}/{deposit}/{key}", get(resource))
         .route(
             "/d/{publisher}/{deposit}/{version}/{key}",
@@ -52,6 +57,8 @@ pub fn app(state: AppState) -> Router {
 pub enum AppError {
     /// 404.
     NotFound,
+    /// 401: restricted, and no (or wrong) credentials.
+    Unauthorized,
     /// 500, with the internal cause for the log.
     Internal(String),
 }
@@ -60,6 +67,23 @@ impl IntoResponse for AppError {
     fn into_response(self) -> Response {
         match self {
             AppError::NotFound => (StatusCode::NOT_FOUND, "not found\n").into_response(),
+            AppError::Unauthorized => {
+                let mut r = (
+                    StatusCode::UNAUTHORIZED,
+                    "this set is restricted: authenticate with the bearer token or Basic credentials configured for your Destination\n",
+                )
+                    .into_response();
+                let h = r.headers_mut();
+                h.append(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer realm=\"plikt\""),
+                );
+                h.append(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Basic realm=\"plikt\""),
+                );
+                r
+            }
             AppError::Internal(cause) => {
                 tracing::error!(error = %cause, "request failed");
                 (
@@ -98,19 +122,91 @@ async fn robots(State(state): State<AppState>) -> Response {
     ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response()
 }
 
-async fn source_description(State(state): State<AppState>) -> Result<Response, AppError> {
-    xml_file(resourcesync::www(&state.config).join(".well-known/resourcesync")).await
+/// True when the request carries credentials of a `[[destination]]` that may see
+/// `publisher`'s restricted set (any publisher when `None`).
+pub fn authorised(config: &Config, headers: &HeaderMap, publisher: Option<&str>) -> bool {
+    let Some(given) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+    else {
+        return false;
+    };
+    config.destinations.iter().any(|d| {
+        let Ok(secret) = &d.secret else { return false };
+        let expected = match &d.username {
+            Some(user) => format!("Basic {}", base64(&format!("{user}:{}", secret.expose()))),
+            None => format!("Bearer {}", secret.expose()),
+        };
+        publisher.is_none_or(|p| d.may_see(p))
+            && constant_time_eq(given.as_bytes(), expected.as_bytes())
+    })
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Standard base64 with padding (HTTP Basic credentials).
+pub fn base64(s: &str) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(b.len().div_ceil(3) * 4);
+    for c in b.chunks(3) {
+        let n = (u32::from(c[0]) << 16)
+            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*c.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            out.push(if i <= c.len() {
+                T[(n >> (18 - 6 * i)) as usize & 63] as char
+            } else {
+                '='
+            });
+        }
+    }
+    out
+}
+
+async fn source_description(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
+    let file = if authorised(&state.config, &headers, None) {
+        resourcesync::FULL_SOURCE_DESCRIPTION
+    } else {
+        ".well-known/resourcesync"
+    };
+    xml_file(resourcesync::www(&state.config).join(file)).await
+}
+
+async fn restricted_document(
+    State(state): State<AppState>,
+    Path((publisher, document)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
+    if state.config.publisher(&publisher).is_none() || !safe_document(&document) {
+        return Err(AppError::NotFound);
+    }
+    if !authorised(&state.config, &headers, Some(&publisher)) {
+        return Err(AppError::Unauthorized);
+    }
+    xml_file(
+        resourcesync::www(&state.config)
+            .join(resourcesync::set_path(&publisher, resourcesync::RESTRICTED))
+            .join(&document),
+    )
+    .await
+}
+
+fn safe_document(document: &str) -> bool {
+    document.ends_with(".xml") && !document.contains(['/', '\\']) && !document.starts_with('.')
 }
 
 async fn document(
     State(state): State<AppState>,
     Path((publisher, document)): Path<(String, String)>,
 ) -> Result<Response, AppError> {
-    if state.config.publisher(&publisher).is_none()
-        || !document.ends_with(".xml")
-        || document.contains(['/', '\\'])
-        || document.starts_with('.')
-    {
+    if state.config.publisher(&publisher).is_none() || !safe_document(&document) {
         return Err(AppError::NotFound);
     }
     xml_file(
@@ -137,7 +233,7 @@ async fn xml_file(path: std::path::PathBuf) -> Result<Response, AppError> {
 async fn resource(
     State(state): State<AppState>,
     Path((publisher, deposit, key)): Path<(String, i64, String)>,
-    request: axum::http::HeaderMap,
+    request: HeaderMap,
 ) -> Result<Response, AppError> {
     send_file(state, publisher, deposit, None, key, request).await
 }
@@ -146,7 +242,7 @@ async fn resource(
 async fn resource_version(
     State(state): State<AppState>,
     Path((publisher, deposit, version, key)): Path<(String, i64, String, String)>,
-    request: axum::http::HeaderMap,
+    request: HeaderMap,
 ) -> Result<Response, AppError> {
     let Some(version) = version.strip_prefix('v').and_then(|v| v.parse().ok()) else {
         return Err(AppError::NotFound);
@@ -160,7 +256,7 @@ async fn send_file(
     deposit: i64,
     version: Option<i64>,
     key: String,
-    request: axum::http::HeaderMap,
+    request: HeaderMap,
 ) -> Result<Response, AppError> {
     if state.config.publisher(&publisher).is_none() {
         return Err(AppError::NotFound);
@@ -170,8 +266,8 @@ async fn send_file(
     let files = tokio::task::spawn_blocking(move || {
         let catalog = Catalog::open(&config.data_dir.join("catalog.sqlite"))?;
         match version {
-            None => catalog.deposit_files(&p, deposit, PUBLIC),
-            Some(v) => catalog.version_files(&p, deposit, v, PUBLIC),
+            None => catalog.deposit_files(&p, deposit),
+            Some(v) => catalog.version_files(&p, deposit, v),
         }
     })
     .await
@@ -183,15 +279,19 @@ async fn send_file(
     else {
         return Err(AppError::NotFound);
     };
+    // A resource of a restricted set is served only to Destinations allowed to see it.
+    if f.access != PUBLIC && !authorised(&state.config, &request, Some(&publisher)) {
+        return Err(AppError::Unauthorized);
+    }
     let blobs = Blobs::open(&state.config.data_dir).map_err(internal)?;
     let base = state.config.base_url.as_str();
     let link = format!(
         "<{base}{}>; rel=\"resourcesync\"",
-        resourcesync::capability_list_path(&publisher)
+        resourcesync::capability_list_path(&publisher, &f.access)
     );
     let etag = format!("\"{}\"", f.sha256);
     let value = |s: &str| HeaderValue::from_str(s).map_err(internal);
-    let mut headers = axum::http::HeaderMap::new();
+    let mut headers = HeaderMap::new();
     headers.insert(
         header::CONTENT_TYPE,
         value(

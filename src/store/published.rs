@@ -31,6 +31,8 @@ pub struct PublishedFile {
     pub stored_at: String,
     /// The item's pubDate (UTC).
     pub pub_date: String,
+    /// The version's effective access: `gratis` or `restricted`.
+    pub access: String,
 }
 
 /// One entry of the change journal.
@@ -45,7 +47,7 @@ pub struct JournalEntry {
 }
 
 const FILE_COLUMNS: &str = "v.deposit_id, v.id, f.url, f.sha256, f.md5, f.length,
-    coalesce(f.content_type, f.declared_type), f.fetched_at, v.pub_date";
+    coalesce(f.content_type, f.declared_type), f.fetched_at, v.pub_date, v.access";
 
 fn file(r: &rusqlite::Row<'_>) -> rusqlite::Result<PublishedFile> {
     Ok(PublishedFile {
@@ -58,6 +60,7 @@ fn file(r: &rusqlite::Row<'_>) -> rusqlite::Result<PublishedFile> {
         content_type: r.get(6)?,
         stored_at: r.get(7)?,
         pub_date: r.get(8)?,
+        access: r.get(9)?,
     })
 }
 
@@ -129,6 +132,7 @@ impl Catalog {
                     content_type: r.get(9)?,
                     stored_at: r.get(10)?,
                     pub_date: r.get(11)?,
+                    access: r.get(12)?,
                 };
                 Ok((entry, f))
             })
@@ -143,14 +147,13 @@ impl Catalog {
         Ok(())
     }
 
-    /// The stored files of one deposited version of a deposit, if that version has
-    /// access `access` (for serving a version-specific URL).
+    /// The stored files of one deposited version of a deposit (for serving a
+    /// version-specific URL; the caller checks their access).
     pub fn version_files(
         &self,
         publisher: &str,
         deposit: i64,
         version: i64,
-        access: &str,
     ) -> Result<Vec<PublishedFile>, StoreError> {
         let mut stmt = self
             .conn()
@@ -158,12 +161,12 @@ impl Catalog {
                 "SELECT {FILE_COLUMNS} FROM deposits d
                  JOIN versions v ON v.deposit_id = d.id AND v.id = ?3 AND v.state = 'deposited'
                  JOIN files f ON f.version_id = v.id
-                 WHERE d.publisher = ?1 AND d.id = ?2 AND v.access = ?4 AND f.state = 'stored'
+                 WHERE d.publisher = ?1 AND d.id = ?2 AND f.state = 'stored'
                  ORDER BY f.ord"
             ))
             .map_err(sql("finding a resource version"))?;
         let rows = stmt
-            .query_map(params![publisher, deposit, version, access], file)
+            .query_map(params![publisher, deposit, version], file)
             .map_err(sql("finding a resource version"))?;
         rows.collect::<Result<Vec<_>, _>>()
             .map_err(sql("finding a resource version"))
@@ -180,13 +183,12 @@ impl Catalog {
             .map_err(sql("reading the change journal"))
     }
 
-    /// The stored files of the latest deposited version of a deposit, if that version
-    /// has access `access` (for serving a resource).
+    /// The stored files of the latest deposited version of a deposit (for serving a
+    /// resource; the caller checks their access).
     pub fn deposit_files(
         &self,
         publisher: &str,
         deposit: i64,
-        access: &str,
     ) -> Result<Vec<PublishedFile>, StoreError> {
         let mut stmt = self
             .conn()
@@ -195,12 +197,12 @@ impl Catalog {
                  JOIN versions v ON v.id = (SELECT id FROM versions x WHERE x.deposit_id = d.id
                      AND x.state = 'deposited' ORDER BY x.pub_date DESC LIMIT 1)
                  JOIN files f ON f.version_id = v.id
-                 WHERE d.publisher = ?1 AND d.id = ?2 AND v.access = ?3 AND f.state = 'stored'
+                 WHERE d.publisher = ?1 AND d.id = ?2 AND f.state = 'stored'
                  ORDER BY f.ord"
             ))
             .map_err(sql("finding a resource"))?;
         let rows = stmt
-            .query_map(params![publisher, deposit, access], file)
+            .query_map(params![publisher, deposit], file)
             .map_err(sql("finding a resource"))?;
         rows.collect::<Result<Vec<_>, _>>()
             .map_err(sql("finding a resource"))

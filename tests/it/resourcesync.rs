@@ -38,12 +38,14 @@ fn serve(env: &Env) -> Serve {
         &format!("data_dir = \"data\"\nlisten = \"127.0.0.1:{port}\"\nbase_url = \"{base}\""),
     );
     std::fs::write(&env.config, cfg).unwrap();
-    let child = plikt()
-        .args(["serve", "--config"])
+    let mut cmd = plikt();
+    cmd.args(["serve", "--config"])
         .arg(&env.config)
-        .env("RUST_LOG", "warn")
-        .spawn()
-        .unwrap();
+        .env("RUST_LOG", "warn");
+    for (k, v) in &env.env {
+        cmd.env(k, v);
+    }
+    let child = cmd.spawn().unwrap();
     for _ in 0..100 {
         if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
             break;
@@ -352,7 +354,7 @@ fn resync_baseline_incremental_and_audit_against_plikt_serve() {
 }
 
 #[test]
-fn restricted_and_non_conforming_items_stay_out_of_the_public_set() {
+fn restricted_sets_are_served_only_to_authenticated_destinations() {
     let base: Arc<std::sync::OnceLock<String>> = Default::default();
     let b2 = base.clone();
     let server = Server::with_handler(move |r| {
@@ -376,19 +378,85 @@ fn restricted_and_non_conforming_items_stay_out_of_the_public_set() {
         }
     });
     let _ = base.set(server.url(""));
-    let env = Env::plain("public-set", &server.url("/feed.xml"), "");
+    let env = Env::plain("restricted-set", &server.url("/feed.xml"), "")
+        .with_env("TEST_DEST_TOKEN", "t0ken-for-libris");
+    let cfg = std::fs::read_to_string(&env.config).unwrap()
+        + "\n[[destination]]\nid = \"libris\"\ntoken_env = \"TEST_DEST_TOKEN\"\n";
+    std::fs::write(&env.config, cfg).unwrap();
+    let srv = serve(&env);
     assert_eq!(env.harvest().status.code(), Some(0));
     assert_eq!(env.status()["deposits"].as_u64(), Some(3));
     let o = env.cmd(&["publish"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let rl =
-        std::fs::read_to_string(env.data().join("www/resourcesync/test/resourcelist.xml")).unwrap();
-    assert_eq!(rl.matches("<url>").count(), 1, "{rl}");
-    assert!(rl.contains("/open.html"), "{rl}");
-    let cl =
-        std::fs::read_to_string(env.data().join("www/resourcesync/test/changelist.xml")).unwrap();
+
+    // The public set: only the open item; nothing restricted is named.
+    let www = env.data().join("www");
+    let public = [
+        std::fs::read_to_string(www.join(".well-known/resourcesync")).unwrap(),
+        std::fs::read_to_string(www.join("resourcesync/test/resourcelist.xml")).unwrap(),
+        std::fs::read_to_string(www.join("resourcesync/test/changelist.xml")).unwrap(),
+    ]
+    .concat();
+    assert!(public.contains("/open.html"), "{public}");
+    for hidden in ["closed.html", "broken.html", "restricted"] {
+        assert!(!public.contains(hidden), "{hidden} in {public}");
+    }
+    let restricted =
+        std::fs::read_to_string(www.join("resourcesync/test/restricted/resourcelist.xml")).unwrap();
+    assert_eq!(restricted.matches("<url>").count(), 2, "{restricted}");
+
+    let restricted_cap = format!(
+        "{}resourcesync/test/restricted/capabilitylist.xml",
+        srv.base
+    );
+    let bearer = "Authorization: Bearer t0ken-for-libris\r\n";
+    // Without (or with wrong) credentials: 401, for documents and resources alike.
+    for h in [
+        "",
+        "Authorization: Bearer wrong\r\n",
+        "Authorization: Basic bGlicmlzOnQwa2Vu\r\n",
+    ] {
+        let (head, _) = get_with(&restricted_cap, h);
+        assert!(head.starts_with("HTTP/1.1 401"), "{h}: {head}");
+    }
+    let (head, _) = get_with(&restricted_cap, bearer);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let closed = restricted
+        .split("<loc>")
+        .nth(1)
+        .unwrap()
+        .split('<')
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(get(&closed).0.starts_with("HTTP/1.1 401"));
+    let (head, body) = get_with(&closed, bearer);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
     assert!(
-        !cl.contains("closed.html") && !cl.contains("broken.html"),
-        "{cl}"
+        String::from_utf8_lossy(&body).contains("/closed.html")
+            || String::from_utf8_lossy(&body).contains("/broken.html")
+    );
+    // The Source Description names the restricted sets only to an authenticated client.
+    let (_, anonymous) = get(&format!("{}.well-known/resourcesync", srv.base));
+    let (_, full) = get_with(&format!("{}.well-known/resourcesync", srv.base), bearer);
+    assert!(!String::from_utf8_lossy(&anonymous).contains("restricted"));
+    assert!(String::from_utf8_lossy(&full).contains(&restricted_cap));
+
+    // resync syncs the restricted set with the token.
+    let mapping = format!("{}={}", srv.base, env.dir.join("dest").display());
+    let out = resync(
+        &env.dir,
+        &[
+            "--baseline",
+            "--access-token",
+            "t0ken-for-libris",
+            "--capabilitylist",
+            &restricted_cap,
+            &mapping,
+        ],
+    );
+    assert!(
+        out.contains("SYNCED (same=0, created=2, updated=0, deleted=0)"),
+        "{out}"
     );
 }
