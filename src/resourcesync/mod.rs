@@ -180,7 +180,7 @@ fn write_set(
             &[Ln::new("up", format!("{base}.well-known/resourcesync"))],
             &Md::capability("capabilitylist"),
         )?;
-        for capability in ["resourcelist", "changelist"] {
+        for capability in ["resourcelist", "changelist", "changelist-archive"] {
             w.entry(&Entry {
                 loc: format!("{base}{dir}/{capability}.xml"),
                 md: Some(Md::capability(capability)),
@@ -230,24 +230,121 @@ fn write_set(
         return Err(PublishError::TooLarge { path });
     }
 
-    // Change List (§12): the journal in forward chronological order.
-    let path = www.join(format!("{dir}/changelist.xml"));
-    let from = catalog.first_change(publisher)?.unwrap_or_else(now);
+    // Change Lists (§12), one per UTC day. A day's list is closed (`until`) and
+    // written once, a few minutes after the day ends; the open list `changelist.xml`
+    // (advertised in the Capability List: `resync --incremental` reads it) covers the
+    // days not closed yet; `changelist-archive.xml` (Archives 0.9.1) lists every
+    // closed list, so a Destination reaches all history.
+    let changes = write_change_lists(catalog, www, base, publisher, access, &dir, &cap)?;
+    Ok((resources, changes))
+}
+
+/// Days are closed this long after they end, so that a change committed a moment
+/// after midnight with an earlier time stamp still lands in its day's list.
+const CLOSE_AFTER_SECS: i64 = 300;
+
+fn write_change_lists(
+    catalog: &Catalog,
+    www: &Path,
+    base: &str,
+    publisher: &str,
+    access: &str,
+    dir: &str,
+    cap: &str,
+) -> Result<u64, PublishError> {
+    use chrono::{DateTime, Duration, NaiveTime, Utc};
+    let day_start = |t: DateTime<Utc>| t.date_naive().and_time(NaiveTime::MIN).and_utc();
+    let now = Utc::now();
+    // Days before `open_from` are closed.
+    let open_from = day_start(now - Duration::seconds(CLOSE_AFTER_SECS));
+    let first = catalog
+        .first_change(publisher)?
+        .and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
+        .map(|t| day_start(t.with_timezone(&Utc)));
     let mut changes = 0u64;
-    let mut too_large = false;
-    atomic_write(&path, |out| {
+    let mut closed = Vec::new();
+    let mut day = first.unwrap_or(open_from);
+    while day < open_from {
+        let until = day + Duration::days(1);
+        let name = format!("changelist/{}.xml", day.format("%Y-%m-%d"));
+        let path = www.join(format!("{dir}/{name}"));
+        let (from_s, until_s) = (crate::store::instant(day), crate::store::instant(until));
+        // Closed lists are never rewritten.
+        if !path.exists() {
+            changes += change_list(
+                catalog,
+                &path,
+                publisher,
+                access,
+                base,
+                cap,
+                &from_s,
+                Some(&until_s),
+            )?;
+        }
+        closed.push((format!("{base}{dir}/{name}"), from_s, until_s));
+        day = until;
+    }
+    let open = www.join(format!("{dir}/changelist.xml"));
+    changes += change_list(
+        catalog,
+        &open,
+        publisher,
+        access,
+        base,
+        cap,
+        &crate::store::instant(open_from),
+        None,
+    )?;
+    atomic_write(&www.join(format!("{dir}/changelist-archive.xml")), |out| {
         let mut w = DocumentWriter::new(
             out,
             Root::UrlSet,
-            &[Ln::new("up", cap.clone())],
-            &Md::capability("changelist").with("from", from.clone()),
+            &[Ln::new("up", cap.to_string())],
+            &Md::capability("changelist-archive"),
         )?;
-        let r = catalog.journal(publisher, access, &mut |e, f| {
+        for (loc, from, until) in &closed {
+            w.entry(&Entry {
+                loc: loc.clone(),
+                md: Some(
+                    Md::capability("changelist")
+                        .with("from", from.clone())
+                        .with("until", until.clone()),
+                ),
+                ..Entry::default()
+            })?;
+        }
+        w.finish().map(drop)
+    })?;
+    Ok(changes)
+}
+
+/// Writes one Change List of the changes in [`from`, `until`); returns its entries.
+#[allow(clippy::too_many_arguments)]
+fn change_list(
+    catalog: &Catalog,
+    path: &Path,
+    publisher: &str,
+    access: &str,
+    base: &str,
+    cap: &str,
+    from: &str,
+    until: Option<&str>,
+) -> Result<u64, PublishError> {
+    let mut md = Md::capability("changelist").with("from", from);
+    if let Some(u) = until {
+        md = md.with("until", u);
+    }
+    let mut count = 0u64;
+    let mut too_large = false;
+    atomic_write(path, |out| {
+        let mut w = DocumentWriter::new(out, Root::UrlSet, &[Ln::new("up", cap.to_string())], &md)?;
+        let r = catalog.journal(publisher, access, from, until, &mut |e, f| {
             if w.full(2048) {
                 too_large = true;
                 return Ok(());
             }
-            changes += 1;
+            count += 1;
             w.entry(&resource_entry(
                 base,
                 publisher,
@@ -259,9 +356,11 @@ fn write_set(
         w.finish().map(drop)
     })?;
     if too_large {
-        return Err(PublishError::TooLarge { path });
+        return Err(PublishError::TooLarge {
+            path: path.to_path_buf(),
+        });
     }
-    Ok((resources, changes))
+    Ok(count)
 }
 
 /// A `<url>` of a Resource List (`change` = None) or Change List.

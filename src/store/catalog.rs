@@ -21,7 +21,8 @@ use super::StoreError;
 use super::digest::Digests;
 
 /// Schema versions, applied in order; index + 1 is the `user_version` after each.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE publishers (
     id            TEXT PRIMARY KEY,
     name          TEXT NOT NULL,
@@ -138,7 +139,10 @@ BEGIN SELECT RAISE(ABORT, 'the change journal is append-only'); END;
 CREATE INDEX changes_deposit ON changes(deposit_id);
 CREATE TRIGGER changes_no_delete BEFORE DELETE ON changes
 BEGIN SELECT RAISE(ABORT, 'the change journal is append-only'); END;
-"#];
+"#,
+    // 2: Change Lists are read by publisher and period.
+    "CREATE INDEX changes_publisher_at ON changes(publisher, at);",
+];
 
 /// A run's outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -97,12 +97,15 @@ impl Catalog {
         Ok(())
     }
 
-    /// Calls `each` for every file of every journalled change of `publisher` whose
-    /// version has access `access`, in journal order.
+    /// Calls `each` for every file of every change of `publisher` journalled at or after
+    /// `from` and before `until` (if given) whose version has access `access`, in journal
+    /// order.
     pub fn journal(
         &self,
         publisher: &str,
         access: &str,
+        from: &str,
+        until: Option<&str>,
         each: &mut dyn FnMut(JournalEntry, PublishedFile) -> std::io::Result<()>,
     ) -> Result<(), StoreError> {
         let mut stmt = self
@@ -112,11 +115,12 @@ impl Catalog {
                  JOIN versions v ON v.id = c.version_id
                  JOIN files f ON f.version_id = v.id
                  WHERE c.publisher = ?1 AND v.access = ?2 AND f.state = 'stored'
+                   AND c.at >= ?3 AND (?4 IS NULL OR c.at < ?4)
                  ORDER BY c.seq, f.ord"
             ))
             .map_err(sql("reading the change journal"))?;
         let rows = stmt
-            .query_map(params![publisher, access], |r| {
+            .query_map(params![publisher, access, from, until], |r| {
                 let entry = JournalEntry {
                     seq: r.get(0)?,
                     change: r.get(1)?,

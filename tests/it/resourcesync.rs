@@ -460,3 +460,76 @@ fn restricted_sets_are_served_only_to_authenticated_destinations() {
         "{out}"
     );
 }
+
+#[test]
+fn change_lists_rotate_daily_and_closed_lists_stay_reachable() {
+    let base: Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let server = Server::with_handler(move |r| match r.path.as_str() {
+        "/feed.xml" => Response::ok(feed(&[TestItem::new(
+            "today",
+            &date(0),
+            &format!("{}/a.html", b2.get().unwrap()),
+        )])),
+        p => Response::file(format!("<html>{p}</html>"), "text/html"),
+    });
+    let _ = base.set(server.url(""));
+    let env = Env::plain("rotation", &server.url("/feed.xml"), "");
+    assert_eq!(env.harvest().status.code(), Some(0));
+    // A version deposited two days ago (written straight into the catalog: the
+    // journal only ever gets the current time).
+    let two_days_ago = chrono::Utc::now() - chrono::Duration::days(2);
+    let at = two_days_ago.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let day = two_days_ago.format("%Y-%m-%d").to_string();
+    let c = rusqlite::Connection::open(env.data().join("catalog.sqlite")).unwrap();
+    c.execute_batch(&format!(
+        "INSERT INTO versions (deposit_id, pub_date, pub_date_raw, item_hash, metadata, findings,
+           conforming, access, state, found_run, found_at, deposited_at)
+         SELECT deposit_id, '2020-01-01T00:00:00.000Z', 'x', 'h', '{{}}', '[]', 1, 'gratis',
+           'deposited', found_run, '{at}', '{at}' FROM versions LIMIT 1;
+         INSERT INTO files (version_id, ord, role, url, state, sha256, length, md5, fetched_at)
+         SELECT (SELECT max(id) FROM versions), 0, 'content', 'http://old.example/x.pdf', 'stored',
+           sha256, length, md5, '{at}' FROM files WHERE state = 'stored' LIMIT 1;
+         INSERT INTO changes (version_id, deposit_id, publisher, change, at)
+         SELECT id, deposit_id, 'test', 'updated', '{at}' FROM versions WHERE id = (SELECT max(id) FROM versions);"
+    ))
+    .unwrap();
+    drop(c);
+    assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
+    let dir = env.data().join("www/resourcesync/test");
+    let old = dir.join(format!("changelist/{day}.xml"));
+    let closed = std::fs::read_to_string(&old).unwrap();
+    assert!(closed.contains("until=\""), "{closed}");
+    assert!(closed.contains("http://old.example/x.pdf"), "{closed}");
+    assert!(
+        !closed.contains("/a.html"),
+        "today's change in a closed list: {closed}"
+    );
+    let open = std::fs::read_to_string(dir.join("changelist.xml")).unwrap();
+    assert!(
+        open.contains("/a.html") && !open.contains("until=") && !open.contains("old.example"),
+        "{open}"
+    );
+    let archive = std::fs::read_to_string(dir.join("changelist-archive.xml")).unwrap();
+    assert!(
+        archive.contains("capability=\"changelist-archive\""),
+        "{archive}"
+    );
+    // Every closed day, yesterday included, is reachable from the archive.
+    assert_eq!(archive.matches("<url>").count(), 2, "{archive}");
+    assert!(archive.contains(&format!("changelist/{day}.xml")));
+    let cap = std::fs::read_to_string(dir.join("capabilitylist.xml")).unwrap();
+    assert!(cap.contains("changelist-archive.xml"), "{cap}");
+    // Closed lists are never rewritten.
+    std::fs::write(
+        &old,
+        closed.replace("http://old.example", "http://kept.example"),
+    )
+    .unwrap();
+    assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
+    assert!(
+        std::fs::read_to_string(&old)
+            .unwrap()
+            .contains("kept.example")
+    );
+}
