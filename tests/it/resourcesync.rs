@@ -533,3 +533,65 @@ fn change_lists_rotate_daily_and_closed_lists_stay_reachable() {
             .contains("kept.example")
     );
 }
+
+#[test]
+fn published_documents_validate_against_the_projects_schemas() {
+    let base: Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let server = Server::with_handler(move |r| match r.path.as_str() {
+        "/feed.xml" => {
+            let b = b2.get().unwrap();
+            Response::ok(
+                feed(&[
+                    TestItem::new("a", &date(2), &format!("{b}/a.html")).content(
+                        &format!("{b}/a.pdf"),
+                        "application/pdf",
+                        b"%PDF-1.4 a\n",
+                    ),
+                    TestItem::new("b", &date(1), &format!("{b}/b.html?x=1&y=2")),
+                ])
+                .replacen(">gratis<", ">restricted<", 1),
+            )
+        }
+        p if p.ends_with(".pdf") => Response::file(&b"%PDF-1.4 a\n"[..], "application/pdf"),
+        p => Response::file(format!("<html>{p}</html>"), "text/html"),
+    });
+    let _ = base.set(server.url(""));
+    let env = Env::plain("schemas", &server.url("/feed.xml"), "");
+    assert_eq!(env.harvest().status.code(), Some(0));
+    assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
+    let schema = root().join("schemas/sitemap-resourcesync.xsd");
+    let xmllint = |file: &Path| {
+        Command::new("xmllint")
+            .arg("--noout")
+            .arg("--schema")
+            .arg(&schema)
+            .arg(file)
+            .output()
+            .unwrap_or_else(|e| {
+                panic!("xmllint ({e}): run scripts/setup, it installs libxml2-utils")
+            })
+    };
+    let www = env.data().join("www");
+    let docs = files(&www);
+    assert!(
+        docs.len() >= 10,
+        "{:?}",
+        docs.iter().map(|d| &d.0).collect::<Vec<_>>()
+    );
+    for (rel, _) in &docs {
+        let o = xmllint(&www.join(rel));
+        assert!(
+            o.status.success(),
+            "{rel}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    // The check can fail: a time without `Z` and an unknown capability are rejected.
+    let rl = std::fs::read_to_string(www.join("resourcesync/test/resourcelist.xml")).unwrap();
+    let bad = env.dir.join("bad.xml");
+    std::fs::write(&bad, rl.replacen("Z\"", "+01:00\"", 1)).unwrap();
+    assert!(!xmllint(&bad).status.success());
+    std::fs::write(&bad, rl.replace("\"resourcelist\"", "\"resource-list\"")).unwrap();
+    assert!(!xmllint(&bad).status.success());
+}
