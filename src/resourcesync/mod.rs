@@ -56,7 +56,7 @@ pub enum PublishError {
     },
     /// A document would pass the Sitemap limits.
     #[error(
-        "{path}: more than {MAX_ENTRIES} entries or {MAX_BYTES} bytes; splitting into an index is not implemented yet"
+        "{path}: more than {MAX_ENTRIES} entries or {MAX_BYTES} bytes in one document (a Change List Index for one day is not implemented yet); the previous document was kept"
     )]
     TooLarge {
         /// The document.
@@ -169,7 +169,6 @@ fn write_set(
     publisher: &str,
     access: &str,
 ) -> Result<(u64, u64), PublishError> {
-    let now = || crate::store::now();
     let dir = set_path(publisher, access);
     let cap = format!("{base}{dir}/capabilitylist.xml");
     // Capability List (§9).
@@ -190,45 +189,8 @@ fn write_set(
         w.finish().map(drop)
     })?;
 
-    // Resource List (§10): `at` before reading, `completed` after. `completed` is
-    // written as a placeholder of the same width and filled in at the end, so the list
-    // streams to disk.
-    let path = www.join(format!("{dir}/resourcelist.xml"));
-    let placeholder = "0000-00-00T00:00:00.000Z";
-    let md = Md::capability("resourcelist")
-        .with("at", now())
-        .with("completed", placeholder);
-    let lns = [Ln::new("up", cap.clone())];
-    let header = DocumentWriter::new(Vec::new(), Root::UrlSet, &lns, &md)
-        .map_err(|source| PublishError::Write {
-            path: path.clone(),
-            source,
-        })?
-        .bytes();
-    let completed_at = header - "\"/>\n".len() as u64 - placeholder.len() as u64;
-    let mut resources = 0u64;
-    let mut too_large = false;
-    atomic_write(&path, |out| {
-        let mut w = DocumentWriter::new(&mut *out, Root::UrlSet, &lns, &md)?;
-        let r = catalog.current_files(publisher, access, &mut |f| {
-            if w.full(2048) {
-                too_large = true;
-                return Ok(());
-            }
-            resources += 1;
-            w.entry(&resource_entry(base, publisher, &f, None))
-        });
-        r.map_err(|e| io::Error::other(e.to_string()))?;
-        w.finish()?;
-        out.flush()?;
-        let file = out.get_mut();
-        file.seek(SeekFrom::Start(completed_at))?;
-        file.write_all(now().as_bytes())?;
-        file.seek(SeekFrom::End(0)).map(drop)
-    })?;
-    if too_large {
-        return Err(PublishError::TooLarge { path });
-    }
+    // Resource List (§10), with a Resource List Index past PART_ENTRIES files.
+    let resources = write_resource_list(catalog, www, base, publisher, access, &dir, &cap)?;
 
     // Change Lists (§12), one per UTC day. A day's list is closed (`until`) and
     // written once, a few minutes after the day ends; the open list `changelist.xml`
@@ -237,6 +199,154 @@ fn write_set(
     // closed list, so a Destination reaches all history.
     let changes = write_change_lists(catalog, www, base, publisher, access, &dir, &cap)?;
     Ok((resources, changes))
+}
+
+/// Entries per Resource List document: below the Sitemap limit of 50,000 with room
+/// for the 50 MB limit (an entry is under 1 KB unless its URLs are very long).
+pub const PART_ENTRIES: u64 = 40_000;
+
+/// Writes the Resource List: one document, or past [`PART_ENTRIES`] files a Resource
+/// List Index (`resourcelist.xml`, a `<sitemapindex>`) over parts
+/// `resourcelist/part-NNNNN.xml`, each linking it as `rel="index"`. Returns the entries.
+fn write_resource_list(
+    catalog: &Catalog,
+    www: &Path,
+    base: &str,
+    publisher: &str,
+    access: &str,
+    dir: &str,
+    cap: &str,
+) -> Result<u64, PublishError> {
+    let now = crate::store::now;
+    let total = catalog.count_current_files(publisher, access)?;
+    let index_url = format!("{base}{dir}/resourcelist.xml");
+    let parts_dir = www.join(format!("{dir}/resourcelist"));
+    let mut written = 0u64;
+    if total <= PART_ENTRIES {
+        written += list_document(
+            &www.join(format!("{dir}/resourcelist.xml")),
+            Root::UrlSet,
+            &[Ln::new("up", cap.to_string())],
+            "resourcelist",
+            &mut |w| {
+                catalog
+                    .current_files(publisher, access, None, &mut |f| {
+                        w.entry(&resource_entry(base, publisher, &f, None))
+                    })
+                    .map_err(|e| io::Error::other(e.to_string()))
+            },
+        )?;
+        // Parts of an earlier, larger list are gone with the index.
+        let _ = fs::remove_dir_all(&parts_dir);
+        return Ok(written);
+    }
+    let parts = total.div_ceil(PART_ENTRIES);
+    let mut index = Vec::new();
+    for i in 0..parts {
+        let name = format!("resourcelist/part-{:05}.xml", i + 1);
+        let at = now();
+        written += list_document(
+            &www.join(format!("{dir}/{name}")),
+            Root::UrlSet,
+            &[
+                Ln::new("up", cap.to_string()),
+                Ln::new("index", index_url.clone()),
+            ],
+            "resourcelist",
+            &mut |w| {
+                catalog
+                    .current_files(
+                        publisher,
+                        access,
+                        Some((PART_ENTRIES, i * PART_ENTRIES)),
+                        &mut |f| w.entry(&resource_entry(base, publisher, &f, None)),
+                    )
+                    .map_err(|e| io::Error::other(e.to_string()))
+            },
+        )?;
+        index.push((format!("{base}{dir}/{name}"), at, now()));
+    }
+    // Parts of an earlier, larger list beyond the new last part.
+    if let Ok(entries) = fs::read_dir(&parts_dir) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            let n: Option<u64> = name
+                .strip_prefix("part-")
+                .and_then(|n| n.strip_suffix(".xml"))
+                .and_then(|n| n.parse().ok());
+            if n.is_some_and(|n| n > parts) {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+    }
+    list_document(
+        &www.join(format!("{dir}/resourcelist.xml")),
+        Root::SitemapIndex,
+        &[Ln::new("up", cap.to_string())],
+        "resourcelist",
+        &mut |w| {
+            for (loc, at, completed) in &index {
+                w.entry(&Entry {
+                    loc: loc.clone(),
+                    md: Some(
+                        Md::default()
+                            .with("at", at.clone())
+                            .with("completed", completed.clone()),
+                    ),
+                    ..Entry::default()
+                })?;
+            }
+            Ok(())
+        },
+    )?;
+    Ok(written)
+}
+
+/// Writes a document whose `<rs:md>` has `at` (now) and `completed` (when the body is
+/// written): `completed` goes in as a placeholder of the same width and is filled in
+/// at the end, so the body streams to disk. Returns the entries written.
+fn list_document(
+    path: &Path,
+    root: Root,
+    lns: &[Ln],
+    capability: &str,
+    body: &mut dyn FnMut(&mut DocumentWriter<&mut BufWriter<File>>) -> io::Result<()>,
+) -> Result<u64, PublishError> {
+    let placeholder = "0000-00-00T00:00:00.000Z";
+    let md = Md::capability(capability)
+        .with("at", crate::store::now())
+        .with("completed", placeholder);
+    let header = DocumentWriter::new(Vec::new(), root, lns, &md)
+        .map_err(|source| PublishError::Write {
+            path: path.to_path_buf(),
+            source,
+        })?
+        .bytes();
+    let completed_at = header - "\"/>\n".len() as u64 - placeholder.len() as u64;
+    let mut entries = 0u64;
+    let mut too_large = false;
+    let result = atomic_write(path, |out| {
+        let mut w = DocumentWriter::new(&mut *out, root, lns, &md)?;
+        body(&mut w)?;
+        entries = w.entries() as u64;
+        if w.entries() > MAX_ENTRIES || w.bytes() > MAX_BYTES {
+            // Refused before the rename: the previous document stays in place.
+            too_large = true;
+            return Err(io::Error::other("over the Sitemap limits"));
+        }
+        w.finish()?;
+        out.flush()?;
+        let file = out.get_mut();
+        file.seek(SeekFrom::Start(completed_at))?;
+        file.write_all(crate::store::now().as_bytes())?;
+        file.seek(SeekFrom::End(0)).map(drop)
+    });
+    if too_large {
+        return Err(PublishError::TooLarge {
+            path: path.to_path_buf(),
+        });
+    }
+    result.map(|()| entries)
 }
 
 /// Days are closed this long after they end, so that a change committed a moment
@@ -337,12 +447,13 @@ fn change_list(
     }
     let mut count = 0u64;
     let mut too_large = false;
-    atomic_write(path, |out| {
+    let result = atomic_write(path, |out| {
         let mut w = DocumentWriter::new(out, Root::UrlSet, &[Ln::new("up", cap.to_string())], &md)?;
         let r = catalog.journal(publisher, access, from, until, &mut |e, f| {
             if w.full(2048) {
                 too_large = true;
-                return Ok(());
+                // Refused before the rename: the previous document stays in place.
+                return Err(io::Error::other("over the Sitemap limits"));
             }
             count += 1;
             w.entry(&resource_entry(
@@ -354,13 +465,13 @@ fn change_list(
         });
         r.map_err(|e| io::Error::other(e.to_string()))?;
         w.finish().map(drop)
-    })?;
+    });
     if too_large {
         return Err(PublishError::TooLarge {
             path: path.to_path_buf(),
         });
     }
-    Ok(count)
+    result.map(|()| count)
 }
 
 /// A `<url>` of a Resource List (`change` = None) or Change List.

@@ -72,8 +72,15 @@ impl Catalog {
         &self,
         publisher: &str,
         access: &str,
+        page: Option<(u64, u64)>,
         each: &mut dyn FnMut(PublishedFile) -> std::io::Result<()>,
     ) -> Result<(), StoreError> {
+        let (limit, offset) = page.map_or((-1, 0), |(l, o)| {
+            (
+                i64::try_from(l).unwrap_or(i64::MAX),
+                i64::try_from(o).unwrap_or(i64::MAX),
+            )
+        });
         let mut stmt = self
             .conn()
             .prepare(&format!(
@@ -82,11 +89,11 @@ impl Catalog {
                      AND x.state = 'deposited' ORDER BY x.pub_date DESC LIMIT 1)
                  JOIN files f ON f.version_id = v.id
                  WHERE d.publisher = ?1 AND v.access = ?2 AND f.state = 'stored'
-                 ORDER BY d.id, f.ord"
+                 ORDER BY d.id, f.ord LIMIT ?3 OFFSET ?4"
             ))
             .map_err(sql("listing current files"))?;
         let rows = stmt
-            .query_map(params![publisher, access], file)
+            .query_map(params![publisher, access, limit, offset], file)
             .map_err(sql("listing current files"))?;
         for row in rows {
             each(row.map_err(sql("listing current files"))?).map_err(|source| StoreError::Io {
@@ -95,6 +102,22 @@ impl Catalog {
             })?;
         }
         Ok(())
+    }
+
+    /// How many files [`Catalog::current_files`] lists.
+    pub fn count_current_files(&self, publisher: &str, access: &str) -> Result<u64, StoreError> {
+        self.conn()
+            .query_row(
+                "SELECT count(*) FROM deposits d
+                 JOIN versions v ON v.id = (SELECT id FROM versions x WHERE x.deposit_id = d.id
+                     AND x.state = 'deposited' ORDER BY x.pub_date DESC LIMIT 1)
+                 JOIN files f ON f.version_id = v.id
+                 WHERE d.publisher = ?1 AND v.access = ?2 AND f.state = 'stored'",
+                params![publisher, access],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n.max(0).unsigned_abs())
+            .map_err(sql("counting current files"))
     }
 
     /// Calls `each` for every file of every change of `publisher` journalled at or after

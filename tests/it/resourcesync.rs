@@ -595,3 +595,88 @@ fn published_documents_validate_against_the_projects_schemas() {
     std::fs::write(&bad, rl.replace("\"resourcelist\"", "\"resource-list\"")).unwrap();
     assert!(!xmllint(&bad).status.success());
 }
+
+#[test]
+fn a_large_resource_list_is_split_under_an_index() {
+    let base: Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let server = Server::with_handler(move |r| match r.path.as_str() {
+        "/feed.xml" => Response::ok(feed(&[TestItem::new(
+            "a",
+            &date(0),
+            &format!("{}/a.html", b2.get().unwrap()),
+        )])),
+        p => Response::file(format!("<html>{p}</html>"), "text/html"),
+    });
+    let _ = base.set(server.url(""));
+    let env = Env::plain("index", &server.url("/feed.xml"), "");
+    assert_eq!(env.harvest().status.code(), Some(0));
+    // 40,009 more stored files in the deposited version (same blob, other URLs).
+    let extra = plikt::resourcesync::PART_ENTRIES + 9;
+    let c = rusqlite::Connection::open(env.data().join("catalog.sqlite")).unwrap();
+    c.execute_batch(&format!(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {extra})
+         INSERT INTO files (version_id, ord, role, url, state, sha256, length, md5, fetched_at, content_type)
+         SELECT f.version_id, n.i, 'content', 'http://p.example/f/' || n.i, 'stored', f.sha256, f.length,
+                f.md5, f.fetched_at, 'text/html'
+         FROM n, (SELECT * FROM files LIMIT 1) f;"
+    ))
+    .unwrap();
+    drop(c);
+    let o = env.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let dir = env.data().join("www/resourcesync/test");
+    let index = std::fs::read_to_string(dir.join("resourcelist.xml")).unwrap();
+    assert!(
+        index.contains("<sitemapindex"),
+        "{}",
+        &index[..500.min(index.len())]
+    );
+    assert_eq!(index.matches("<sitemap>").count(), 2, "{index}");
+    let part1 = std::fs::read_to_string(dir.join("resourcelist/part-00001.xml")).unwrap();
+    let part2 = std::fs::read_to_string(dir.join("resourcelist/part-00002.xml")).unwrap();
+    assert_eq!(
+        part1.matches("<url>").count() as u64,
+        plikt::resourcesync::PART_ENTRIES
+    );
+    assert_eq!(part2.matches("<url>").count(), 10);
+    for part in [&part1, &part2] {
+        assert!(part.contains(
+            "rel=\"index\" href=\"http://127.0.0.1:8080/resourcesync/test/resourcelist.xml\""
+        ));
+        assert!(part.contains("rel=\"up\""));
+    }
+    for doc in [
+        "resourcelist.xml",
+        "resourcelist/part-00001.xml",
+        "resourcelist/part-00002.xml",
+    ] {
+        let o = Command::new("xmllint")
+            .arg("--noout")
+            .arg("--schema")
+            .arg(root().join("schemas/sitemap-resourcesync.xsd"))
+            .arg(dir.join(doc))
+            .output()
+            .expect("xmllint: run scripts/setup");
+        assert!(
+            o.status.success(),
+            "{doc}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    // Back under the limit: one document again, and the parts are gone.
+    let c = rusqlite::Connection::open(env.data().join("catalog.sqlite")).unwrap();
+    c.execute(
+        "DELETE FROM files WHERE url LIKE 'http://p.example/f/%'",
+        [],
+    )
+    .unwrap();
+    drop(c);
+    assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
+    let single = std::fs::read_to_string(dir.join("resourcelist.xml")).unwrap();
+    assert!(
+        single.contains("<urlset") && single.matches("<url>").count() == 1,
+        "{single}"
+    );
+    assert!(!dir.join("resourcelist").exists());
+}
