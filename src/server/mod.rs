@@ -44,6 +44,14 @@ pub fn app(state: AppState) -> Router {
             "/resourcesync/{publisher}/restricted/{document}",
             get(restricted_document),
         )
+        .route(
+            "/resourcesync/{publisher}/{folder}/{document}",
+            get(nested_document),
+        )
+        .route(
+            "/resourcesync/{publisher}/restricted/{folder}/{document}",
+            get(restricted_nested_document),
+        )
         .route("/d/{publisher}/{deposit}/{key}", get(resource))
         .route(
             "/d/{publisher}/{deposit}/{version}/{key}",
@@ -198,8 +206,85 @@ async fn restricted_document(
     .await
 }
 
+/// Folders of a set: Resource List parts, closed Change Lists, Resource Dump packages.
+const SET_FOLDERS: &[&str] = &["resourcelist", "changelist", "resourcedump"];
+
+async fn nested_document(
+    State(state): State<AppState>,
+    Path((publisher, folder, document)): Path<(String, String, String)>,
+) -> Result<Response, AppError> {
+    if state.config.publisher(&publisher).is_none()
+        || !SET_FOLDERS.contains(&folder.as_str())
+        || !safe_document(&document)
+    {
+        return Err(AppError::NotFound);
+    }
+    let dir = resourcesync::set_path(&publisher, PUBLIC);
+    static_file(
+        resourcesync::www(&state.config)
+            .join(dir)
+            .join(folder)
+            .join(document),
+    )
+    .await
+}
+
+async fn restricted_nested_document(
+    State(state): State<AppState>,
+    Path((publisher, folder, document)): Path<(String, String, String)>,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
+    if state.config.publisher(&publisher).is_none()
+        || !SET_FOLDERS.contains(&folder.as_str())
+        || !safe_document(&document)
+    {
+        return Err(AppError::NotFound);
+    }
+    if !authorised(&state.config, &headers, Some(&publisher)) {
+        return Err(AppError::Unauthorized);
+    }
+    let dir = resourcesync::set_path(&publisher, resourcesync::RESTRICTED);
+    static_file(
+        resourcesync::www(&state.config)
+            .join(dir)
+            .join(folder)
+            .join(document),
+    )
+    .await
+}
+
+/// A published file, streamed (dump packages can be large), typed by its extension.
+async fn static_file(path: std::path::PathBuf) -> Result<Response, AppError> {
+    let file = match tokio::fs::File::open(&path).await {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(AppError::NotFound),
+        Err(e) => return Err(internal(format!("{}: {e}", path.display()))),
+    };
+    let len = file
+        .metadata()
+        .await
+        .map_err(|e| internal(format!("{}: {e}", path.display())))?
+        .len();
+    let mime = if path.extension().is_some_and(|e| e == "zip") {
+        "application/zip"
+    } else {
+        "application/xml; charset=utf-8"
+    };
+    let body = Body::from_stream(tokio_util::io::ReaderStream::new(file));
+    Ok((
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static(mime)),
+            (header::CONTENT_LENGTH, HeaderValue::from(len)),
+        ],
+        body,
+    )
+        .into_response())
+}
+
 fn safe_document(document: &str) -> bool {
-    document.ends_with(".xml") && !document.contains(['/', '\\']) && !document.starts_with('.')
+    (document.ends_with(".xml") || document.ends_with(".zip"))
+        && !document.contains(['/', '\\'])
+        && !document.starts_with('.')
 }
 
 async fn document(

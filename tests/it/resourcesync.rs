@@ -475,6 +475,7 @@ fn change_lists_rotate_daily_and_closed_lists_stay_reachable() {
     });
     let _ = base.set(server.url(""));
     let env = Env::plain("rotation", &server.url("/feed.xml"), "");
+    let srv = serve(&env);
     assert_eq!(env.harvest().status.code(), Some(0));
     // A version deposited two days ago (written straight into the catalog: the
     // journal only ever gets the current time).
@@ -520,6 +521,12 @@ fn change_lists_rotate_daily_and_closed_lists_stay_reachable() {
     assert!(archive.contains(&format!("changelist/{day}.xml")));
     let cap = std::fs::read_to_string(dir.join("capabilitylist.xml")).unwrap();
     assert!(cap.contains("changelist-archive.xml"), "{cap}");
+    // The closed list is served where the archive says.
+    let closed_url = format!("{}resourcesync/test/changelist/{day}.xml", srv.base);
+    assert!(archive.contains(&closed_url), "{archive}");
+    let (head, body) = get(&closed_url);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert_eq!(String::from_utf8(body).unwrap(), closed);
     // Closed lists are never rewritten.
     std::fs::write(
         &old,
