@@ -9,10 +9,11 @@ pub fn publish(args: &super::ConfigArgs) -> Result<Exit, Error> {
     let p = crate::resourcesync::publish(&config)
         .map_err(|e| Error::Usage(format!("publishing failed: {e}")))?;
     println!(
-        "published {} sets: {} resources, {} changes (under {})",
+        "published {} sets: {} resources, {} changes, {} dump packages written (under {})",
         p.sets,
         p.resources,
         p.changes,
+        p.dump_packages,
         crate::resourcesync::www(&config).display()
     );
     Ok(Exit::Ok)

@@ -77,6 +77,9 @@ pub struct Config {
     /// Harvest policy.
     #[serde(default)]
     pub harvest: HarvestConfig,
+    /// Republishing.
+    #[serde(default)]
+    pub resourcesync: ResourceSyncConfig,
     /// The publishers, `[[publisher]]`.
     #[serde(default, rename = "publisher")]
     pub publishers: Vec<PublisherConfig>,
@@ -288,6 +291,22 @@ impl Default for HarvestConfig {
             max_retry_backoff_secs: 86_400,
             shutdown_grace_secs: 20,
             findings_retention_runs: 100,
+        }
+    }
+}
+
+/// `[resourcesync]`: republishing.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ResourceSyncConfig {
+    /// Largest Resource Dump package (ZIP); a single larger file gets a package of its own.
+    pub dump_package_bytes: u64,
+}
+
+impl Default for ResourceSyncConfig {
+    fn default() -> Self {
+        Self {
+            dump_package_bytes: 100 << 20,
         }
     }
 }

@@ -26,6 +26,7 @@
 //! This is the first part of the ResourceSync issue: no indexes, rotation, dumps or
 //! metadata records yet.
 
+mod dump;
 mod writer;
 
 use std::fs::{self, File};
@@ -73,6 +74,8 @@ pub struct Published {
     pub resources: u64,
     /// Entries in all Change Lists.
     pub changes: u64,
+    /// Resource Dump packages (re)written.
+    pub dump_packages: u64,
 }
 
 /// The capability the access level `gratis` is published under.
@@ -149,9 +152,27 @@ pub fn publish(config: &Config) -> Result<Published, PublishError> {
             w.finish().map(drop)
         })?;
     }
+    let blobs =
+        crate::store::Blobs::open(&config.data_dir).map_err(|source| PublishError::Write {
+            path: config.data_dir.join("blobs"),
+            source,
+        })?;
     for p in &config.publishers {
         for access in [PUBLIC, RESTRICTED] {
             let (resources, changes) = write_set(&catalog, &www, base, &p.id, access)?;
+            let dir = set_path(&p.id, access);
+            let cap = format!("{base}{dir}/capabilitylist.xml");
+            published.dump_packages += dump::write_resource_dump(
+                &catalog,
+                &blobs,
+                &www,
+                base,
+                &p.id,
+                access,
+                &dir,
+                &cap,
+                config.resourcesync.dump_package_bytes,
+            )?;
             published.sets += 1;
             published.resources += resources;
             published.changes += changes;
@@ -179,7 +200,12 @@ fn write_set(
             &[Ln::new("up", format!("{base}.well-known/resourcesync"))],
             &Md::capability("capabilitylist"),
         )?;
-        for capability in ["resourcelist", "changelist", "changelist-archive"] {
+        for capability in [
+            "resourcelist",
+            "resourcedump",
+            "changelist",
+            "changelist-archive",
+        ] {
             w.entry(&Entry {
                 loc: format!("{base}{dir}/{capability}.xml"),
                 md: Some(Md::capability(capability)),

@@ -199,6 +199,18 @@ impl Catalog {
             .map_err(sql("finding a resource version"))
     }
 
+    /// Changes the journal holds for `publisher` (the last sequence number): a set whose
+    /// count of current files and last change are unchanged has unchanged content.
+    pub fn last_change_seq(&self, publisher: &str) -> Result<i64, StoreError> {
+        self.conn()
+            .query_row(
+                "SELECT coalesce(max(seq), 0) FROM changes WHERE publisher = ?1",
+                params![publisher],
+                |r| r.get(0),
+            )
+            .map_err(sql("reading the change journal"))
+    }
+
     /// The time of the first journalled change of `publisher`.
     pub fn first_change(&self, publisher: &str) -> Result<Option<String>, StoreError> {
         self.conn()

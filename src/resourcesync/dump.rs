@@ -1,0 +1,313 @@
+//! Resource Dump (§13): the set's current resources in ZIP packages of at most
+//! `dump_package_bytes`, each holding the resources at their paths and a
+//! `manifest.xml` (`capability="resourcedump-manifest"`, `path` with a leading `/`,
+//! `hash`, `length`, `type`); a copy of each manifest sits beside its package and the
+//! Resource Dump links it as `rel="contents"`. Packages are rebuilt only when the set
+//! changed (its count of files or the journal's last change), so publishing after a
+//! harvest that changed nothing copies nothing.
+
+use std::fs::{self, File};
+use std::io::{self, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+
+use super::{
+    DocumentWriter, Entry, Ln, Md, PublishError, Root, atomic_write, list_document, resource_entry,
+};
+use crate::store::{Blobs, Catalog, Digester, PublishedFile, sync_dir};
+
+/// Writes the set's Resource Dump (if its content changed); returns the packages.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn write_resource_dump(
+    catalog: &Catalog,
+    blobs: &Blobs,
+    www: &Path,
+    base: &str,
+    publisher: &str,
+    access: &str,
+    dir: &str,
+    cap: &str,
+    package_bytes: u64,
+) -> Result<u64, PublishError> {
+    let dump_doc = www.join(format!("{dir}/resourcedump.xml"));
+    let packages_dir = www.join(format!("{dir}/resourcedump"));
+    let fingerprint = format!(
+        "{} {}",
+        catalog.count_current_files(publisher, access)?,
+        catalog.last_change_seq(publisher)?
+    );
+    let stamp = packages_dir.join(".fingerprint");
+    if dump_doc.exists() && fs::read_to_string(&stamp).is_ok_and(|s| s == fingerprint) {
+        return Ok(0);
+    }
+    let err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| PublishError::Write { path, source }
+    };
+    fs::create_dir_all(&packages_dir).map_err(err(&packages_dir))?;
+    let dump_url = format!("{base}{dir}/resourcedump.xml");
+
+    // Group the files into packages, streaming: a package is closed when the next file
+    // would take it past the limit.
+    let mut packages: Vec<Package> = Vec::new();
+    let mut current: Option<PackageWriter> = None;
+    let mut failure: Option<PublishError> = None;
+    catalog.current_files(publisher, access, None, &mut |f| {
+        if failure.is_some() {
+            return Ok(());
+        }
+        let step = (|| {
+            if current
+                .as_ref()
+                .is_some_and(|p| p.bytes > 0 && p.bytes + f.length > package_bytes)
+            {
+                let p = current.take().expect("checked");
+                packages.push(p.finish(&packages_dir, base, dir, &dump_url, packages.len() + 1)?);
+            }
+            if current.is_none() {
+                current = Some(PackageWriter::new(&packages_dir, packages.len() + 1)?);
+            }
+            current
+                .as_mut()
+                .expect("set above")
+                .add(blobs, base, publisher, &f)
+        })();
+        if let Err(e) = step {
+            failure = Some(e);
+        }
+        Ok(())
+    })?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    if let Some(p) = current.take() {
+        packages.push(p.finish(&packages_dir, base, dir, &dump_url, packages.len() + 1)?);
+    }
+    // Packages of an earlier, larger dump.
+    if let Ok(entries) = fs::read_dir(&packages_dir) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            let n: Option<usize> = name
+                .strip_prefix("part-")
+                .and_then(|n| n.split(['.', '-']).next())
+                .and_then(|n| n.parse().ok());
+            if n.is_some_and(|n| n > packages.len()) {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+    }
+    list_document(
+        &dump_doc,
+        Root::UrlSet,
+        &[Ln::new("up", cap.to_string())],
+        "resourcedump",
+        &mut |w| {
+            for p in &packages {
+                w.entry(&Entry {
+                    loc: p.url.clone(),
+                    md: Some(
+                        Md::default()
+                            .with("type", "application/zip")
+                            .with("length", p.length.to_string())
+                            .with("hash", p.hash.clone())
+                            .with("at", p.at.clone())
+                            .with("completed", p.completed.clone()),
+                    ),
+                    lns: vec![
+                        Ln::new("contents", p.manifest_url.clone()).with("type", "application/xml"),
+                    ],
+                    ..Entry::default()
+                })?;
+            }
+            Ok(())
+        },
+    )?;
+    atomic_write(&stamp, |out| out.write_all(fingerprint.as_bytes()))?;
+    Ok(packages.len() as u64)
+}
+
+/// A finished package.
+#[derive(Debug)]
+struct Package {
+    url: String,
+    manifest_url: String,
+    length: u64,
+    hash: String,
+    at: String,
+    completed: String,
+}
+
+/// A package being written: the ZIP in a temporary file, the manifest's entries.
+struct PackageWriter {
+    zip: Option<zip::ZipWriter<File>>,
+    tmp: PathBuf,
+    at: String,
+    entries: Vec<Entry>,
+    bytes: u64,
+}
+
+impl std::fmt::Debug for PackageWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PackageWriter")
+            .field("tmp", &self.tmp)
+            .finish()
+    }
+}
+
+fn zip_err(path: &Path) -> impl Fn(zip::result::ZipError) -> PublishError {
+    let path = path.to_path_buf();
+    move |e| PublishError::Write {
+        path: path.clone(),
+        source: io::Error::other(e.to_string()),
+    }
+}
+
+impl PackageWriter {
+    fn new(dir: &Path, n: usize) -> Result<Self, PublishError> {
+        let tmp = dir.join(format!(".part-{n:05}.zip.{}.tmp", std::process::id()));
+        let file = File::create(&tmp).map_err(|source| PublishError::Write {
+            path: tmp.clone(),
+            source,
+        })?;
+        Ok(Self {
+            zip: Some(zip::ZipWriter::new(file)),
+            tmp,
+            at: crate::store::now(),
+            entries: Vec::new(),
+            bytes: 0,
+        })
+    }
+
+    fn add(
+        &mut self,
+        blobs: &Blobs,
+        base: &str,
+        publisher: &str,
+        f: &PublishedFile,
+    ) -> Result<(), PublishError> {
+        let path = super::resource_path(publisher, f.deposit_id, &f.url);
+        // Resources are stored as they are: most are compressed already.
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored)
+            .large_file(f.length >= u64::from(u32::MAX));
+        let zip = self.zip.as_mut().expect("open until finish");
+        zip.start_file(&*path, options)
+            .map_err(zip_err(&self.tmp))?;
+        let blob = blobs.path(&f.sha256);
+        let mut input =
+            BufReader::new(File::open(&blob).map_err(|source| PublishError::Write {
+                path: blob.clone(),
+                source,
+            })?);
+        io::copy(&mut input, zip).map_err(|source| PublishError::Write {
+            path: self.tmp.clone(),
+            source,
+        })?;
+        let mut e = resource_entry(base, publisher, f, None);
+        if let Some(md) = &mut e.md {
+            md.0.push(("path", format!("/{path}")));
+        }
+        self.entries.push(e);
+        self.bytes += f.length;
+        Ok(())
+    }
+
+    fn finish(
+        mut self,
+        dir: &Path,
+        base: &str,
+        set_dir: &str,
+        dump_url: &str,
+        n: usize,
+    ) -> Result<Package, PublishError> {
+        // The manifest, inside the package and beside it, byte for byte the same.
+        let mut manifest = Vec::new();
+        {
+            let md = Md::capability("resourcedump-manifest")
+                .with("at", self.at.clone())
+                .with("completed", crate::store::now());
+            let mut w = DocumentWriter::new(
+                &mut manifest,
+                Root::UrlSet,
+                &[Ln::new("up", dump_url.to_string())],
+                &md,
+            )
+            .map_err(|source| PublishError::Write {
+                path: self.tmp.clone(),
+                source,
+            })?;
+            for e in &self.entries {
+                w.entry(e).map_err(|source| PublishError::Write {
+                    path: self.tmp.clone(),
+                    source,
+                })?;
+            }
+            w.finish().map_err(|source| PublishError::Write {
+                path: self.tmp.clone(),
+                source,
+            })?;
+        }
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored);
+        let mut zip = self.zip.take().expect("open until finish");
+        zip.start_file("manifest.xml", options)
+            .map_err(zip_err(&self.tmp))?;
+        zip.write_all(&manifest)
+            .map_err(|source| PublishError::Write {
+                path: self.tmp.clone(),
+                source,
+            })?;
+        let file = zip.finish().map_err(zip_err(&self.tmp))?;
+        file.sync_all().map_err(|source| PublishError::Write {
+            path: self.tmp.clone(),
+            source,
+        })?;
+        drop(file);
+        let name = format!("part-{n:05}.zip");
+        let target = dir.join(&name);
+        fs::rename(&self.tmp, &target).map_err(|source| PublishError::Write {
+            path: target.clone(),
+            source,
+        })?;
+        sync_dir(dir).map_err(|source| PublishError::Write {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let manifest_name = format!("part-{n:05}-manifest.xml");
+        atomic_write(&dir.join(&manifest_name), |out| out.write_all(&manifest))?;
+        // The package's own digests and length, for the Resource Dump.
+        let mut d = Digester::new();
+        let mut input = File::open(&target).map_err(|source| PublishError::Write {
+            path: target.clone(),
+            source,
+        })?;
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let k = input.read(&mut buf).map_err(|source| PublishError::Write {
+                path: target.clone(),
+                source,
+            })?;
+            if k == 0 {
+                break;
+            }
+            d.update(&Bytes::copy_from_slice(&buf[..k]));
+        }
+        let digests = d.finish();
+        Ok(Package {
+            url: format!("{base}{set_dir}/resourcedump/{name}"),
+            manifest_url: format!("{base}{set_dir}/resourcedump/{manifest_name}"),
+            length: digests.length,
+            hash: format!("md5:{} sha-256:{}", digests.md5, digests.sha256),
+            at: self.at.clone(),
+            completed: crate::store::now(),
+        })
+    }
+}
+
+impl Drop for PackageWriter {
+    fn drop(&mut self) {
+        // Removes the temporary ZIP of an abandoned package (a no-op after the rename).
+        let _ = fs::remove_file(&self.tmp);
+    }
+}
