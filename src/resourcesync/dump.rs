@@ -47,6 +47,8 @@ pub(super) fn write_resource_dump(
     };
     fs::create_dir_all(&packages_dir).map_err(err(&packages_dir))?;
     let dump_url = format!("{base}{dir}/resourcedump.xml");
+    let folder_url = format!("{base}{dir}/resourcedump");
+    let stem = |n: usize| format!("part-{n:05}");
 
     // Group the files into packages, streaming: a package is closed when the next file
     // would take it past the limit.
@@ -63,15 +65,20 @@ pub(super) fn write_resource_dump(
                 .is_some_and(|p| p.bytes > 0 && p.bytes + f.length > package_bytes)
             {
                 let p = current.take().expect("checked");
-                packages.push(p.finish(&packages_dir, base, dir, &dump_url, packages.len() + 1)?);
+                let n = packages.len() + 1;
+                let md = resource_manifest_md(&p.at);
+                packages.push(p.finish(&packages_dir, &folder_url, &stem(n), md, &dump_url)?);
             }
             if current.is_none() {
-                current = Some(PackageWriter::new(&packages_dir, packages.len() + 1)?);
+                current = Some(PackageWriter::new(
+                    &packages_dir,
+                    &stem(packages.len() + 1),
+                )?);
             }
             current
                 .as_mut()
                 .expect("set above")
-                .add(blobs, base, publisher, &f)
+                .add(blobs, base, publisher, &f, None)
         })();
         if let Err(e) = step {
             failure = Some(e);
@@ -82,7 +89,14 @@ pub(super) fn write_resource_dump(
         return Err(e);
     }
     if let Some(p) = current.take() {
-        packages.push(p.finish(&packages_dir, base, dir, &dump_url, packages.len() + 1)?);
+        let md = resource_manifest_md(&p.at);
+        packages.push(p.finish(
+            &packages_dir,
+            &folder_url,
+            &stem(packages.len() + 1),
+            md,
+            &dump_url,
+        )?);
     }
     // Packages of an earlier, larger dump.
     if let Ok(entries) = fs::read_dir(&packages_dir) {
@@ -127,6 +141,131 @@ pub(super) fn write_resource_dump(
     Ok(packages.len() as u64)
 }
 
+fn resource_manifest_md(at: &str) -> Md {
+    Md::capability("resourcedump-manifest")
+        .with("at", at)
+        .with("completed", crate::store::now())
+}
+
+/// Writes the set's Change Dump: one package per closed Change List period (written
+/// once, like the closed lists; its length and hash kept in a sidecar file so that
+/// listing it costs nothing), listed in `changedump.xml`. Returns the packages written.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn write_change_dump(
+    catalog: &Catalog,
+    blobs: &Blobs,
+    www: &Path,
+    base: &str,
+    publisher: &str,
+    access: &str,
+    dir: &str,
+    cap: &str,
+    closed: &[(String, String)],
+) -> Result<u64, PublishError> {
+    let folder = www.join(format!("{dir}/changedump"));
+    fs::create_dir_all(&folder).map_err(|source| PublishError::Write {
+        path: folder.clone(),
+        source,
+    })?;
+    let folder_url = format!("{base}{dir}/changedump");
+    let doc_url = format!("{base}{dir}/changedump.xml");
+    let mut written = 0;
+    let mut listed: Vec<(Package, String, String)> = Vec::new();
+    for (from, until) in closed {
+        let stem = from.get(..10).unwrap_or(from).to_string();
+        let meta = folder.join(format!(".{stem}.meta"));
+        if let Ok(text) = fs::read_to_string(&meta) {
+            let mut l = text.lines();
+            if let (Some(length), Some(hash), Some(at), Some(completed)) =
+                (l.next(), l.next(), l.next(), l.next())
+            {
+                listed.push((
+                    Package {
+                        url: format!("{folder_url}/{stem}.zip"),
+                        manifest_url: format!("{folder_url}/{stem}-manifest.xml"),
+                        length: length.parse().unwrap_or(0),
+                        hash: hash.to_string(),
+                        at: at.to_string(),
+                        completed: completed.to_string(),
+                    },
+                    from.clone(),
+                    until.clone(),
+                ));
+                continue;
+            }
+        }
+        let mut package: Option<PackageWriter> = None;
+        let mut failure: Option<PublishError> = None;
+        catalog.journal(publisher, access, from, Some(until), &mut |e, f| {
+            if failure.is_some() {
+                return Ok(());
+            }
+            let step = (|| {
+                if package.is_none() {
+                    package = Some(PackageWriter::new(&folder, &stem)?);
+                }
+                package.as_mut().expect("set above").add(
+                    blobs,
+                    base,
+                    publisher,
+                    &f,
+                    Some((&e.change, &e.at)),
+                )
+            })();
+            if let Err(e) = step {
+                failure = Some(e);
+            }
+            Ok(())
+        })?;
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        // A period without changes has no package.
+        let Some(p) = package else { continue };
+        let md = Md::capability("changedump-manifest")
+            .with("from", from.clone())
+            .with("until", until.clone());
+        let done = p.finish(&folder, &folder_url, &stem, md, &doc_url)?;
+        let sidecar = format!(
+            "{}\n{}\n{}\n{}\n",
+            done.length, done.hash, done.at, done.completed
+        );
+        atomic_write(&meta, |out| out.write_all(sidecar.as_bytes()))?;
+        written += 1;
+        listed.push((done, from.clone(), until.clone()));
+    }
+    let from = closed
+        .first()
+        .map_or_else(crate::store::now, |c| c.0.clone());
+    atomic_write(&www.join(format!("{dir}/changedump.xml")), |out| {
+        let mut w = DocumentWriter::new(
+            out,
+            Root::UrlSet,
+            &[Ln::new("up", cap.to_string())],
+            &Md::capability("changedump").with("from", from.clone()),
+        )?;
+        for (p, from, until) in &listed {
+            w.entry(&Entry {
+                loc: p.url.clone(),
+                md: Some(
+                    Md::default()
+                        .with("type", "application/zip")
+                        .with("length", p.length.to_string())
+                        .with("hash", p.hash.clone())
+                        .with("from", from.clone())
+                        .with("until", until.clone()),
+                ),
+                lns: vec![
+                    Ln::new("contents", p.manifest_url.clone()).with("type", "application/xml"),
+                ],
+                ..Entry::default()
+            })?;
+        }
+        w.finish().map(drop)
+    })?;
+    Ok(written)
+}
+
 /// A finished package.
 #[derive(Debug)]
 struct Package {
@@ -164,8 +303,8 @@ fn zip_err(path: &Path) -> impl Fn(zip::result::ZipError) -> PublishError {
 }
 
 impl PackageWriter {
-    fn new(dir: &Path, n: usize) -> Result<Self, PublishError> {
-        let tmp = dir.join(format!(".part-{n:05}.zip.{}.tmp", std::process::id()));
+    fn new(dir: &Path, stem: &str) -> Result<Self, PublishError> {
+        let tmp = dir.join(format!(".{stem}.zip.{}.tmp", std::process::id()));
         let file = File::create(&tmp).map_err(|source| PublishError::Write {
             path: tmp.clone(),
             source,
@@ -185,6 +324,7 @@ impl PackageWriter {
         base: &str,
         publisher: &str,
         f: &PublishedFile,
+        change: Option<(&str, &str)>,
     ) -> Result<(), PublishError> {
         let path = super::resource_path(publisher, f.deposit_id, &f.url);
         // Resources are stored as they are: most are compressed already.
@@ -204,7 +344,7 @@ impl PackageWriter {
             path: self.tmp.clone(),
             source,
         })?;
-        let mut e = resource_entry(base, publisher, f, None);
+        let mut e = resource_entry(base, publisher, f, change);
         if let Some(md) = &mut e.md {
             md.0.push(("path", format!("/{path}")));
         }
@@ -213,20 +353,20 @@ impl PackageWriter {
         Ok(())
     }
 
+    /// Writes the manifest (`md`, `up` link) into the package and beside it, moves the
+    /// package into place as `<dir>/<stem>.zip`; `folder_url` is `dir`'s URL.
     fn finish(
         mut self,
         dir: &Path,
-        base: &str,
-        set_dir: &str,
-        dump_url: &str,
-        n: usize,
+        folder_url: &str,
+        stem: &str,
+        md: Md,
+        up: &str,
     ) -> Result<Package, PublishError> {
         // The manifest, inside the package and beside it, byte for byte the same.
+        let dump_url = up;
         let mut manifest = Vec::new();
         {
-            let md = Md::capability("resourcedump-manifest")
-                .with("at", self.at.clone())
-                .with("completed", crate::store::now());
             let mut w = DocumentWriter::new(
                 &mut manifest,
                 Root::UrlSet,
@@ -264,7 +404,7 @@ impl PackageWriter {
             source,
         })?;
         drop(file);
-        let name = format!("part-{n:05}.zip");
+        let name = format!("{stem}.zip");
         let target = dir.join(&name);
         fs::rename(&self.tmp, &target).map_err(|source| PublishError::Write {
             path: target.clone(),
@@ -274,7 +414,7 @@ impl PackageWriter {
             path: dir.to_path_buf(),
             source,
         })?;
-        let manifest_name = format!("part-{n:05}-manifest.xml");
+        let manifest_name = format!("{stem}-manifest.xml");
         atomic_write(&dir.join(&manifest_name), |out| out.write_all(&manifest))?;
         // The package's own digests and length, for the Resource Dump.
         let mut d = Digester::new();
@@ -295,8 +435,8 @@ impl PackageWriter {
         }
         let digests = d.finish();
         Ok(Package {
-            url: format!("{base}{set_dir}/resourcedump/{name}"),
-            manifest_url: format!("{base}{set_dir}/resourcedump/{manifest_name}"),
+            url: format!("{folder_url}/{name}"),
+            manifest_url: format!("{folder_url}/{manifest_name}"),
             length: digests.length,
             hash: format!("md5:{} sha-256:{}", digests.md5, digests.sha256),
             at: self.at.clone(),

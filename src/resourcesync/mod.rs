@@ -159,7 +159,7 @@ pub fn publish(config: &Config) -> Result<Published, PublishError> {
         })?;
     for p in &config.publishers {
         for access in [PUBLIC, RESTRICTED] {
-            let (resources, changes) = write_set(&catalog, &www, base, &p.id, access)?;
+            let (resources, changes, closed) = write_set(&catalog, &www, base, &p.id, access)?;
             let dir = set_path(&p.id, access);
             let cap = format!("{base}{dir}/capabilitylist.xml");
             published.dump_packages += dump::write_resource_dump(
@@ -173,6 +173,9 @@ pub fn publish(config: &Config) -> Result<Published, PublishError> {
                 &cap,
                 config.resourcesync.dump_package_bytes,
             )?;
+            published.dump_packages += dump::write_change_dump(
+                &catalog, &blobs, &www, base, &p.id, access, &dir, &cap, &closed,
+            )?;
             published.sets += 1;
             published.resources += resources;
             published.changes += changes;
@@ -183,13 +186,14 @@ pub fn publish(config: &Config) -> Result<Published, PublishError> {
 
 /// Writes one set's Capability List, Resource List and Change List; returns the
 /// entries of the Resource and Change List.
+#[allow(clippy::type_complexity)]
 fn write_set(
     catalog: &Catalog,
     www: &Path,
     base: &str,
     publisher: &str,
     access: &str,
-) -> Result<(u64, u64), PublishError> {
+) -> Result<(u64, u64, Vec<(String, String)>), PublishError> {
     let dir = set_path(publisher, access);
     let cap = format!("{base}{dir}/capabilitylist.xml");
     // Capability List (§9).
@@ -204,6 +208,7 @@ fn write_set(
             "resourcelist",
             "resourcedump",
             "changelist",
+            "changedump",
             "changelist-archive",
         ] {
             w.entry(&Entry {
@@ -223,8 +228,8 @@ fn write_set(
     // (advertised in the Capability List: `resync --incremental` reads it) covers the
     // days not closed yet; `changelist-archive.xml` (Archives 0.9.1) lists every
     // closed list, so a Destination reaches all history.
-    let changes = write_change_lists(catalog, www, base, publisher, access, &dir, &cap)?;
-    Ok((resources, changes))
+    let (changes, closed) = write_change_lists(catalog, www, base, publisher, access, &dir, &cap)?;
+    Ok((resources, changes, closed))
 }
 
 /// Entries per Resource List document: below the Sitemap limit of 50,000 with room
@@ -379,6 +384,7 @@ fn list_document(
 /// after midnight with an earlier time stamp still lands in its day's list.
 const CLOSE_AFTER_SECS: i64 = 300;
 
+#[allow(clippy::type_complexity)]
 fn write_change_lists(
     catalog: &Catalog,
     www: &Path,
@@ -387,7 +393,7 @@ fn write_change_lists(
     access: &str,
     dir: &str,
     cap: &str,
-) -> Result<u64, PublishError> {
+) -> Result<(u64, Vec<(String, String)>), PublishError> {
     use chrono::{DateTime, Duration, NaiveTime, Utc};
     let day_start = |t: DateTime<Utc>| t.date_naive().and_time(NaiveTime::MIN).and_utc();
     let now = Utc::now();
@@ -399,6 +405,7 @@ fn write_change_lists(
         .map(|t| day_start(t.with_timezone(&Utc)));
     let mut changes = 0u64;
     let mut closed = Vec::new();
+    let mut periods = Vec::new();
     let mut day = first.unwrap_or(open_from);
     while day < open_from {
         let until = day + Duration::days(1);
@@ -418,7 +425,12 @@ fn write_change_lists(
                 Some(&until_s),
             )?;
         }
-        closed.push((format!("{base}{dir}/{name}"), from_s, until_s));
+        closed.push((
+            format!("{base}{dir}/{name}"),
+            from_s.clone(),
+            until_s.clone(),
+        ));
+        periods.push((from_s, until_s));
         day = until;
     }
     let open = www.join(format!("{dir}/changelist.xml"));
@@ -452,7 +464,7 @@ fn write_change_lists(
         }
         w.finish().map(drop)
     })?;
-    Ok(changes)
+    Ok((changes, periods))
 }
 
 /// Writes one Change List of the changes in [`from`, `until`); returns its entries.

@@ -527,13 +527,51 @@ fn change_lists_rotate_daily_and_closed_lists_stay_reachable() {
     let (head, body) = get(&closed_url);
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
     assert_eq!(String::from_utf8(body).unwrap(), closed);
-    // Closed lists are never rewritten.
+    // The closed day has a Change Dump package; the empty day (yesterday) none.
+    let changedump = std::fs::read_to_string(dir.join("changedump.xml")).unwrap();
+    assert!(
+        changedump.contains("capability=\"changedump\" from=\""),
+        "{changedump}"
+    );
+    assert_eq!(changedump.matches("<url>").count(), 1, "{changedump}");
+    let zip = dir.join(format!("changedump/{day}.zip"));
+    let t = Command::new("unzip")
+        .arg("-t")
+        .arg(&zip)
+        .output()
+        .expect("unzip: run scripts/setup");
+    assert!(t.status.success(), "{}", String::from_utf8_lossy(&t.stdout));
+    let manifest =
+        std::fs::read_to_string(dir.join(format!("changedump/{day}-manifest.xml"))).unwrap();
+    assert!(
+        manifest.contains("capability=\"changedump-manifest\" from=\"")
+            && manifest.contains("until=\""),
+        "{manifest}"
+    );
+    assert!(
+        manifest.contains("change=\"updated\"") && manifest.contains("path=\"/d/test/"),
+        "{manifest}"
+    );
+    let inside = Command::new("unzip")
+        .arg("-p")
+        .arg(&zip)
+        .arg("manifest.xml")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&inside.stdout), manifest);
+    // Closed lists and their dumps are never rewritten.
     std::fs::write(
         &old,
         closed.replace("http://old.example", "http://kept.example"),
     )
     .unwrap();
-    assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
+    let o = env.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("0 dump packages written"),
+        "{}",
+        text(&o)
+    );
     assert!(
         std::fs::read_to_string(&old)
             .unwrap()
