@@ -13,23 +13,23 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 
 use super::{
-    DocumentWriter, Entry, Ln, Md, PublishError, Root, atomic_write, list_document, resource_entry,
+    DocumentWriter, Entry, Ln, Md, PublishError, Root, Set, atomic_write, list_document,
+    resource_entry,
 };
-use crate::store::{Blobs, Catalog, Digester, PublishedFile, sync_dir};
+use crate::store::{Blobs, Digester, PublishedFile, sync_dir};
 
 /// Writes the set's Resource Dump (if its content changed); returns the packages.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn write_resource_dump(
-    catalog: &Catalog,
-    blobs: &Blobs,
-    www: &Path,
-    base: &str,
-    publisher: &str,
-    access: &str,
-    dir: &str,
-    cap: &str,
-    package_bytes: u64,
-) -> Result<u64, PublishError> {
+pub(super) fn write_resource_dump(set: &Set<'_>, package_bytes: u64) -> Result<u64, PublishError> {
+    let Set {
+        catalog,
+        blobs,
+        www,
+        base,
+        publisher,
+        access,
+        dir,
+        cap,
+    } = set;
     let dump_doc = www.join(format!("{dir}/resourcedump.xml"));
     let packages_dir = www.join(format!("{dir}/resourcedump"));
     let fingerprint = format!(
@@ -150,18 +150,20 @@ fn resource_manifest_md(at: &str) -> Md {
 /// Writes the set's Change Dump: one package per closed Change List period (written
 /// once, like the closed lists; its length and hash kept in a sidecar file so that
 /// listing it costs nothing), listed in `changedump.xml`. Returns the packages written.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn write_change_dump(
-    catalog: &Catalog,
-    blobs: &Blobs,
-    www: &Path,
-    base: &str,
-    publisher: &str,
-    access: &str,
-    dir: &str,
-    cap: &str,
+    set: &Set<'_>,
     closed: &[(String, String)],
 ) -> Result<u64, PublishError> {
+    let Set {
+        catalog,
+        blobs,
+        www,
+        base,
+        publisher,
+        access,
+        dir,
+        cap,
+    } = set;
     let folder = www.join(format!("{dir}/changedump"));
     fs::create_dir_all(&folder).map_err(|source| PublishError::Write {
         path: folder.clone(),

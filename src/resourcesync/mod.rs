@@ -159,23 +159,21 @@ pub fn publish(config: &Config) -> Result<Published, PublishError> {
         })?;
     for p in &config.publishers {
         for access in [PUBLIC, RESTRICTED] {
-            let (resources, changes, closed) = write_set(&catalog, &www, base, &p.id, access)?;
             let dir = set_path(&p.id, access);
-            let cap = format!("{base}{dir}/capabilitylist.xml");
-            published.dump_packages += dump::write_resource_dump(
-                &catalog,
-                &blobs,
-                &www,
+            let set = Set {
+                catalog: &catalog,
+                blobs: &blobs,
+                www: &www,
                 base,
-                &p.id,
+                publisher: &p.id,
                 access,
-                &dir,
-                &cap,
-                config.resourcesync.dump_package_bytes,
-            )?;
-            published.dump_packages += dump::write_change_dump(
-                &catalog, &blobs, &www, base, &p.id, access, &dir, &cap, &closed,
-            )?;
+                cap: format!("{base}{dir}/capabilitylist.xml"),
+                dir,
+            };
+            let (resources, changes, closed) = write_set(&set)?;
+            published.dump_packages +=
+                dump::write_resource_dump(&set, config.resourcesync.dump_package_bytes)?;
+            published.dump_packages += dump::write_change_dump(&set, &closed)?;
             published.sets += 1;
             published.resources += resources;
             published.changes += changes;
@@ -184,18 +182,30 @@ pub fn publish(config: &Config) -> Result<Published, PublishError> {
     Ok(published)
 }
 
-/// Writes one set's Capability List, Resource List and Change List; returns the
-/// entries of the Resource and Change List.
-#[allow(clippy::type_complexity)]
-fn write_set(
-    catalog: &Catalog,
-    www: &Path,
-    base: &str,
-    publisher: &str,
-    access: &str,
-) -> Result<(u64, u64, Vec<(String, String)>), PublishError> {
-    let dir = set_path(publisher, access);
-    let cap = format!("{base}{dir}/capabilitylist.xml");
+/// One set being published: a publisher's public or restricted resources.
+#[derive(Debug)]
+struct Set<'a> {
+    catalog: &'a Catalog,
+    blobs: &'a crate::store::Blobs,
+    /// Where the documents are written.
+    www: &'a Path,
+    base: &'a str,
+    publisher: &'a str,
+    /// `gratis` or `restricted`.
+    access: &'a str,
+    /// Path of the set's documents below `base_url`.
+    dir: String,
+    /// URL of its Capability List.
+    cap: String,
+}
+
+/// Closed Change List periods: (from, until).
+type Periods = Vec<(String, String)>;
+
+/// Writes one set's Capability List, Resource List and Change Lists; returns the
+/// entries of the Resource List and Change Lists, and the closed periods.
+fn write_set(set: &Set<'_>) -> Result<(u64, u64, Periods), PublishError> {
+    let Set { www, base, dir, .. } = set;
     // Capability List (§9).
     atomic_write(&www.join(format!("{dir}/capabilitylist.xml")), |out| {
         let mut w = DocumentWriter::new(
@@ -221,14 +231,14 @@ fn write_set(
     })?;
 
     // Resource List (§10), with a Resource List Index past PART_ENTRIES files.
-    let resources = write_resource_list(catalog, www, base, publisher, access, &dir, &cap)?;
+    let resources = write_resource_list(set)?;
 
     // Change Lists (§12), one per UTC day. A day's list is closed (`until`) and
     // written once, a few minutes after the day ends; the open list `changelist.xml`
     // (advertised in the Capability List: `resync --incremental` reads it) covers the
     // days not closed yet; `changelist-archive.xml` (Archives 0.9.1) lists every
     // closed list, so a Destination reaches all history.
-    let (changes, closed) = write_change_lists(catalog, www, base, publisher, access, &dir, &cap)?;
+    let (changes, closed) = write_change_lists(set)?;
     Ok((resources, changes, closed))
 }
 
@@ -239,15 +249,17 @@ pub const PART_ENTRIES: u64 = 40_000;
 /// Writes the Resource List: one document, or past [`PART_ENTRIES`] files a Resource
 /// List Index (`resourcelist.xml`, a `<sitemapindex>`) over parts
 /// `resourcelist/part-NNNNN.xml`, each linking it as `rel="index"`. Returns the entries.
-fn write_resource_list(
-    catalog: &Catalog,
-    www: &Path,
-    base: &str,
-    publisher: &str,
-    access: &str,
-    dir: &str,
-    cap: &str,
-) -> Result<u64, PublishError> {
+fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
+    let Set {
+        catalog,
+        www,
+        base,
+        publisher,
+        access,
+        dir,
+        cap,
+        ..
+    } = set;
     let now = crate::store::now;
     let total = catalog.count_current_files(publisher, access)?;
     let index_url = format!("{base}{dir}/resourcelist.xml");
@@ -384,16 +396,16 @@ fn list_document(
 /// after midnight with an earlier time stamp still lands in its day's list.
 const CLOSE_AFTER_SECS: i64 = 300;
 
-#[allow(clippy::type_complexity)]
-fn write_change_lists(
-    catalog: &Catalog,
-    www: &Path,
-    base: &str,
-    publisher: &str,
-    access: &str,
-    dir: &str,
-    cap: &str,
-) -> Result<(u64, Vec<(String, String)>), PublishError> {
+fn write_change_lists(set: &Set<'_>) -> Result<(u64, Periods), PublishError> {
+    let Set {
+        catalog,
+        www,
+        base,
+        publisher,
+        dir,
+        cap,
+        ..
+    } = set;
     use chrono::{DateTime, Duration, NaiveTime, Utc};
     let day_start = |t: DateTime<Utc>| t.date_naive().and_time(NaiveTime::MIN).and_utc();
     let now = Utc::now();
@@ -414,16 +426,7 @@ fn write_change_lists(
         let (from_s, until_s) = (crate::store::instant(day), crate::store::instant(until));
         // Closed lists are never rewritten.
         if !path.exists() {
-            changes += change_list(
-                catalog,
-                &path,
-                publisher,
-                access,
-                base,
-                cap,
-                &from_s,
-                Some(&until_s),
-            )?;
+            changes += change_list(set, &path, &from_s, Some(&until_s))?;
         }
         closed.push((
             format!("{base}{dir}/{name}"),
@@ -434,16 +437,7 @@ fn write_change_lists(
         day = until;
     }
     let open = www.join(format!("{dir}/changelist.xml"));
-    changes += change_list(
-        catalog,
-        &open,
-        publisher,
-        access,
-        base,
-        cap,
-        &crate::store::instant(open_from),
-        None,
-    )?;
+    changes += change_list(set, &open, &crate::store::instant(open_from), None)?;
     atomic_write(&www.join(format!("{dir}/changelist-archive.xml")), |out| {
         let mut w = DocumentWriter::new(
             out,
@@ -467,18 +461,22 @@ fn write_change_lists(
     Ok((changes, periods))
 }
 
-/// Writes one Change List of the changes in [`from`, `until`); returns its entries.
-#[allow(clippy::too_many_arguments)]
+/// Writes one Change List of the set's changes in [`from`, `until`); returns its
+/// entries.
 fn change_list(
-    catalog: &Catalog,
+    set: &Set<'_>,
     path: &Path,
-    publisher: &str,
-    access: &str,
-    base: &str,
-    cap: &str,
     from: &str,
     until: Option<&str>,
 ) -> Result<u64, PublishError> {
+    let Set {
+        catalog,
+        base,
+        publisher,
+        access,
+        cap,
+        ..
+    } = set;
     let mut md = Md::capability("changelist").with("from", from);
     if let Some(u) = until {
         md = md.with("until", u);

@@ -726,22 +726,10 @@ fn a_redirect_loop_fails_clearly() {
 }
 
 fn auth_header(user: &str, password: &str) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let b = format!("{user}:{password}").into_bytes();
-    let mut out = String::from("Basic ");
-    for c in b.chunks(3) {
-        let n = (u32::from(c[0]) << 16)
-            | (u32::from(*c.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*c.get(2).unwrap_or(&0));
-        for i in 0..4 {
-            out.push(if i <= c.len() {
-                T[(n >> (18 - 6 * i)) as usize & 63] as char
-            } else {
-                '='
-            });
-        }
-    }
-    out
+    format!(
+        "Basic {}",
+        plikt::server::base64(&format!("{user}:{password}"))
+    )
 }
 
 #[test]
