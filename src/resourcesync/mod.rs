@@ -70,7 +70,7 @@ pub enum PublishError {
 pub struct Published {
     /// Capability lists (sets).
     pub sets: usize,
-    /// Entries in all Resource Lists.
+    /// Entries written to Resource Lists (0 for a set whose list was unchanged).
     pub resources: u64,
     /// Entries in all Change Lists.
     pub changes: u64,
@@ -262,6 +262,15 @@ fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
     } = set;
     let now = crate::store::now;
     let total = catalog.count_current_files(publisher, access)?;
+    // Unchanged set (same count of files, no new change in the journal): the list
+    // written before is still true as of its `at`, so it is left alone.
+    let fingerprint = format!("{total} {}", catalog.last_change_seq(publisher)?);
+    let stamp = www.join(format!("{dir}/.resourcelist.fingerprint"));
+    if www.join(format!("{dir}/resourcelist.xml")).exists()
+        && fs::read_to_string(&stamp).is_ok_and(|s| s == fingerprint)
+    {
+        return Ok(0);
+    }
     let index_url = format!("{base}{dir}/resourcelist.xml");
     let parts_dir = www.join(format!("{dir}/resourcelist"));
     let mut written = 0u64;
@@ -281,6 +290,7 @@ fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
         )?;
         // Parts of an earlier, larger list are gone with the index.
         let _ = fs::remove_dir_all(&parts_dir);
+        atomic_write(&stamp, |out| out.write_all(fingerprint.as_bytes()))?;
         return Ok(written);
     }
     let parts = total.div_ceil(PART_ENTRIES);
@@ -342,6 +352,7 @@ fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
             Ok(())
         },
     )?;
+    atomic_write(&stamp, |out| out.write_all(fingerprint.as_bytes()))?;
     Ok(written)
 }
 

@@ -709,6 +709,18 @@ fn a_large_resource_list_is_split_under_an_index() {
             String::from_utf8_lossy(&o.stderr)
         );
     }
+    // Publishing again with nothing changed rewrites no part.
+    let before = std::fs::metadata(dir.join("resourcelist/part-00001.xml"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
+    let after = std::fs::metadata(dir.join("resourcelist/part-00001.xml"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(before, after, "an unchanged Resource List was rewritten");
     // Back under the limit: one document again, and the parts are gone.
     let c = rusqlite::Connection::open(env.data().join("catalog.sqlite")).unwrap();
     c.execute(
