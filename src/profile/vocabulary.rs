@@ -11,6 +11,9 @@ use serde::Deserialize;
 struct Mapping {
     profile: String,
     vocabulary: Vocabulary,
+    /// The record mapping, read by `resourcesync` (not the validator's business).
+    #[allow(dead_code)]
+    record: Option<toml::Value>,
 }
 
 /// Fixed values and vocabularies of a profile (see `mappings/kb-rss-2.4.toml`).

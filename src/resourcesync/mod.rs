@@ -5,15 +5,23 @@
 //! serve them), each replaced atomically (write, fsync, rename, folder fsync):
 //!
 //! ```text
-//! .well-known/resourcesync                        Source Description (public sets)
-//! .well-known/resourcesync-with-restricted        … with the restricted sets (served at
-//!                                                 .well-known/resourcesync to Destinations
-//!                                                 that authenticate)
-//! resourcesync/<publisher>/capabilitylist.xml     the publisher's public set (`gratis`)
-//! resourcesync/<publisher>/resourcelist.xml       current files of deposits (at, completed)
-//! resourcesync/<publisher>/changelist.xml         the change journal, forward chronological
-//! resourcesync/<publisher>/restricted/…           the restricted set (restricted and
-//!                                                 non-conforming items), the same three
+//! .well-known/resourcesync                      Source Description (public sets)
+//! .well-known/resourcesync-with-restricted      … with the restricted sets (served at
+//!                                               .well-known/resourcesync to Destinations
+//!                                               that authenticate)
+//! resourcesync/<publisher>/                     the publisher's public set (`gratis`):
+//!   capabilitylist.xml
+//!   resourcelist.xml                            current files and records (at, completed);
+//!                                               past PART_ENTRIES files an index over
+//!   resourcelist/part-NNNNN.xml                   parts with rel="index"
+//!   changelist.xml                              the open Change List (days not yet closed)
+//!   changelist/YYYY-MM-DD.xml                   closed Change Lists, written once
+//!   changelist-archive.xml                      every closed list
+//!   resourcedump.xml, resourcedump/part-N.zip   Resource Dump (+ manifests beside)
+//!   changedump.xml, changedump/YYYY-MM-DD.zip   Change Dump, one package per closed day
+//! resourcesync/<publisher>/restricted/…         the restricted set (restricted and
+//!                                               non-conforming items), the same documents
+//! records/<publisher>/<deposit>/v<version>.xml  metadata records (record.rs)
 //! ```
 //!
 //! Resources are served by `plikt serve` / `plikt run` at
@@ -21,12 +29,16 @@
 //! the SHA-256 of the publisher's URL: stable across versions of the deposit, so an
 //! updated file is the same resource with new content. Every version stays retrievable
 //! at `<base_url>d/<publisher>/<deposit>/v<version>/<key>`, which each entry names in a
-//! `rel="memento"` link (§14.6): nothing deposited is ever overwritten.
+//! `rel="memento"` link (§14.6): nothing deposited is ever overwritten. The deposit's
+//! URI `<base_url>d/<publisher>/<deposit>/` serves its current metadata record, also at
+//! `…/metadata.xml` (and per version at `…/v<version>/metadata.xml`).
 //!
-//! This is the first part of the ResourceSync issue: no indexes, rotation, dumps or
-//! metadata records yet.
+//! Cost per publish follows the changes: closed Change Lists and Change Dumps are
+//! written once; an unchanged Resource List and Resource Dump are left alone.
+//! Not yet: a Change List Index for a day past 50,000 changes, records in dumps.
 
 mod dump;
+pub mod record;
 mod writer;
 
 use std::fs::{self, File};
@@ -199,6 +211,106 @@ struct Set<'a> {
     cap: String,
 }
 
+impl Set<'_> {
+    /// The URI of a deposit (the collection its files belong to, §14.7); its current
+    /// metadata record is served there.
+    fn deposit_url(&self, deposit: i64) -> String {
+        format!("{}d/{}/{deposit}/", self.base, self.publisher)
+    }
+
+    /// A file's entry, linked to its deposit's record (`describedby`, §14.5) and to the
+    /// deposit (`collection`, §14.7).
+    fn file_entry(&self, f: &PublishedFile, change: Option<(&str, &str)>) -> Entry {
+        let mut e = resource_entry(self.base, self.publisher, f, change);
+        let record = format!("{}metadata.xml", self.deposit_url(f.deposit_id));
+        e.lns
+            .push(Ln::new("describedby", record).with("type", "application/xml"));
+        e.lns
+            .push(Ln::new("collection", self.deposit_url(f.deposit_id)));
+        e
+    }
+
+    /// Resource List entries of a deposit's current files, its record first.
+    fn write_current(
+        &self,
+        w: &mut DocumentWriter<&mut BufWriter<File>>,
+        f: &PublishedFile,
+    ) -> io::Result<()> {
+        if f.first_of_version
+            && let Some(r) = self.record_entry(f.deposit_id, f.version_id, None)?
+        {
+            w.entry(&r)?;
+        }
+        w.entry(&self.file_entry(f, None))
+    }
+
+    /// The entry of a version's metadata record, written to `www/records/` the first
+    /// time (records of a version never change). `None` if the version is gone.
+    fn record_entry(
+        &self,
+        deposit: i64,
+        version: i64,
+        change: Option<(&str, &str)>,
+    ) -> io::Result<Option<Entry>> {
+        let path = record_file(self.www, self.publisher, deposit, version);
+        let (bytes, at) = match self
+            .catalog
+            .version_metadata(version)
+            .map_err(|e| io::Error::other(e.to_string()))?
+        {
+            None => return Ok(None),
+            Some((metadata, _, deposited_at)) => {
+                let bytes = match fs::read(&path) {
+                    Ok(b) => b,
+                    Err(_) => {
+                        let bytes = record::record(record::kb24(), &metadata);
+                        atomic_write(&path, |out| out.write_all(&bytes))
+                            .map_err(|e| io::Error::other(e.to_string()))?;
+                        bytes
+                    }
+                };
+                (bytes, deposited_at)
+            }
+        };
+        let mut d = crate::store::Digester::new();
+        d.update(&bytes::Bytes::from(bytes));
+        let digests = d.finish();
+        let hash = format!("md5:{} sha-256:{}", digests.md5, digests.sha256);
+        let mut md = Md::default();
+        let lastmod = match change {
+            Some((change, at)) => {
+                md = md.with("change", change).with("datetime", at);
+                at.to_string()
+            }
+            None => at.clone(),
+        };
+        md = md
+            .with("hash", hash.clone())
+            .with("length", digests.length.to_string())
+            .with("type", "application/xml");
+        let deposit_url = self.deposit_url(deposit);
+        Ok(Some(Entry {
+            loc: format!("{deposit_url}metadata.xml"),
+            lastmod: Some(lastmod),
+            md: Some(md),
+            lns: vec![
+                Ln::new("describes", deposit_url.clone()),
+                Ln::new("profile", record::kb24().namespace.clone()),
+                Ln::new("memento", format!("{deposit_url}v{version}/metadata.xml"))
+                    .with("modified", at)
+                    .with("hash", hash)
+                    .with("length", digests.length.to_string())
+                    .with("type", "application/xml"),
+            ],
+        }))
+    }
+}
+
+/// Where a version's metadata record is kept.
+pub fn record_file(www: &Path, publisher: &str, deposit: i64, version: i64) -> PathBuf {
+    www.join(format!("records/{publisher}/{deposit}/v{version}.xml"))
+}
+
 /// Closed Change List periods: (from, until).
 type Periods = Vec<(String, String)>;
 
@@ -242,9 +354,10 @@ fn write_set(set: &Set<'_>) -> Result<(u64, u64, Periods), PublishError> {
     Ok((resources, changes, closed))
 }
 
-/// Entries per Resource List document: below the Sitemap limit of 50,000 with room
-/// for the 50 MB limit (an entry is under 1 KB unless its URLs are very long).
-pub const PART_ENTRIES: u64 = 40_000;
+/// Files per Resource List document: with a metadata record per deposit at most twice
+/// as many entries, below the Sitemap limit of 50,000, with room for the 50 MB limit
+/// (an entry is about 1 KB unless its URLs are very long).
+pub const PART_ENTRIES: u64 = 20_000;
 
 /// Writes the Resource List: one document, or past [`PART_ENTRIES`] files a Resource
 /// List Index (`resourcelist.xml`, a `<sitemapindex>`) over parts
@@ -282,9 +395,7 @@ fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
             "resourcelist",
             &mut |w| {
                 catalog
-                    .current_files(publisher, access, None, &mut |f| {
-                        w.entry(&resource_entry(base, publisher, &f, None))
-                    })
+                    .current_files(publisher, access, None, &mut |f| set.write_current(w, &f))
                     .map_err(|e| io::Error::other(e.to_string()))
             },
         )?;
@@ -312,7 +423,7 @@ fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
                         publisher,
                         access,
                         Some((PART_ENTRIES, i * PART_ENTRIES)),
-                        &mut |f| w.entry(&resource_entry(base, publisher, &f, None)),
+                        &mut |f| set.write_current(w, &f),
                     )
                     .map_err(|e| io::Error::other(e.to_string()))
             },
@@ -482,7 +593,6 @@ fn change_list(
 ) -> Result<u64, PublishError> {
     let Set {
         catalog,
-        base,
         publisher,
         access,
         cap,
@@ -497,18 +607,21 @@ fn change_list(
     let result = atomic_write(path, |out| {
         let mut w = DocumentWriter::new(out, Root::UrlSet, &[Ln::new("up", cap.to_string())], &md)?;
         let r = catalog.journal(publisher, access, from, until, &mut |e, f| {
-            if w.full(2048) {
+            if w.full(4096) {
                 too_large = true;
                 // Refused before the rename: the previous document stays in place.
                 return Err(io::Error::other("over the Sitemap limits"));
             }
+            // A version's record goes first, with the version's change.
+            if f.first_of_version
+                && let Some(r) =
+                    set.record_entry(f.deposit_id, f.version_id, Some((&e.change, &e.at)))?
+            {
+                count += 1;
+                w.entry(&r)?;
+            }
             count += 1;
-            w.entry(&resource_entry(
-                base,
-                publisher,
-                &f,
-                Some((&e.change, &e.at)),
-            ))
+            w.entry(&set.file_entry(&f, Some((&e.change, &e.at))))
         });
         r.map_err(|e| io::Error::other(e.to_string()))?;
         w.finish().map(drop)

@@ -52,6 +52,7 @@ pub fn app(state: AppState) -> Router {
             "/resourcesync/{publisher}/restricted/{folder}/{document}",
             get(restricted_nested_document),
         )
+        .route("/d/{publisher}/{deposit}/", get(deposit))
         .route("/d/{publisher}/{deposit}/{key}", get(resource))
         .route(
             "/d/{publisher}/{deposit}/{version}/{key}",
@@ -346,6 +347,9 @@ async fn send_file(
     if state.config.publisher(&publisher).is_none() {
         return Err(AppError::NotFound);
     }
+    if key == "metadata.xml" {
+        return send_record(state, publisher, deposit, version, request).await;
+    }
     let config = state.config.clone();
     let p = publisher.clone();
     let files = tokio::task::spawn_blocking(move || {
@@ -443,6 +447,86 @@ async fn send_file(
     }
     let body = Body::from_stream(tokio_util::io::ReaderStream::new(file.take(len)));
     Ok((status, headers, body).into_response())
+}
+
+/// The URI of a deposit (`d/{publisher}/{deposit}/`): its current metadata record.
+async fn deposit(
+    State(state): State<AppState>,
+    Path((publisher, deposit)): Path<(String, i64)>,
+    request: HeaderMap,
+) -> Result<Response, AppError> {
+    if state.config.publisher(&publisher).is_none() {
+        return Err(AppError::NotFound);
+    }
+    send_record(state, publisher, deposit, None, request).await
+}
+
+/// A version's metadata record (§14.5), under the same access rule as its files.
+async fn send_record(
+    state: AppState,
+    publisher: String,
+    deposit: i64,
+    version: Option<i64>,
+    request: HeaderMap,
+) -> Result<Response, AppError> {
+    let config = state.config.clone();
+    let p = publisher.clone();
+    let found = tokio::task::spawn_blocking(move || {
+        let catalog = Catalog::open(&config.data_dir.join("catalog.sqlite"))?;
+        let v = match version {
+            None => catalog.current_version(&p, deposit)?.map(|(v, _)| v),
+            // The record file exists only under its own deposit's folder (checked below).
+            Some(v) => Some(v),
+        };
+        Ok::<_, crate::store::StoreError>(match v {
+            None => None,
+            Some(v) => catalog
+                .version_metadata(v)?
+                .map(|(_, access, at)| (v, access, at)),
+        })
+    })
+    .await
+    .map_err(internal)?
+    .map_err(internal)?;
+    let Some((version, access, at)) = found else {
+        return Err(AppError::NotFound);
+    };
+    if access != PUBLIC && !authorised(&state.config, &request, Some(&publisher)) {
+        return Err(AppError::Unauthorized);
+    }
+    let path = resourcesync::record_file(
+        &resourcesync::www(&state.config),
+        &publisher,
+        deposit,
+        version,
+    );
+    let bytes = match tokio::fs::read(&path).await {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(AppError::NotFound),
+        Err(e) => return Err(internal(format!("{}: {e}", path.display()))),
+    };
+    let link = format!(
+        "<{}{}>; rel=\"resourcesync\"",
+        state.config.base_url,
+        resourcesync::capability_list_path(&publisher, &access)
+    );
+    use sha2::Digest;
+    let etag = format!("\"{}\"", crate::store::hex(&sha2::Sha256::digest(&bytes)));
+    let mut headers = HeaderMap::new();
+    let value = |s: &str| HeaderValue::from_str(s).map_err(internal);
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/xml; charset=utf-8"),
+    );
+    headers.insert(header::ETAG, value(&etag)?);
+    headers.insert(header::LINK, value(&link)?);
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(&at) {
+        let http_date = t
+            .with_timezone(&chrono::Utc)
+            .format("%a, %d %b %Y %H:%M:%S GMT");
+        headers.insert(header::LAST_MODIFIED, value(&http_date.to_string())?);
+    }
+    Ok((headers, bytes).into_response())
 }
 
 /// A single satisfiable byte range of a `length`-byte resource, inclusive, or `None`.

@@ -1,7 +1,7 @@
 //! What the ResourceSync publisher reads: the current files of deposits and the change
 //! journal, streamed row by row.
 
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 
 use super::StoreError;
 use super::catalog::Catalog;
@@ -33,6 +33,8 @@ pub struct PublishedFile {
     pub pub_date: String,
     /// The version's effective access: `gratis` or `restricted`.
     pub access: String,
+    /// The first stored file of its version (the version's record is listed with it).
+    pub first_of_version: bool,
 }
 
 /// One entry of the change journal.
@@ -47,7 +49,8 @@ pub struct JournalEntry {
 }
 
 const FILE_COLUMNS: &str = "v.deposit_id, v.id, f.url, f.sha256, f.md5, f.length,
-    coalesce(f.content_type, f.declared_type), f.fetched_at, v.pub_date, v.access";
+    coalesce(f.content_type, f.declared_type), f.fetched_at, v.pub_date, v.access,
+    f.ord = (SELECT min(x.ord) FROM files x WHERE x.version_id = f.version_id AND x.state = 'stored')";
 
 fn file(r: &rusqlite::Row<'_>) -> rusqlite::Result<PublishedFile> {
     Ok(PublishedFile {
@@ -61,6 +64,7 @@ fn file(r: &rusqlite::Row<'_>) -> rusqlite::Result<PublishedFile> {
         stored_at: r.get(7)?,
         pub_date: r.get(8)?,
         access: r.get(9)?,
+        first_of_version: r.get(10)?,
     })
 }
 
@@ -160,6 +164,7 @@ impl Catalog {
                     stored_at: r.get(10)?,
                     pub_date: r.get(11)?,
                     access: r.get(12)?,
+                    first_of_version: r.get(13)?,
                 };
                 Ok((entry, f))
             })
@@ -209,6 +214,43 @@ impl Catalog {
                 |r| r.get(0),
             )
             .map_err(sql("reading the change journal"))
+    }
+
+    /// A deposited version's stored metadata (JSON), access and deposit time, for its
+    /// metadata record.
+    pub fn version_metadata(
+        &self,
+        version: i64,
+    ) -> Result<Option<(String, String, String)>, StoreError> {
+        self.conn()
+            .prepare_cached(
+                "SELECT metadata, access, coalesce(deposited_at, found_at) FROM versions
+                 WHERE id = ?1 AND state = 'deposited'",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![version], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                    .optional()
+            })
+            .map_err(sql("reading a version's metadata"))
+    }
+
+    /// The latest deposited version of a deposit, with its access.
+    pub fn current_version(
+        &self,
+        publisher: &str,
+        deposit: i64,
+    ) -> Result<Option<(i64, String)>, StoreError> {
+        self.conn()
+            .prepare_cached(
+                "SELECT v.id, v.access FROM versions v JOIN deposits d ON d.id = v.deposit_id
+                 WHERE d.publisher = ?1 AND d.id = ?2 AND v.state = 'deposited'
+                 ORDER BY v.pub_date DESC LIMIT 1",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![publisher, deposit], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .optional()
+            })
+            .map_err(sql("finding a deposit's current version"))
     }
 
     /// The time of the first journalled change of `publisher`.

@@ -131,6 +131,24 @@ fn assert_mirror(env: &Env, dest: &Path, expected: usize) {
     for (rel, bytes) in synced {
         let parts: Vec<&str> = rel.split('/').collect();
         let (deposit, key) = (parts[1], parts[2]);
+        if key == "metadata.xml" {
+            // The deposit's record: the current version's, as plikt wrote it.
+            let version = env.one(&format!(
+                "SELECT id FROM versions WHERE deposit_id = {deposit} AND state = 'deposited' ORDER BY pub_date DESC LIMIT 1"
+            ));
+            let record = std::fs::read(
+                env.data()
+                    .join(format!("www/records/test/{deposit}/v{version}.xml")),
+            )
+            .unwrap();
+            assert!(
+                record == bytes,
+                "{rel} differs from the record of version {version}"
+            );
+            let text = String::from_utf8(bytes).unwrap();
+            assert!(text.contains("<dcterms:title>"), "{text}");
+            continue;
+        }
         let rows = env.sql(&format!(
             "SELECT f.url, f.sha256 FROM files f JOIN versions v ON v.id = f.version_id
              WHERE v.deposit_id = {deposit} AND v.state = 'deposited' ORDER BY v.pub_date DESC"
@@ -212,10 +230,11 @@ fn resync_baseline_incremental_and_audit_against_plikt_serve() {
         &["--baseline", "--capabilitylist", &cap, &mapping],
     );
     assert!(
-        out.contains("SYNCED (same=0, created=4, updated=0, deleted=0)"),
+        out.contains("SYNCED (same=0, created=6, updated=0, deleted=0)"),
         "{out}"
     );
-    assert_mirror(&env, &dest, 4);
+    // 2 deposits: their records and 4 files.
+    assert_mirror(&env, &dest, 6);
 
     // A further harvest: item-1 updated (newer pubDate, new PDF), item-3 new.
     std::thread::sleep(Duration::from_millis(1100));
@@ -232,7 +251,7 @@ fn resync_baseline_incremental_and_audit_against_plikt_serve() {
         !out.contains("Traceback") && !out.to_lowercase().contains("error"),
         "{out}"
     );
-    assert_mirror(&env, &dest, 6);
+    assert_mirror(&env, &dest, 9);
 
     // Audit: in sync.
     let out = resync(&env.dir, &["--audit", "--capabilitylist", &cap, &mapping]);
@@ -271,14 +290,25 @@ fn resync_baseline_incremental_and_audit_against_plikt_serve() {
         .collect();
     assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
     // A resource: headers and the resourcesync link (§6.3.3).
+    // Metadata records (§14.5): listed with `describes` and `profile`; files link them.
+    assert!(
+        rl.contains("metadata.xml</loc>") && rl.contains("rel=\"describes\""),
+        "{rl}"
+    );
+    assert!(
+        rl.contains("rel=\"profile\" href=\"http://purl.org/dc/terms/\""),
+        "{rl}"
+    );
+    assert!(
+        rl.contains("rel=\"describedby\"") && rl.contains("rel=\"collection\""),
+        "{rl}"
+    );
     let loc = rl
         .split("<loc>")
-        .nth(1)
-        .unwrap()
-        .split('<')
-        .next()
-        .unwrap()
-        .to_string();
+        .skip(1)
+        .map(|l| l.split('<').next().unwrap().to_string())
+        .find(|l| !l.ends_with("metadata.xml"))
+        .unwrap();
     let (head, body) = get(&loc);
     let head = head.to_lowercase();
     assert!(
@@ -403,7 +433,8 @@ fn restricted_sets_are_served_only_to_authenticated_destinations() {
     }
     let restricted =
         std::fs::read_to_string(www.join("resourcesync/test/restricted/resourcelist.xml")).unwrap();
-    assert_eq!(restricted.matches("<url>").count(), 2, "{restricted}");
+    // Two items: their records and their link pages.
+    assert_eq!(restricted.matches("<url>").count(), 4, "{restricted}");
 
     let restricted_cap = format!(
         "{}resourcesync/test/restricted/capabilitylist.xml",
@@ -456,7 +487,7 @@ fn restricted_sets_are_served_only_to_authenticated_destinations() {
         ],
     );
     assert!(
-        out.contains("SYNCED (same=0, created=2, updated=0, deleted=0)"),
+        out.contains("SYNCED (same=0, created=4, updated=0, deleted=0)"),
         "{out}"
     );
 }
@@ -624,7 +655,23 @@ fn published_documents_validate_against_the_projects_schemas() {
         "{:?}",
         docs.iter().map(|d| &d.0).collect::<Vec<_>>()
     );
-    for (rel, _) in docs.iter().filter(|(rel, _)| !rel.ends_with(".zip")) {
+    // Metadata records are DCMI Terms records, not Sitemaps: well-formed is checked.
+    for (rel, _) in docs.iter().filter(|(rel, _)| rel.starts_with("records/")) {
+        let o = Command::new("xmllint")
+            .arg("--noout")
+            .arg(www.join(rel))
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{rel}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    for (rel, _) in docs
+        .iter()
+        .filter(|(rel, _)| !rel.ends_with(".zip") && !rel.starts_with("records/"))
+    {
         let o = xmllint(&www.join(rel));
         assert!(
             o.status.success(),
@@ -680,11 +727,18 @@ fn a_large_resource_list_is_split_under_an_index() {
     assert_eq!(index.matches("<sitemap>").count(), 2, "{index}");
     let part1 = std::fs::read_to_string(dir.join("resourcelist/part-00001.xml")).unwrap();
     let part2 = std::fs::read_to_string(dir.join("resourcelist/part-00002.xml")).unwrap();
+    // The deposit's record comes before its first file, once.
     assert_eq!(
         part1.matches("<url>").count() as u64,
-        plikt::resourcesync::PART_ENTRIES
+        plikt::resourcesync::PART_ENTRIES + 1
     );
     assert_eq!(part2.matches("<url>").count(), 10);
+    assert_eq!(
+        index.matches("metadata.xml").count()
+            + part1.matches("metadata.xml</loc>").count()
+            + part2.matches("metadata.xml</loc>").count(),
+        1
+    );
     for part in [&part1, &part2] {
         assert!(part.contains(
             "rel=\"index\" href=\"http://127.0.0.1:8080/resourcesync/test/resourcelist.xml\""
@@ -732,7 +786,7 @@ fn a_large_resource_list_is_split_under_an_index() {
     assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
     let single = std::fs::read_to_string(dir.join("resourcelist.xml")).unwrap();
     assert!(
-        single.contains("<urlset") && single.matches("<url>").count() == 1,
+        single.contains("<urlset") && single.matches("<url>").count() == 2,
         "{single}"
     );
     assert!(!dir.join("resourcelist").exists());
