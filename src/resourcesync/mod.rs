@@ -408,6 +408,32 @@ fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
     let mut index = Vec::new();
     for i in 0..parts {
         let name = format!("resourcelist/part-{:05}.xml", i + 1);
+        let page = Some((PART_ENTRIES, i * PART_ENTRIES));
+        // A part is rewritten only when its content changed: the files it lists
+        // (version, URL, digest) are fingerprinted first. New deposits land in the
+        // last part, so usually only that one is written.
+        let mut fp = Sha256::new();
+        catalog.current_files(publisher, access, page, &mut |f| {
+            fp.update(format!("{} {} {}\n", f.version_id, f.url, f.sha256).as_bytes());
+            Ok(())
+        })?;
+        let fp = hex(&fp.finalize());
+        let part_stamp = parts_dir.join(format!(".part-{:05}.fingerprint", i + 1));
+        let kept = fs::read_to_string(&part_stamp).ok().and_then(|t| {
+            let mut w = t.split_whitespace();
+            match (w.next(), w.next(), w.next()) {
+                (Some(f), Some(at), Some(done)) if f == fp => {
+                    Some((at.to_string(), done.to_string()))
+                }
+                _ => None,
+            }
+        });
+        if let Some((at, done)) = kept
+            && www.join(format!("{dir}/{name}")).exists()
+        {
+            index.push((format!("{base}{dir}/{name}"), at, done));
+            continue;
+        }
         let at = now();
         written += list_document(
             &www.join(format!("{dir}/{name}")),
@@ -419,16 +445,15 @@ fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
             "resourcelist",
             &mut |w| {
                 catalog
-                    .current_files(
-                        publisher,
-                        access,
-                        Some((PART_ENTRIES, i * PART_ENTRIES)),
-                        &mut |f| set.write_current(w, &f),
-                    )
+                    .current_files(publisher, access, page, &mut |f| set.write_current(w, &f))
                     .map_err(|e| io::Error::other(e.to_string()))
             },
         )?;
-        index.push((format!("{base}{dir}/{name}"), at, now()));
+        let done = now();
+        atomic_write(&part_stamp, |out| {
+            out.write_all(format!("{fp} {at} {done}").as_bytes())
+        })?;
+        index.push((format!("{base}{dir}/{name}"), at, done));
     }
     // Parts of an earlier, larger list beyond the new last part.
     if let Ok(entries) = fs::read_dir(&parts_dir) {

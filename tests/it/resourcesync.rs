@@ -775,13 +775,49 @@ fn a_large_resource_list_is_split_under_an_index() {
         .modified()
         .unwrap();
     assert_eq!(before, after, "an unchanged Resource List was rewritten");
-    // Back under the limit: one document again, and the parts are gone.
+    // One more file in a new deposit (the end of the list): only the last part is
+    // rewritten.
     let c = rusqlite::Connection::open(env.data().join("catalog.sqlite")).unwrap();
-    c.execute(
-        "DELETE FROM files WHERE url LIKE 'http://p.example/f/%'",
-        [],
+    c.execute_batch(
+        "INSERT INTO deposits (publisher, guid, created_at) VALUES ('test', 'late', '2026-11-22T00:00:00.000Z');
+         INSERT INTO versions (deposit_id, pub_date, pub_date_raw, item_hash, metadata, findings,
+           conforming, access, state, found_run, found_at, deposited_at)
+         SELECT (SELECT max(id) FROM deposits), '2026-11-21T00:00:00.000Z', 'x', 'h', '{}', '[]', 1,
+           'gratis', 'deposited', found_run, found_at, found_at FROM versions LIMIT 1;
+         INSERT INTO files (version_id, ord, role, url, state, sha256, length, md5, fetched_at)
+         SELECT (SELECT max(id) FROM versions), 0, 'content', 'http://p.example/late', 'stored',
+           sha256, length, md5, fetched_at FROM files LIMIT 1;",
     )
     .unwrap();
+    drop(c);
+    let part2_before = std::fs::metadata(dir.join("resourcelist/part-00002.xml"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
+    let after = std::fs::metadata(dir.join("resourcelist/part-00001.xml"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(before, after, "part 1 did not change but was rewritten");
+    let part2_after = std::fs::metadata(dir.join("resourcelist/part-00002.xml"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_ne!(
+        part2_before, part2_after,
+        "part 2 changed but was not rewritten"
+    );
+    assert!(
+        std::fs::read_to_string(dir.join("resourcelist/part-00002.xml"))
+            .unwrap()
+            .contains("p.example/late")
+    );
+    // Back under the limit: one document again, and the parts are gone.
+    let c = rusqlite::Connection::open(env.data().join("catalog.sqlite")).unwrap();
+    c.execute("DELETE FROM files WHERE url LIKE 'http://p.example/%'", [])
+        .unwrap();
     drop(c);
     assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
     let single = std::fs::read_to_string(dir.join("resourcelist.xml")).unwrap();
