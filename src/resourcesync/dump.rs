@@ -198,7 +198,7 @@ pub(super) fn write_change_dump(
         }
         let mut package: Option<PackageWriter> = None;
         let mut failure: Option<PublishError> = None;
-        catalog.journal(publisher, access, from, Some(until), &mut |e, f| {
+        catalog.journal(publisher, access, from, Some(until), None, &mut |e, f| {
             if failure.is_some() {
                 return Ok(());
             }

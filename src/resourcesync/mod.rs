@@ -16,6 +16,7 @@
 //!   resourcelist/part-NNNNN.xml                   parts with rel="index"
 //!   changelist.xml                              the open Change List (days not yet closed)
 //!   changelist/YYYY-MM-DD.xml                   closed Change Lists, written once
+//!   changelist/YYYY-MM-DD-part-NNNNN.xml          (parts, when a day's list is an index)
 //!   changelist-archive.xml                      every closed list
 //!   resourcedump.xml, resourcedump/part-N.zip   Resource Dump (+ manifests beside)
 //!   changedump.xml, changedump/YYYY-MM-DD.zip   Change Dump, one package per closed day
@@ -35,7 +36,8 @@
 //!
 //! Cost per publish follows the changes: closed Change Lists and Change Dumps are
 //! written once; an unchanged Resource List and Resource Dump are left alone.
-//! Not yet: a Change List Index for a day past 50,000 changes, records in dumps.
+//! Lists past PART_ENTRIES files become an index over parts (Resource and Change
+//! Lists alike). Not yet: metadata records inside dump packages.
 
 mod dump;
 pub mod record;
@@ -573,7 +575,8 @@ fn write_change_lists(set: &Set<'_>) -> Result<(u64, Periods), PublishError> {
         let (from_s, until_s) = (crate::store::instant(day), crate::store::instant(until));
         // Closed lists are never rewritten.
         if !path.exists() {
-            changes += change_list(set, &path, &from_s, Some(&until_s))?;
+            let url = format!("{base}{dir}/{name}");
+            changes += change_list(set, &path, &url, &from_s, Some(&until_s))?;
         }
         closed.push((
             format!("{base}{dir}/{name}"),
@@ -584,7 +587,14 @@ fn write_change_lists(set: &Set<'_>) -> Result<(u64, Periods), PublishError> {
         day = until;
     }
     let open = www.join(format!("{dir}/changelist.xml"));
-    changes += change_list(set, &open, &crate::store::instant(open_from), None)?;
+    let open_url = format!("{base}{dir}/changelist.xml");
+    changes += change_list(
+        set,
+        &open,
+        &open_url,
+        &crate::store::instant(open_from),
+        None,
+    )?;
     atomic_write(&www.join(format!("{dir}/changelist-archive.xml")), |out| {
         let mut w = DocumentWriter::new(
             out,
@@ -608,11 +618,13 @@ fn write_change_lists(set: &Set<'_>) -> Result<(u64, Periods), PublishError> {
     Ok((changes, periods))
 }
 
-/// Writes one Change List of the set's changes in [`from`, `until`); returns its
-/// entries.
+/// Writes one Change List of the set's changes in [`from`, `until`) at `path` (URL
+/// `url`); past [`PART_ENTRIES`] files a Change List Index over parts
+/// `<stem>-part-NNNNN.xml` beside it, each with `rel="index"`. Returns the entries.
 fn change_list(
     set: &Set<'_>,
     path: &Path,
+    url: &str,
     from: &str,
     until: Option<&str>,
 ) -> Result<u64, PublishError> {
@@ -627,11 +639,123 @@ fn change_list(
     if let Some(u) = until {
         md = md.with("until", u);
     }
+    let total = catalog.count_journal(publisher, access, from, until)?;
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .map_or("changelist".to_string(), |s| {
+            if s == "changelist" {
+                "open".to_string()
+            } else {
+                s.to_string()
+            }
+        });
+    let parts_dir = path
+        .parent()
+        .expect("documents live in folders")
+        .join(if stem == "open" { "changelist" } else { "" });
+    let part_name = |n: u64| format!("{stem}-part-{n:05}.xml");
+    let url_dir = url.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+    let part_url_dir = if stem == "open" {
+        format!("{url_dir}/changelist")
+    } else {
+        url_dir.clone()
+    };
+    if total <= PART_ENTRIES {
+        let count = change_list_document(
+            set,
+            path,
+            &md,
+            &[Ln::new("up", cap.to_string())],
+            from,
+            until,
+            None,
+        )?;
+        remove_parts(&parts_dir, &format!("{stem}-part-"), 0);
+        return Ok(count);
+    }
+    let parts = total.div_ceil(PART_ENTRIES);
+    let mut count = 0;
+    let mut listed = Vec::new();
+    for i in 0..parts {
+        let name = part_name(i + 1);
+        count += change_list_document(
+            set,
+            &parts_dir.join(&name),
+            &md,
+            &[
+                Ln::new("up", cap.to_string()),
+                Ln::new("index", url.to_string()),
+            ],
+            from,
+            until,
+            Some((PART_ENTRIES, i * PART_ENTRIES)),
+        )?;
+        listed.push(format!("{part_url_dir}/{name}"));
+    }
+    remove_parts(&parts_dir, &format!("{stem}-part-"), parts);
+    atomic_write(path, |out| {
+        let mut w = DocumentWriter::new(
+            out,
+            Root::SitemapIndex,
+            &[Ln::new("up", cap.to_string())],
+            &md,
+        )?;
+        for loc in &listed {
+            w.entry(&Entry {
+                loc: loc.clone(),
+                md: Some(
+                    md.clone()
+                        .0
+                        .into_iter()
+                        .filter(|(k, _)| *k != "capability")
+                        .fold(Md::default(), |m, (k, v)| m.with(k, v)),
+                ),
+                ..Entry::default()
+            })?;
+        }
+        w.finish().map(drop)
+    })?;
+    Ok(count)
+}
+
+/// Removes `<prefix>NNNNN.xml` parts numbered above `keep` from `dir`.
+fn remove_parts(dir: &Path, prefix: &str, keep: u64) {
+    if let Ok(entries) = fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            let n: Option<u64> = name
+                .strip_prefix(prefix)
+                .and_then(|n| n.strip_suffix(".xml"))
+                .and_then(|n| n.parse().ok());
+            if n.is_some_and(|n| n > keep) {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+/// One Change List document (a whole list, or one part of an index).
+fn change_list_document(
+    set: &Set<'_>,
+    path: &Path,
+    md: &Md,
+    lns: &[Ln],
+    from: &str,
+    until: Option<&str>,
+    page: Option<(u64, u64)>,
+) -> Result<u64, PublishError> {
+    let Set {
+        catalog,
+        publisher,
+        access,
+        ..
+    } = set;
     let mut count = 0u64;
     let mut too_large = false;
     let result = atomic_write(path, |out| {
-        let mut w = DocumentWriter::new(out, Root::UrlSet, &[Ln::new("up", cap.to_string())], &md)?;
-        let r = catalog.journal(publisher, access, from, until, &mut |e, f| {
+        let mut w = DocumentWriter::new(out, Root::UrlSet, lns, md)?;
+        let r = catalog.journal(publisher, access, from, until, page, &mut |e, f| {
             if w.full(4096) {
                 too_large = true;
                 // Refused before the rename: the previous document stays in place.

@@ -108,6 +108,27 @@ impl Catalog {
         Ok(())
     }
 
+    /// How many files [`Catalog::journal`] lists for a period.
+    pub fn count_journal(
+        &self,
+        publisher: &str,
+        access: &str,
+        from: &str,
+        until: Option<&str>,
+    ) -> Result<u64, StoreError> {
+        self.conn()
+            .query_row(
+                "SELECT count(*) FROM changes c JOIN versions v ON v.id = c.version_id
+                 JOIN files f ON f.version_id = v.id
+                 WHERE c.publisher = ?1 AND v.access = ?2 AND f.state = 'stored'
+                   AND c.at >= ?3 AND (?4 IS NULL OR c.at < ?4)",
+                params![publisher, access, from, until],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n.max(0).unsigned_abs())
+            .map_err(sql("counting changes"))
+    }
+
     /// How many files [`Catalog::current_files`] lists.
     pub fn count_current_files(&self, publisher: &str, access: &str) -> Result<u64, StoreError> {
         self.conn()
@@ -133,8 +154,15 @@ impl Catalog {
         access: &str,
         from: &str,
         until: Option<&str>,
+        page: Option<(u64, u64)>,
         each: &mut dyn FnMut(JournalEntry, PublishedFile) -> std::io::Result<()>,
     ) -> Result<(), StoreError> {
+        let (limit, offset) = page.map_or((-1, 0), |(l, o)| {
+            (
+                i64::try_from(l).unwrap_or(i64::MAX),
+                i64::try_from(o).unwrap_or(i64::MAX),
+            )
+        });
         let mut stmt = self
             .conn()
             .prepare(&format!(
@@ -143,31 +171,34 @@ impl Catalog {
                  JOIN files f ON f.version_id = v.id
                  WHERE c.publisher = ?1 AND v.access = ?2 AND f.state = 'stored'
                    AND c.at >= ?3 AND (?4 IS NULL OR c.at < ?4)
-                 ORDER BY c.seq, f.ord"
+                 ORDER BY c.seq, f.ord LIMIT ?5 OFFSET ?6"
             ))
             .map_err(sql("reading the change journal"))?;
         let rows = stmt
-            .query_map(params![publisher, access, from, until], |r| {
-                let entry = JournalEntry {
-                    seq: r.get(0)?,
-                    change: r.get(1)?,
-                    at: r.get(2)?,
-                };
-                let f = PublishedFile {
-                    deposit_id: r.get(3)?,
-                    version_id: r.get(4)?,
-                    url: r.get(5)?,
-                    sha256: r.get(6)?,
-                    md5: r.get(7)?,
-                    length: r.get::<_, i64>(8)?.max(0).unsigned_abs(),
-                    content_type: r.get(9)?,
-                    stored_at: r.get(10)?,
-                    pub_date: r.get(11)?,
-                    access: r.get(12)?,
-                    first_of_version: r.get(13)?,
-                };
-                Ok((entry, f))
-            })
+            .query_map(
+                params![publisher, access, from, until, limit, offset],
+                |r| {
+                    let entry = JournalEntry {
+                        seq: r.get(0)?,
+                        change: r.get(1)?,
+                        at: r.get(2)?,
+                    };
+                    let f = PublishedFile {
+                        deposit_id: r.get(3)?,
+                        version_id: r.get(4)?,
+                        url: r.get(5)?,
+                        sha256: r.get(6)?,
+                        md5: r.get(7)?,
+                        length: r.get::<_, i64>(8)?.max(0).unsigned_abs(),
+                        content_type: r.get(9)?,
+                        stored_at: r.get(10)?,
+                        pub_date: r.get(11)?,
+                        access: r.get(12)?,
+                        first_of_version: r.get(13)?,
+                    };
+                    Ok((entry, f))
+                },
+            )
             .map_err(sql("reading the change journal"))?;
         for row in rows {
             let (e, f) = row.map_err(sql("reading the change journal"))?;

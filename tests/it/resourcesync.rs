@@ -949,3 +949,81 @@ fn resource_dumps_are_zip_packages_with_matching_manifests() {
         text(&o)
     );
 }
+
+#[test]
+fn a_large_change_list_is_split_under_an_index() {
+    let base: Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let server = Server::with_handler(move |r| match r.path.as_str() {
+        "/feed.xml" => Response::ok(feed(&[TestItem::new(
+            "a",
+            &date(0),
+            &format!("{}/a.html", b2.get().unwrap()),
+        )])),
+        p => Response::file(format!("<html>{p}</html>"), "text/html"),
+    });
+    let _ = base.set(server.url(""));
+    let env = Env::plain("cl-index", &server.url("/feed.xml"), "");
+    assert_eq!(env.harvest().status.code(), Some(0));
+    // A version two days ago with PART_ENTRIES + 5 files, journalled that day.
+    let two_days_ago = chrono::Utc::now() - chrono::Duration::days(2);
+    let at = two_days_ago.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let day = two_days_ago.format("%Y-%m-%d").to_string();
+    let n = plikt::resourcesync::PART_ENTRIES + 5;
+    let c = rusqlite::Connection::open(env.data().join("catalog.sqlite")).unwrap();
+    c.execute_batch(&format!(
+        "INSERT INTO versions (deposit_id, pub_date, pub_date_raw, item_hash, metadata, findings,
+           conforming, access, state, found_run, found_at, deposited_at)
+         SELECT deposit_id, '2020-01-01T00:00:00.000Z', 'x', 'h', '{{}}', '[]', 1, 'gratis',
+           'deposited', found_run, '{at}', '{at}' FROM versions LIMIT 1;
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {n})
+         INSERT INTO files (version_id, ord, role, url, state, sha256, length, md5, fetched_at)
+         SELECT (SELECT max(id) FROM versions), n.i, 'content', 'http://old.example/' || n.i, 'stored',
+           f.sha256, f.length, f.md5, '{at}' FROM n, (SELECT * FROM files WHERE state = 'stored' LIMIT 1) f;
+         INSERT INTO changes (version_id, deposit_id, publisher, change, at)
+         SELECT id, deposit_id, 'test', 'updated', '{at}' FROM versions WHERE id = (SELECT max(id) FROM versions);"
+    ))
+    .unwrap();
+    drop(c);
+    let o = env.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let dir = env.data().join("www/resourcesync/test/changelist");
+    let index = std::fs::read_to_string(dir.join(format!("{day}.xml"))).unwrap();
+    assert!(
+        index.contains("<sitemapindex") && index.contains("capability=\"changelist\""),
+        "{index}"
+    );
+    assert!(index.contains("until=\""), "{index}");
+    assert_eq!(index.matches("<sitemap>").count(), 2, "{index}");
+    let part1 = std::fs::read_to_string(dir.join(format!("{day}-part-00001.xml"))).unwrap();
+    let part2 = std::fs::read_to_string(dir.join(format!("{day}-part-00002.xml"))).unwrap();
+    // The version's record is listed once, before its first file.
+    assert_eq!(
+        part1.matches("<url>").count() as u64,
+        plikt::resourcesync::PART_ENTRIES + 1
+    );
+    assert_eq!(part2.matches("<url>").count(), 5);
+    for part in [&part1, &part2] {
+        assert!(part.contains(&format!(
+            "rel=\"index\" href=\"http://127.0.0.1:8080/resourcesync/test/changelist/{day}.xml\""
+        )));
+    }
+    for doc in [
+        format!("{day}.xml"),
+        format!("{day}-part-00001.xml"),
+        format!("{day}-part-00002.xml"),
+    ] {
+        let o = Command::new("xmllint")
+            .arg("--noout")
+            .arg("--schema")
+            .arg(root().join("schemas/sitemap-resourcesync.xsd"))
+            .arg(dir.join(&doc))
+            .output()
+            .expect("xmllint: run scripts/setup");
+        assert!(
+            o.status.success(),
+            "{doc}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
