@@ -12,23 +12,20 @@ use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
 
-use super::{
-    DocumentWriter, Entry, Ln, Md, PublishError, Root, Set, atomic_write, list_document,
-    resource_entry,
-};
-use crate::store::{Blobs, Digester, PublishedFile, sync_dir};
+use super::{DocumentWriter, Entry, Ln, Md, PublishError, Root, Set, atomic_write, list_document};
+use crate::store::{Digester, PublishedFile, sync_dir};
 
 /// Writes the set's Resource Dump (if its content changed); returns the packages.
 pub(super) fn write_resource_dump(set: &Set<'_>, package_bytes: u64) -> Result<u64, PublishError> {
     let Set {
         catalog,
-        blobs,
         www,
         base,
         publisher,
         access,
         dir,
         cap,
+        ..
     } = set;
     let dump_doc = www.join(format!("{dir}/resourcedump.xml"));
     let packages_dir = www.join(format!("{dir}/resourcedump"));
@@ -75,10 +72,7 @@ pub(super) fn write_resource_dump(set: &Set<'_>, package_bytes: u64) -> Result<u
                     &stem(packages.len() + 1),
                 )?);
             }
-            current
-                .as_mut()
-                .expect("set above")
-                .add(blobs, base, publisher, &f, None)
+            current.as_mut().expect("set above").add(set, &f, None)
         })();
         if let Err(e) = step {
             failure = Some(e);
@@ -156,13 +150,13 @@ pub(super) fn write_change_dump(
 ) -> Result<u64, PublishError> {
     let Set {
         catalog,
-        blobs,
         www,
         base,
         publisher,
         access,
         dir,
         cap,
+        ..
     } = set;
     let folder = www.join(format!("{dir}/changedump"));
     fs::create_dir_all(&folder).map_err(|source| PublishError::Write {
@@ -206,13 +200,10 @@ pub(super) fn write_change_dump(
                 if package.is_none() {
                     package = Some(PackageWriter::new(&folder, &stem)?);
                 }
-                package.as_mut().expect("set above").add(
-                    blobs,
-                    base,
-                    publisher,
-                    &f,
-                    Some((&e.change, &e.at)),
-                )
+                package
+                    .as_mut()
+                    .expect("set above")
+                    .add(set, &f, Some((&e.change, &e.at)))
             })();
             if let Err(e) = step {
                 failure = Some(e);
@@ -320,38 +311,58 @@ impl PackageWriter {
         })
     }
 
+    /// Adds a file, preceded by its version's metadata record when it is the version's
+    /// first file (as in the lists).
     fn add(
         &mut self,
-        blobs: &Blobs,
-        base: &str,
-        publisher: &str,
+        set: &Set<'_>,
         f: &PublishedFile,
         change: Option<(&str, &str)>,
     ) -> Result<(), PublishError> {
-        let path = super::resource_path(publisher, f.deposit_id, &f.url);
-        // Resources are stored as they are: most are compressed already.
-        let options = zip::write::SimpleFileOptions::default()
-            .compression_method(zip::CompressionMethod::Stored)
-            .large_file(f.length >= u64::from(u32::MAX));
-        let zip = self.zip.as_mut().expect("open until finish");
-        zip.start_file(&*path, options)
-            .map_err(zip_err(&self.tmp))?;
-        let blob = blobs.path(&f.sha256);
-        let mut input =
-            BufReader::new(File::open(&blob).map_err(|source| PublishError::Write {
-                path: blob.clone(),
-                source,
-            })?);
-        io::copy(&mut input, zip).map_err(|source| PublishError::Write {
-            path: self.tmp.clone(),
-            source,
-        })?;
-        let mut e = resource_entry(base, publisher, f, change);
+        let write_err = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| PublishError::Write { path, source }
+        };
+        if f.first_of_version
+            && let Some(mut e) = set
+                .record_entry(f.deposit_id, f.version_id, change)
+                .map_err(write_err(&self.tmp))?
+        {
+            let file = super::record_file(set.www, set.publisher, f.deposit_id, f.version_id);
+            let bytes = fs::read(&file).map_err(write_err(&file))?;
+            let path = format!("d/{}/{}/metadata.xml", set.publisher, f.deposit_id);
+            self.put(&path, &mut &bytes[..], bytes.len() as u64)?;
+            if let Some(md) = &mut e.md {
+                md.0.push(("path", format!("/{path}")));
+            }
+            self.entries.push(e);
+            self.bytes += bytes.len() as u64;
+        }
+        let path = super::resource_path(set.publisher, f.deposit_id, &f.url);
+        let blob = set.blobs.path(&f.sha256);
+        let mut input = BufReader::new(File::open(&blob).map_err(write_err(&blob))?);
+        self.put(&path, &mut input, f.length)?;
+        let mut e = set.file_entry(f, change);
         if let Some(md) = &mut e.md {
             md.0.push(("path", format!("/{path}")));
         }
         self.entries.push(e);
         self.bytes += f.length;
+        Ok(())
+    }
+
+    /// Stores `length` bytes from `input` at `path` in the package, as they are (most
+    /// resources are compressed already).
+    fn put(&mut self, path: &str, input: &mut dyn Read, length: u64) -> Result<(), PublishError> {
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored)
+            .large_file(length >= u64::from(u32::MAX));
+        let zip = self.zip.as_mut().expect("open until finish");
+        zip.start_file(path, options).map_err(zip_err(&self.tmp))?;
+        io::copy(input, zip).map_err(|source| PublishError::Write {
+            path: self.tmp.clone(),
+            source,
+        })?;
         Ok(())
     }
 

@@ -37,7 +37,7 @@
 //! Cost per publish follows the changes: closed Change Lists and Change Dumps are
 //! written once; an unchanged Resource List and Resource Dump are left alone.
 //! Lists past PART_ENTRIES files become an index over parts (Resource and Change
-//! Lists alike). Not yet: metadata records inside dump packages.
+//! Lists alike). Dump packages hold the metadata records too, like the lists.
 
 mod dump;
 pub mod record;

@@ -940,7 +940,8 @@ fn resource_dumps_are_zip_packages_with_matching_manifests() {
             synced += 1;
         }
     }
-    assert_eq!(synced, 4);
+    // 2 deposits: 4 files and 2 metadata records.
+    assert_eq!(synced, 6);
     // Nothing changed: nothing is rewritten.
     let o = env.cmd(&["publish"]);
     assert!(
