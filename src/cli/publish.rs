@@ -30,15 +30,9 @@ pub fn serve(args: &super::ConfigArgs) -> Result<Exit, Error> {
             .await
             .map_err(|e| Error::Usage(format!("cannot listen on {}: {e}", config.listen)))?;
         tracing::info!(listen = %config.listen, base_url = %config.base_url, "plikt serve started");
-        crate::server::serve(
-            listener,
-            AppState {
-                config: config.clone(),
-            },
-            shutdown,
-        )
-        .await
-        .map_err(|e| Error::Usage(format!("the HTTP server failed: {e}")))
+        crate::server::serve(listener, AppState::open(config.clone())?, shutdown)
+            .await
+            .map_err(|e| Error::Usage(format!("the HTTP server failed: {e}")))
     })?;
     Ok(Exit::Ok)
 }

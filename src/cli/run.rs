@@ -44,9 +44,7 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
         }
         let server = tokio::spawn(crate::server::serve(
             listener,
-            AppState {
-                config: config.clone(),
-            },
+            AppState::open(config.clone())?,
             shutdown.clone(),
         ));
         while let Some(r) = set.join_next().await {

@@ -595,13 +595,7 @@ fn stage(
     let mut validator = Validator::new(open()?, &ctx.options);
     while let Some(c) = validator.next() {
         match c.map_err(io_err)? {
-            Checked::Fatal(f) => {
-                catalog.add_findings(ctx.run, &[stored(&f)])?;
-                return Ok(Staged {
-                    fatal: Some(f),
-                    ..Staged::default()
-                });
-            }
+            Checked::Fatal(f) => return fatal(catalog, ctx.run, f),
             Checked::Item(item, _) => {
                 if let Some(g) = item::guid(&item)
                     && !seen.insert(g.clone())
@@ -634,11 +628,7 @@ fn stage(
                 // The same bytes cannot turn fatal on a second reading; if they do,
                 // record nothing of the feed.
                 drop(tx);
-                catalog.add_findings(ctx.run, &[stored(&f)])?;
-                return Ok(Staged {
-                    fatal: Some(f),
-                    ..Staged::default()
-                });
+                return fatal(catalog, ctx.run, f);
             }
             Checked::Finding(f) => findings.push(stored(&f)),
             Checked::Item(item, item_findings) => {
@@ -718,6 +708,15 @@ fn stage(
     tx.feed_validators(&p.id, ctx.etag.as_deref(), ctx.last_modified.as_deref())?;
     tx.commit()?;
     Ok(staged)
+}
+
+/// An unreadable feed: only its fatal finding is recorded.
+fn fatal(catalog: &mut Catalog, run: i64, f: Finding) -> Result<Staged, HarvestError> {
+    catalog.add_findings(run, &[stored(&f)])?;
+    Ok(Staged {
+        fatal: Some(f),
+        ..Staged::default()
+    })
 }
 
 /// Compares one item with the catalog; records a new deposit or version. True when

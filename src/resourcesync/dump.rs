@@ -10,10 +10,8 @@ use std::fs::{self, File};
 use std::io::{self, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
-use bytes::Bytes;
-
 use super::{DocumentWriter, Entry, Ln, Md, PublishError, Root, Set, atomic_write, list_document};
-use crate::store::{Digester, PublishedFile, sync_dir};
+use crate::store::{PublishedFile, digest_file, sync_dir};
 
 /// Writes the set's Resource Dump (if its content changed); returns the packages.
 pub(super) fn write_resource_dump(set: &Set<'_>, package_bytes: u64) -> Result<u64, PublishError> {
@@ -430,23 +428,10 @@ impl PackageWriter {
         let manifest_name = format!("{stem}-manifest.xml");
         atomic_write(&dir.join(&manifest_name), |out| out.write_all(&manifest))?;
         // The package's own digests and length, for the Resource Dump.
-        let mut d = Digester::new();
-        let mut input = File::open(&target).map_err(|source| PublishError::Write {
+        let digests = digest_file(&target).map_err(|source| PublishError::Write {
             path: target.clone(),
             source,
         })?;
-        let mut buf = vec![0u8; 1 << 20];
-        loop {
-            let k = input.read(&mut buf).map_err(|source| PublishError::Write {
-                path: target.clone(),
-                source,
-            })?;
-            if k == 0 {
-                break;
-            }
-            d.update(&Bytes::copy_from_slice(&buf[..k]));
-        }
-        let digests = d.finish();
         Ok(Package {
             url: format!("{folder_url}/{name}"),
             manifest_url: format!("{folder_url}/{manifest_name}"),

@@ -25,11 +25,43 @@ use crate::resourcesync::{self, PUBLIC};
 use crate::store::{Blobs, Catalog};
 use axum::http::HeaderMap;
 
-/// Shared state of the routes.
+/// Shared state of the routes: the catalog and blob store are opened once, not per
+/// request.
 #[derive(Debug, Clone)]
 pub struct AppState {
     /// The configuration.
     pub config: Arc<Config>,
+    catalog: Arc<std::sync::Mutex<Catalog>>,
+    blobs: Blobs,
+}
+
+impl AppState {
+    /// Opens the data folder of `config` for reading (creating it if needed).
+    pub fn open(config: Arc<Config>) -> Result<Self, crate::store::StoreError> {
+        let store = crate::store::Store::open(&config.data_dir, crate::store::Mode::Read)?;
+        Ok(Self {
+            config,
+            catalog: Arc::new(std::sync::Mutex::new(store.catalog)),
+            blobs: store.blobs,
+        })
+    }
+
+    /// Runs `query` on the catalog off the async threads.
+    async fn query<T: Send + 'static>(
+        &self,
+        query: impl FnOnce(&Catalog) -> Result<T, crate::store::StoreError> + Send + 'static,
+    ) -> Result<T, AppError> {
+        let catalog = self.catalog.clone();
+        tokio::task::spawn_blocking(move || {
+            let catalog = catalog
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            query(&catalog)
+        })
+        .await
+        .map_err(internal)?
+        .map_err(internal)
+    }
 }
 
 /// The router.
@@ -185,7 +217,7 @@ async fn source_description(
     } else {
         ".well-known/resourcesync"
     };
-    xml_file(resourcesync::www(&state.config).join(file)).await
+    static_file(resourcesync::www(&state.config).join(file)).await
 }
 
 async fn restricted_document(
@@ -193,18 +225,8 @@ async fn restricted_document(
     Path((publisher, document)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Result<Response, AppError> {
-    if state.config.publisher(&publisher).is_none() || !safe_document(&document) {
-        return Err(AppError::NotFound);
-    }
-    if !authorised(&state.config, &headers, Some(&publisher)) {
-        return Err(AppError::Unauthorized);
-    }
-    xml_file(
-        resourcesync::www(&state.config)
-            .join(resourcesync::set_path(&publisher, resourcesync::RESTRICTED))
-            .join(&document),
-    )
-    .await
+    let access = resourcesync::RESTRICTED;
+    set_document(&state, &headers, &publisher, access, None, &document).await
 }
 
 /// Folders of a set: Resource List parts, closed Change Lists, Resource Dump packages.
@@ -213,19 +235,15 @@ const SET_FOLDERS: &[&str] = &["resourcelist", "changelist", "resourcedump"];
 async fn nested_document(
     State(state): State<AppState>,
     Path((publisher, folder, document)): Path<(String, String, String)>,
+    headers: HeaderMap,
 ) -> Result<Response, AppError> {
-    if state.config.publisher(&publisher).is_none()
-        || !SET_FOLDERS.contains(&folder.as_str())
-        || !safe_document(&document)
-    {
-        return Err(AppError::NotFound);
-    }
-    let dir = resourcesync::set_path(&publisher, PUBLIC);
-    static_file(
-        resourcesync::www(&state.config)
-            .join(dir)
-            .join(folder)
-            .join(document),
+    set_document(
+        &state,
+        &headers,
+        &publisher,
+        PUBLIC,
+        Some(&folder),
+        &document,
     )
     .await
 }
@@ -235,23 +253,42 @@ async fn restricted_nested_document(
     Path((publisher, folder, document)): Path<(String, String, String)>,
     headers: HeaderMap,
 ) -> Result<Response, AppError> {
-    if state.config.publisher(&publisher).is_none()
-        || !SET_FOLDERS.contains(&folder.as_str())
-        || !safe_document(&document)
+    let access = resourcesync::RESTRICTED;
+    set_document(
+        &state,
+        &headers,
+        &publisher,
+        access,
+        Some(&folder),
+        &document,
+    )
+    .await
+}
+
+/// A document of a set (`folder`: one of [`SET_FOLDERS`], if any): 404 for names that
+/// are not documents, 401 for a restricted set without the right credentials.
+async fn set_document(
+    state: &AppState,
+    headers: &HeaderMap,
+    publisher: &str,
+    access: &str,
+    folder: Option<&str>,
+    document: &str,
+) -> Result<Response, AppError> {
+    if state.config.publisher(publisher).is_none()
+        || folder.is_some_and(|f| !SET_FOLDERS.contains(&f))
+        || !safe_document(document)
     {
         return Err(AppError::NotFound);
     }
-    if !authorised(&state.config, &headers, Some(&publisher)) {
+    if access != PUBLIC && !authorised(&state.config, headers, Some(publisher)) {
         return Err(AppError::Unauthorized);
     }
-    let dir = resourcesync::set_path(&publisher, resourcesync::RESTRICTED);
-    static_file(
-        resourcesync::www(&state.config)
-            .join(dir)
-            .join(folder)
-            .join(document),
-    )
-    .await
+    let mut path = resourcesync::www(&state.config).join(resourcesync::set_path(publisher, access));
+    if let Some(f) = folder {
+        path.push(f);
+    }
+    static_file(path.join(document)).await
 }
 
 /// A published file, streamed (dump packages can be large), typed by its extension.
@@ -291,29 +328,9 @@ fn safe_document(document: &str) -> bool {
 async fn document(
     State(state): State<AppState>,
     Path((publisher, document)): Path<(String, String)>,
+    headers: HeaderMap,
 ) -> Result<Response, AppError> {
-    if state.config.publisher(&publisher).is_none() || !safe_document(&document) {
-        return Err(AppError::NotFound);
-    }
-    xml_file(
-        resourcesync::www(&state.config)
-            .join("resourcesync")
-            .join(&publisher)
-            .join(&document),
-    )
-    .await
-}
-
-async fn xml_file(path: std::path::PathBuf) -> Result<Response, AppError> {
-    match tokio::fs::read(&path).await {
-        Ok(bytes) => Ok((
-            [(header::CONTENT_TYPE, "application/xml; charset=utf-8")],
-            bytes,
-        )
-            .into_response()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(AppError::NotFound),
-        Err(e) => Err(internal(format!("{}: {e}", path.display()))),
-    }
+    set_document(&state, &headers, &publisher, PUBLIC, None, &document).await
 }
 
 async fn resource(
@@ -350,18 +367,13 @@ async fn send_file(
     if key == "metadata.xml" {
         return send_record(state, publisher, deposit, version, request).await;
     }
-    let config = state.config.clone();
     let p = publisher.clone();
-    let files = tokio::task::spawn_blocking(move || {
-        let catalog = Catalog::open(&config.data_dir.join("catalog.sqlite"))?;
-        match version {
+    let files = state
+        .query(move |catalog| match version {
             None => catalog.deposit_files(&p, deposit),
             Some(v) => catalog.version_files(&p, deposit, v),
-        }
-    })
-    .await
-    .map_err(internal)?
-    .map_err(internal)?;
+        })
+        .await?;
     let Some(f) = files
         .into_iter()
         .find(|f| resourcesync::url_key(&f.url) == key)
@@ -372,7 +384,6 @@ async fn send_file(
     if f.access != PUBLIC && !authorised(&state.config, &request, Some(&publisher)) {
         return Err(AppError::Unauthorized);
     }
-    let blobs = Blobs::open(&state.config.data_dir).map_err(internal)?;
     let base = state.config.base_url.as_str();
     let link = format!(
         "<{base}{}>; rel=\"resourcesync\"",
@@ -425,7 +436,7 @@ async fn send_file(
             }
         },
     };
-    let mut file = tokio::fs::File::open(blobs.path(&f.sha256))
+    let mut file = tokio::fs::File::open(state.blobs.path(&f.sha256))
         .await
         .map_err(|e| internal(format!("blob {}: {e}", f.sha256)))?;
     let (status, start, len) = match range {
@@ -469,25 +480,22 @@ async fn send_record(
     version: Option<i64>,
     request: HeaderMap,
 ) -> Result<Response, AppError> {
-    let config = state.config.clone();
     let p = publisher.clone();
-    let found = tokio::task::spawn_blocking(move || {
-        let catalog = Catalog::open(&config.data_dir.join("catalog.sqlite"))?;
-        let v = match version {
-            None => catalog.current_version(&p, deposit)?.map(|(v, _)| v),
-            // The record file exists only under its own deposit's folder (checked below).
-            Some(v) => Some(v),
-        };
-        Ok::<_, crate::store::StoreError>(match v {
-            None => None,
-            Some(v) => catalog
-                .version_metadata(v)?
-                .map(|(_, access, at)| (v, access, at)),
+    let found = state
+        .query(move |catalog| {
+            let v = match version {
+                None => catalog.current_version(&p, deposit)?.map(|(v, _)| v),
+                // The record file exists only under its own deposit's folder (checked below).
+                Some(v) => Some(v),
+            };
+            Ok(match v {
+                None => None,
+                Some(v) => catalog
+                    .version_metadata(v)?
+                    .map(|(_, access, at)| (v, access, at)),
+            })
         })
-    })
-    .await
-    .map_err(internal)?
-    .map_err(internal)?;
+        .await?;
     let Some((version, access, at)) = found else {
         return Err(AppError::NotFound);
     };

@@ -7,7 +7,7 @@
 //! stored once: a second copy is dropped when the name already exists.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -93,17 +93,7 @@ impl Blobs {
 
     /// Re-reads a blob and computes its digests (`plikt audit`).
     pub fn digest(&self, sha256: &str) -> io::Result<Digests> {
-        let mut f = File::open(self.path(sha256))?;
-        let mut d = Digester::new();
-        let mut buf = vec![0u8; 1 << 20];
-        loop {
-            let n = f.read(&mut buf)?;
-            if n == 0 {
-                break;
-            }
-            d.update(&Bytes::copy_from_slice(&buf[..n]));
-        }
-        Ok(d.finish())
+        super::digest::digest_file(&self.path(sha256))
     }
 }
 

@@ -120,6 +120,22 @@ impl Digester {
     }
 }
 
+/// The digests of a whole file, read in 1 MiB pieces (`plikt audit`, dump packages).
+pub fn digest_file(path: &std::path::Path) -> std::io::Result<Digests> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(path)?;
+    let mut d = Digester::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        d.update(&Bytes::copy_from_slice(&buf[..n]));
+    }
+    Ok(d.finish())
+}
+
 /// Lower-case hexadecimal.
 pub fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;

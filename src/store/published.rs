@@ -48,6 +48,10 @@ pub struct JournalEntry {
     pub at: String,
 }
 
+/// The latest deposited version of deposit `d` (a deposit's current version).
+const CURRENT_VERSION: &str = "SELECT id FROM versions x WHERE x.deposit_id = d.id
+    AND x.state = 'deposited' ORDER BY x.pub_date DESC LIMIT 1";
+
 const FILE_COLUMNS: &str = "v.deposit_id, v.id, f.url, f.sha256, f.md5, f.length,
     coalesce(f.content_type, f.declared_type), f.fetched_at, v.pub_date, v.access,
     f.ord = (SELECT min(x.ord) FROM files x WHERE x.version_id = f.version_id AND x.state = 'stored')";
@@ -89,8 +93,7 @@ impl Catalog {
             .conn()
             .prepare(&format!(
                 "SELECT {FILE_COLUMNS} FROM deposits d
-                 JOIN versions v ON v.id = (SELECT id FROM versions x WHERE x.deposit_id = d.id
-                     AND x.state = 'deposited' ORDER BY x.pub_date DESC LIMIT 1)
+                 JOIN versions v ON v.id = ({CURRENT_VERSION})
                  JOIN files f ON f.version_id = v.id
                  WHERE d.publisher = ?1 AND v.access = ?2 AND f.state = 'stored'
                  ORDER BY d.id, f.ord LIMIT ?3 OFFSET ?4"
@@ -133,11 +136,12 @@ impl Catalog {
     pub fn count_current_files(&self, publisher: &str, access: &str) -> Result<u64, StoreError> {
         self.conn()
             .query_row(
-                "SELECT count(*) FROM deposits d
-                 JOIN versions v ON v.id = (SELECT id FROM versions x WHERE x.deposit_id = d.id
-                     AND x.state = 'deposited' ORDER BY x.pub_date DESC LIMIT 1)
+                &format!(
+                    "SELECT count(*) FROM deposits d
+                 JOIN versions v ON v.id = ({CURRENT_VERSION})
                  JOIN files f ON f.version_id = v.id
-                 WHERE d.publisher = ?1 AND v.access = ?2 AND f.state = 'stored'",
+                 WHERE d.publisher = ?1 AND v.access = ?2 AND f.state = 'stored'"
+                ),
                 params![publisher, access],
                 |r| r.get::<_, i64>(0),
             )
@@ -273,9 +277,10 @@ impl Catalog {
     ) -> Result<Option<(i64, String)>, StoreError> {
         self.conn()
             .prepare_cached(
-                "SELECT v.id, v.access FROM versions v JOIN deposits d ON d.id = v.deposit_id
-                 WHERE d.publisher = ?1 AND d.id = ?2 AND v.state = 'deposited'
-                 ORDER BY v.pub_date DESC LIMIT 1",
+                &format!(
+                    "SELECT v.id, v.access FROM deposits d JOIN versions v ON v.id = ({CURRENT_VERSION})
+                     WHERE d.publisher = ?1 AND d.id = ?2"
+                ),
             )
             .and_then(|mut s| {
                 s.query_row(params![publisher, deposit], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -306,8 +311,7 @@ impl Catalog {
             .conn()
             .prepare_cached(&format!(
                 "SELECT {FILE_COLUMNS} FROM deposits d
-                 JOIN versions v ON v.id = (SELECT id FROM versions x WHERE x.deposit_id = d.id
-                     AND x.state = 'deposited' ORDER BY x.pub_date DESC LIMIT 1)
+                 JOIN versions v ON v.id = ({CURRENT_VERSION})
                  JOIN files f ON f.version_id = v.id
                  WHERE d.publisher = ?1 AND d.id = ?2 AND f.state = 'stored'
                  ORDER BY f.ord"
