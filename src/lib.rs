@@ -19,7 +19,7 @@
 //! report    printers of a Report: text (source line + caret), JSON, JUnit
 //! fetch     HTTP client policy: timeouts, minimum speed, size caps while streaming,
 //!           manual redirects (credentials per origin), SSRF guard, retries, limits
-//! store     content-addressed blobs (tmp → fsync → rename → dir fsync) + SQLite
+//! store     content-addressed blobs (tmp → batch sync → rename → sync) + SQLite
 //!           catalog (WAL, synchronous=FULL, migrations, append-only change journal);
 //!           the only module with SQL
 //! harvest   one run of one publisher: fetch → validate (two passes: verdict, then

@@ -1,5 +1,7 @@
 //! One file of a version: fetched under the client's policy, streamed to a blob while
-//! MD5 and SHA-256 are computed, verified (H-MD5, H-SIZE, H-MIME, H-DRM) and stored.
+//! MD5 and SHA-256 are computed, and verified (H-MD5, H-SIZE, H-MIME, H-DRM). The
+//! verified blob goes back to the download loop, which commits blobs in batches
+//! ([`Blobs::commit`]) before recording them.
 
 use std::time::Duration;
 
@@ -8,7 +10,7 @@ use tokio::sync::watch;
 use super::item::harvest_finding;
 use crate::fetch::{Client, FetchError, Kind, Retry};
 use crate::profile::{RuleId, Severity};
-use crate::store::{Blobs, FileResult, NewFile, StoredFile, StoredFinding};
+use crate::store::{Blobs, FileResult, NewFile, StoredFile, StoredFinding, Written};
 
 /// A file to fetch.
 #[derive(Debug, Clone)]
@@ -30,6 +32,8 @@ pub struct FileOutcome {
     pub job: FileJob,
     /// Stored, or failed with the reason.
     pub result: FileResult,
+    /// The verified blob of a stored file, to commit before the result is recorded.
+    pub blob: Option<Written>,
     /// The server asked to come back later than this run should wait.
     pub postpone: Option<Duration>,
     /// H-* findings.
@@ -64,9 +68,13 @@ pub async fn fetch_file(
 ) -> FileOutcome {
     let mut findings = Vec::new();
     let mut attempt = 0;
+    let mut blob = None;
     let (result, postpone) = loop {
         match fetch_once(client, blobs, &job, &mut findings, bytes).await {
-            Ok(stored) => break (FileResult::Stored(stored), None),
+            Ok((stored, written)) => {
+                blob = Some(written);
+                break (FileResult::Stored(stored), None);
+            }
             Err(FileError::Fetch(e)) => match client.retry(&e, attempt) {
                 Retry::After(delay) if !*shutdown.borrow() => {
                     tracing::info!(guid = %job.guid, url = %job.file.url, error = %e, retry_in_ms = delay.as_millis() as u64, "retrying");
@@ -112,6 +120,7 @@ pub async fn fetch_file(
     FileOutcome {
         job,
         result,
+        blob,
         postpone,
         findings,
         at: crate::store::now(),
@@ -124,7 +133,7 @@ async fn fetch_once(
     job: &FileJob,
     findings: &mut Vec<StoredFinding>,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<StoredFile, FileError> {
+) -> Result<(StoredFile, Written), FileError> {
     let url_text = job.file.url.clone();
     let url = url::Url::parse(&url_text).map_err(|e| FetchError::Transport {
         url: url::Url::parse("http://invalid/").expect("constant"),
@@ -142,19 +151,18 @@ async fn fetch_once(
         drm.update(&chunk);
         progress(chunk.len() as u64);
     }
-    // fsync, verify, move into place and look for DRM: one hop to a blocking thread.
+    // Finish the digests, verify and look for DRM: one hop to a blocking thread.
     let declared_md5 = job.file.declared_md5.clone();
-    let (digests, drm) = tokio::task::spawn_blocking(move || {
+    let (written, drm) = tokio::task::spawn_blocking(move || {
         let written = writer.finish()?;
-        let digests = written.digests.clone();
         if let Some(expected) = declared_md5
-            && expected != digests.md5
+            && expected != written.digests.md5
         {
             // Dropping `written` removes the temporary file: wrong bytes are not stored.
-            return Ok(Err((expected, digests.md5)));
+            return Ok(Err((expected, written.digests.md5.clone())));
         }
-        let path = written.commit()?;
-        Ok(Ok((digests, drm.finish(&path))))
+        let drm = drm.finish(written.path());
+        Ok(Ok((written, drm)))
     })
     .await
     .map_err(|e| store(std::io::Error::other(e)))?
@@ -164,6 +172,7 @@ async fn fetch_once(
         expected,
         actual,
     })?;
+    let digests = &written.digests;
     let guid = Some(job.guid.as_str());
     if let Some(size) = job.file.declared_size
         && size != digests.length
@@ -201,8 +210,8 @@ async fn fetch_once(
             format!("{url_text}: {reason} (H-DRM)"),
         ));
     }
-    Ok(StoredFile {
-        digests,
+    let stored = StoredFile {
+        digests: digests.clone(),
         final_url: response.url.to_string(),
         status: response.status,
         content_type: response.content_type.clone(),
@@ -213,7 +222,8 @@ async fn fetch_once(
             .content_disposition
             .as_deref()
             .and_then(safe_filename),
-    })
+    };
+    Ok((stored, written))
 }
 
 /// MIME types equal, ignoring parameters and case (H-MIME, §7.12).

@@ -34,13 +34,14 @@ use tokio::time::Instant;
 pub use download::safe_filename;
 pub use item::{Candidate, Plan, organisation_id, plan};
 
-use crate::config::{Config, PublisherConfig};
+use crate::config::{Config, HarvestConfig, PublisherConfig};
 use crate::fetch::{
     self, Client, ClientOptions, Conditional, Credentials, FetchError, Kind, Limits, Retry,
 };
 use crate::profile::{self, Checked, Finding, RuleId, Severity, Validator};
 use crate::store::{
     Blobs, Catalog, FileResult, NewVersion, Outcome, RunCounts, Settled, StoreError, StoredFinding,
+    Written,
 };
 use download::{FileJob, FileOutcome};
 use item::{harvest_finding, stored};
@@ -302,6 +303,7 @@ impl Harvester {
             .await
             .map_err(|e| HarvestError::Config(format!("the validation task failed: {e}")))?;
             let staged = staged?;
+            tracing::info!(publisher = %p.id, items = staged.items, new_versions = staged.new_versions, rejected = staged.rejected, "feed validated and changes staged");
             state.counts.items = staged.items;
             state.counts.new_versions = staged.new_versions;
             state.counts.rejected = staged.rejected;
@@ -363,6 +365,16 @@ impl Harvester {
         })?;
         let mut set: JoinSet<FileOutcome> = JoinSet::new();
 
+        let mut settler = Settler {
+            catalog: Some(Catalog::open(&self.catalog_path())?),
+            running: None,
+            blobs: blobs.clone(),
+            config: self.config.harvest.clone(),
+            data_dir: self.config.data_dir.clone(),
+            run: state.run,
+        };
+        // Versions a server asked to come back to later (long `Retry-After`).
+        let mut postponed: HashMap<i64, Duration> = HashMap::new();
         let mut last_flush = Instant::now();
         let mut shutdown = self.shutdown.clone();
         let mut grace_deadline: Option<Instant> = None;
@@ -426,7 +438,7 @@ impl Harvester {
                 }
             }
             if let Some(d) = outcome.postpone {
-                batch.postponed.insert(v, d);
+                postponed.insert(v, d);
             }
             // A stored file with a harvest-time error (H-DRM) makes its version
             // non-conforming, as a profile error in the item would.
@@ -436,6 +448,7 @@ impl Harvester {
                 }
             }
             batch.findings.extend(outcome.findings);
+            batch.written.extend(outcome.blob);
             batch
                 .results
                 .push((outcome.job.file_id, outcome.result, outcome.at));
@@ -443,99 +456,157 @@ impl Harvester {
                 *n -= 1;
                 if *n == 0 {
                     remaining.remove(&v);
-                    batch.ready.push(v);
+                    match postponed.remove(&v) {
+                        Some(d) => batch.postponed.push((v, d)),
+                        None => batch.ready.push(v),
+                    }
                 }
             }
-            if batch.ready.len() >= 64
-                || batch.results.len() >= 256
-                || last_flush.elapsed() > Duration::from_millis(500)
+            // Batches amortise the catalog's commit and the blobs' sync; the settler
+            // takes one batch at a time while the downloads go on.
+            if (batch.ready.len() >= 256
+                || batch.results.len() >= 1024
+                || last_flush.elapsed() > Duration::from_secs(1))
+                && settler.idle()
             {
-                self.flush(catalog, state, &mut batch)?;
+                state.counts.deposited += settler.wait().await?;
+                settler.start(std::mem::take(&mut batch));
                 last_flush = Instant::now();
             }
         }
-        self.flush(catalog, state, &mut batch)?;
+        state.counts.deposited += settler.wait().await?;
+        settler.start(std::mem::take(&mut batch));
+        state.counts.deposited += settler.wait().await?;
         Ok(())
+    }
+}
+
+/// Records batches of file results on a blocking thread with a catalog connection of
+/// its own, one batch at a time, so that the download loop never waits for SQLite or
+/// for the disk unless the previous batch is still being recorded.
+#[derive(Debug)]
+struct Settler {
+    /// The connection, while no batch is being recorded.
+    catalog: Option<Catalog>,
+    running: Option<tokio::task::JoinHandle<(Catalog, Result<u64, HarvestError>)>>,
+    blobs: Blobs,
+    config: HarvestConfig,
+    data_dir: PathBuf,
+    run: i64,
+}
+
+impl Settler {
+    /// No batch is being recorded (or the last one has finished).
+    fn idle(&self) -> bool {
+        self.running.as_ref().is_none_or(|h| h.is_finished())
     }
 
-    /// Records file results and settles the versions whose files are all done.
-    fn flush(
-        &self,
-        catalog: &mut Catalog,
-        state: &mut RunState,
-        batch: &mut Batch,
-    ) -> Result<(), HarvestError> {
-        let Batch {
-            results,
-            ready,
-            findings,
-            postponed,
-            nonconforming,
-        } = batch;
-        if results.is_empty() && ready.is_empty() && findings.is_empty() {
-            return Ok(());
-        }
-        let h = &self.config.harvest;
-        let retry_at = |attempts: u32| {
-            let secs = h
-                .retry_backoff_secs
-                .saturating_mul(1 << attempts.saturating_sub(1).min(20))
-                .min(h.max_retry_backoff_secs);
-            crate::store::instant(
-                chrono::Utc::now()
-                    + chrono::Duration::seconds(i64::try_from(secs).unwrap_or(i64::MAX / 2)),
-            )
+    /// Waits for the batch being recorded; returns how many versions it deposited.
+    async fn wait(&mut self) -> Result<u64, HarvestError> {
+        let Some(handle) = self.running.take() else {
+            return Ok(0);
         };
-        let settle: Vec<i64> = ready
-            .iter()
-            .copied()
-            .filter(|v| !postponed.contains_key(v))
-            .collect();
-        let settled = catalog.record(
-            results,
-            &settle,
-            &crate::store::now(),
-            h.max_failed_runs.max(1),
-            &retry_at,
-        )?;
-        for s in settled {
-            if let Settled::Deposited(_) = s {
-                state.counts.deposited += 1;
-            }
-        }
-        for v in ready.iter().filter(|v| postponed.contains_key(v)) {
-            let d = postponed[v];
-            let until = crate::store::instant(
-                chrono::Utc::now()
-                    + chrono::Duration::seconds(i64::try_from(d.as_secs()).unwrap_or(86_400)),
-            );
-            catalog.postpone(
-                *v,
-                &until,
-                &format!("the server asked plikt to come back after {until} (Retry-After)"),
-            )?;
-        }
-        if !findings.is_empty() {
-            catalog.add_findings(state.run, findings)?;
-        }
-        for (version, finding) in nonconforming.drain(..) {
-            catalog.mark_nonconforming(version, &finding)?;
-        }
-        results.clear();
-        ready.clear();
-        findings.clear();
-        Ok(())
+        let (catalog, result) = handle
+            .await
+            .map_err(|e| HarvestError::Config(format!("recording files failed: {e}")))?;
+        self.catalog = Some(catalog);
+        result
     }
+
+    /// Starts recording `batch`. Call only when [`Settler::wait`] has returned.
+    fn start(&mut self, batch: Batch) {
+        let mut catalog = self.catalog.take().expect("wait() before start()");
+        let (blobs, config, data_dir, run) = (
+            self.blobs.clone(),
+            self.config.clone(),
+            self.data_dir.clone(),
+            self.run,
+        );
+        self.running = Some(tokio::task::spawn_blocking(move || {
+            let result = settle(&mut catalog, &blobs, &config, &data_dir, run, batch);
+            (catalog, result)
+        }));
+    }
+}
+
+/// Records file results and settles the versions whose files are all done; returns how
+/// many versions were deposited.
+fn settle(
+    catalog: &mut Catalog,
+    blobs: &Blobs,
+    h: &HarvestConfig,
+    data_dir: &std::path::Path,
+    run: i64,
+    batch: Batch,
+) -> Result<u64, HarvestError> {
+    let Batch {
+        written,
+        results,
+        ready,
+        findings,
+        postponed,
+        nonconforming,
+    } = batch;
+    if results.is_empty() && ready.is_empty() && findings.is_empty() && postponed.is_empty() {
+        return Ok(0);
+    }
+    // The blobs are durable in the store before the catalog says they are there.
+    blobs.commit(written).map_err(|source| StoreError::Io {
+        path: data_dir.join("blobs"),
+        source,
+    })?;
+    let retry_at = |attempts: u32| {
+        let secs = h
+            .retry_backoff_secs
+            .saturating_mul(1 << attempts.saturating_sub(1).min(20))
+            .min(h.max_retry_backoff_secs);
+        crate::store::instant(
+            chrono::Utc::now()
+                + chrono::Duration::seconds(i64::try_from(secs).unwrap_or(i64::MAX / 2)),
+        )
+    };
+    let settled = catalog.record(
+        &results,
+        &ready,
+        &crate::store::now(),
+        h.max_failed_runs.max(1),
+        &retry_at,
+    )?;
+    let deposited = settled
+        .iter()
+        .filter(|s| matches!(s, Settled::Deposited(_)))
+        .count() as u64;
+    for (v, d) in postponed {
+        let until = crate::store::instant(
+            chrono::Utc::now()
+                + chrono::Duration::seconds(i64::try_from(d.as_secs()).unwrap_or(86_400)),
+        );
+        catalog.postpone(
+            v,
+            &until,
+            &format!("the server asked plikt to come back after {until} (Retry-After)"),
+        )?;
+    }
+    if !findings.is_empty() {
+        catalog.add_findings(run, &findings)?;
+    }
+    for (version, finding) in nonconforming {
+        catalog.mark_nonconforming(version, &finding)?;
+    }
+    Ok(deposited)
 }
 
 /// File results waiting to be recorded, and versions whose files are all done.
 #[derive(Debug, Default)]
 struct Batch {
+    /// Verified blobs of the stored files in `results`, committed before those are recorded.
+    written: Vec<Written>,
     results: Vec<(i64, FileResult, String)>,
     ready: Vec<i64>,
     findings: Vec<StoredFinding>,
-    /// Versions a server asked to come back to later (long `Retry-After`).
-    postponed: HashMap<i64, Duration>,
+    /// Versions whose files are all done, but a server asked to come back to one of them
+    /// later (long `Retry-After`): not settled, postponed.
+    postponed: Vec<(i64, Duration)>,
     /// Versions with a stored file that has a harvest-time error (H-DRM).
     nonconforming: Vec<(i64, StoredFinding)>,
 }

@@ -2,9 +2,13 @@
 //! folders: few enough that creating them costs nothing, and ext4's hashed directories
 //! keep millions of entries per folder fast).
 //!
-//! A blob is written to `tmp/`, fsynced, renamed into place, and its folder fsynced, so
-//! a crash at any instant leaves either no blob or a complete one. Identical bytes are
-//! stored once: a second copy is dropped when the name already exists.
+//! A blob is written to `tmp/` and committed in a batch ([`Blobs::commit`]): the batch's
+//! bytes are made durable, then renamed into place, then the names are made durable. So a
+//! crash at any instant leaves either no blob or a complete one under a blob name, and
+//! the catalog, which records a blob only after its commit, never names a missing one.
+//! Batching matters for small files: on Linux one `syncfs(2)` per batch replaces an fsync
+//! (and a disk cache flush) per file. Identical bytes are stored once: a second copy is
+//! dropped when the name already exists.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -37,6 +41,62 @@ impl Blobs {
         self.root.join(&sha256[..2.min(sha256.len())]).join(sha256)
     }
 
+    /// Moves a batch of written blobs into place, durably: (1) their bytes reach the
+    /// disk, (2) they are renamed to `blobs/ab/<sha256>`, (3) the new names reach the
+    /// disk. Only then may anything (the catalog) record them. A blob whose name exists
+    /// already is dropped: identical bytes are stored once. Returns the blobs' paths.
+    pub fn commit(&self, batch: Vec<Written>) -> io::Result<Vec<PathBuf>> {
+        if batch.is_empty() {
+            return Ok(Vec::new());
+        }
+        let tmp_files: Vec<&Path> = batch.iter().map(Written::path).collect();
+        self.sync_files(&tmp_files)?;
+        let mut new_folders = false;
+        let mut folders = std::collections::BTreeSet::new();
+        let mut paths = Vec::with_capacity(batch.len());
+        for mut w in batch {
+            let target = self.path(&w.digests.sha256);
+            let dir = target
+                .parent()
+                .expect("blob paths have folders")
+                .to_path_buf();
+            if !dir.exists() {
+                fs::create_dir_all(&dir)?;
+                new_folders = true;
+            }
+            let tmp = w.tmp.0.take().expect("not yet committed");
+            if target.exists() {
+                fs::remove_file(&tmp)?;
+            } else {
+                fs::rename(&tmp, &target)?;
+                folders.insert(dir);
+            }
+            paths.push(target);
+        }
+        if new_folders {
+            folders.insert(self.root.clone());
+        }
+        let folders: Vec<&Path> = folders.iter().map(PathBuf::as_path).collect();
+        self.sync_files(&folders)?;
+        Ok(paths)
+    }
+
+    /// Makes these files' (or folders') contents durable: one `syncfs(2)` of the data
+    /// folder's file system on Linux, an fsync of each elsewhere.
+    fn sync_files(&self, files: &[&Path]) -> io::Result<()> {
+        #[cfg(target_os = "linux")]
+        {
+            let _ = files;
+            let root = File::open(&self.root)?;
+            rustix::fs::syncfs(&root)?;
+        }
+        #[cfg(not(target_os = "linux"))]
+        for f in files {
+            File::open(f)?.sync_all()?;
+        }
+        Ok(())
+    }
+
     /// Removes temporary files left by a crash. Call only while holding the data
     /// folder's lock (no other writer is running).
     pub fn clean_tmp(&self) -> io::Result<usize> {
@@ -63,7 +123,6 @@ impl Blobs {
                         file: Some(file),
                         tmp: TmpFile(Some(path)),
                         digester: Digester::new(),
-                        blobs: self.clone(),
                     });
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
@@ -116,7 +175,6 @@ pub struct BlobWriter {
     file: Option<File>,
     tmp: TmpFile,
     digester: Digester,
-    blobs: Blobs,
 }
 
 impl BlobWriter {
@@ -130,49 +188,32 @@ impl BlobWriter {
         Ok(())
     }
 
-    /// Flushes the bytes to disk (fsync) and computes the digests. The blob is not in
-    /// the store until [`Written::commit`].
+    /// Closes the temporary file and computes the digests. The blob is not in the store
+    /// (nor durable) until [`Blobs::commit`].
     pub fn finish(mut self) -> io::Result<Written> {
         let file = self.file.take().expect("open until finish");
-        file.sync_all()?;
         drop(file);
         let digests = std::mem::take(&mut self.digester).finish();
         Ok(Written {
             digests,
             tmp: std::mem::replace(&mut self.tmp, TmpFile(None)),
-            blobs: self.blobs.clone(),
         })
     }
 }
 
-/// A fully written, fsynced temporary file with its digests.
+/// A fully written temporary file with its digests, waiting for [`Blobs::commit`].
+/// Dropped without a commit, the temporary file is removed.
 #[derive(Debug)]
 pub struct Written {
     /// The digests.
     pub digests: Digests,
     tmp: TmpFile,
-    blobs: Blobs,
 }
 
 impl Written {
-    /// Moves the blob into place (rename, then fsync of its folder). If a blob with the
-    /// same SHA-256 exists, this copy is dropped: identical bytes are stored once.
-    pub fn commit(mut self) -> io::Result<PathBuf> {
-        let target = self.blobs.path(&self.digests.sha256);
-        let dir = target.parent().expect("blob paths have folders");
-        if !dir.exists() {
-            fs::create_dir_all(dir)?;
-            // Make the new folder itself durable.
-            sync_dir(&self.blobs.root)?;
-        }
-        let tmp = self.tmp.0.take().expect("not yet committed");
-        if target.exists() {
-            fs::remove_file(&tmp)?;
-        } else {
-            fs::rename(&tmp, &target)?;
-        }
-        sync_dir(dir)?;
-        Ok(target)
+    /// The temporary file, for checks that read the bytes back before the commit.
+    pub fn path(&self) -> &Path {
+        self.tmp.0.as_deref().expect("not yet committed")
     }
 }
 
@@ -191,21 +232,30 @@ mod tests {
         let _ = fs::remove_dir_all(&dir);
         let blobs = Blobs::open(&dir).unwrap();
         let mut paths = Vec::new();
-        for _ in 0..2 {
-            let mut w = blobs.writer().unwrap();
-            w.write(&Bytes::from_static(b"hello ")).unwrap();
-            w.write(&Bytes::from_static(b"world")).unwrap();
-            let written = w.finish().unwrap();
-            assert_eq!(written.digests.length, 11);
-            paths.push(written.commit().unwrap());
+        // Twice in one batch, then again in a batch of its own.
+        for n in [2, 1] {
+            let mut batch = Vec::new();
+            for _ in 0..n {
+                let mut w = blobs.writer().unwrap();
+                w.write(&Bytes::from_static(b"hello ")).unwrap();
+                w.write(&Bytes::from_static(b"world")).unwrap();
+                let written = w.finish().unwrap();
+                assert_eq!(written.digests.length, 11);
+                batch.push(written);
+            }
+            paths.extend(blobs.commit(batch).unwrap());
         }
-        assert_eq!(paths[0], paths[1]);
+        assert_eq!(paths.len(), 3);
+        assert!(paths.iter().all(|p| *p == paths[0]));
         assert_eq!(fs::read(&paths[0]).unwrap(), b"hello world");
         assert_eq!(blobs.list().unwrap().len(), 1);
-        // An abandoned writer leaves nothing behind.
+        // An abandoned writer, or a written blob never committed, leaves nothing behind.
         let mut w = blobs.writer().unwrap();
         w.write(&Bytes::from_static(b"partial")).unwrap();
         drop(w);
+        let mut w = blobs.writer().unwrap();
+        w.write(&Bytes::from_static(b"wrong bytes")).unwrap();
+        drop(w.finish().unwrap());
         assert_eq!(fs::read_dir(dir.join("tmp")).unwrap().count(), 0);
         fs::remove_dir_all(&dir).unwrap();
     }

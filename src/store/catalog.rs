@@ -324,8 +324,10 @@ impl Catalog {
         let conn = Connection::open(path).map_err(sql("opening the catalog"))?;
         conn.busy_timeout(std::time::Duration::from_secs(30))
             .map_err(sql("setting the busy timeout"))?;
+        // Statement journals (a statement's undo inside a transaction) stay in memory.
         conn.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;
+             PRAGMA temp_store = MEMORY;",
         )
         .map_err(sql("setting the catalog's pragmas"))?;
         let mut catalog = Self { conn };
@@ -628,19 +630,18 @@ impl Catalog {
         let mut settled = Vec::new();
         for &version in settle {
             let (missing, error): (i64, Option<String>) = tx
-                .query_row(
+                .prepare_cached(
                     "SELECT count(*), max(error) FROM files WHERE version_id = ?1 AND state != 'stored'",
-                    params![version],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
                 )
+                .and_then(|mut s| s.query_row(params![version], |r| Ok((r.get(0)?, r.get(1)?))))
                 .map_err(sql("settling a version"))?;
             if missing == 0 {
                 let changed = tx
-                    .execute(
+                    .prepare_cached(
                         "UPDATE versions SET state = 'deposited', deposited_at = ?2, last_error = NULL,
                            next_attempt_at = NULL WHERE id = ?1 AND state = 'pending'",
-                        params![version, now],
                     )
+                    .and_then(|mut s| s.execute(params![version, now]))
                     .map_err(sql("depositing a version"))?;
                 if changed == 1 {
                     // The deposit's first journal entry is `created`, later ones `updated`.
@@ -666,12 +667,11 @@ impl Catalog {
                 }
             } else {
                 let attempts: u32 = tx
-                    .query_row(
+                    .prepare_cached(
                         "UPDATE versions SET attempts = attempts + 1, last_error = ?2
                          WHERE id = ?1 AND state = 'pending' RETURNING attempts",
-                        params![version, error],
-                        |r| r.get(0),
                     )
+                    .and_then(|mut s| s.query_row(params![version, error], |r| r.get(0)))
                     .optional()
                     .map_err(sql("recording a failed attempt"))?
                     .unwrap_or(0);
