@@ -1,16 +1,25 @@
 //! Resource Dump (§13): the set's current resources in ZIP packages of at most
-//! `dump_package_bytes`, each holding the resources at their paths and a
-//! `manifest.xml` (`capability="resourcedump-manifest"`, `path` with a leading `/`,
-//! `hash`, `length`, `type`); a copy of each manifest sits beside its package and the
-//! Resource Dump links it as `rel="contents"`. Packages are rebuilt only when the set
-//! changed (its count of files or the journal's last change), so publishing after a
-//! harvest that changed nothing copies nothing.
+//! `dump_package_bytes` and [`PART_ENTRIES`] files, each holding the resources at their
+//! paths and a `manifest.xml` (`capability="resourcedump-manifest"`, `path` with a
+//! leading `/`, `hash`, `length`, `type`); a copy of each manifest sits beside its
+//! package and the Resource Dump links it as `rel="contents"`. Packages are rebuilt
+//! only when the set changed (its count of files or the journal's last change), so
+//! publishing after a harvest that changed nothing copies nothing.
+//!
+//! Change Dump (§14): the changes of each closed Change List period in one package, or
+//! past [`PART_ENTRIES`] files in parts `<day>-part-NNNNN.zip`; written once.
+//!
+//! Packages stream: the ZIP and its manifest are written to temporary files as files
+//! are added, so memory does not grow with a package's size or entries.
 
 use std::fs::{self, File};
-use std::io::{self, BufReader, Read, Write};
+use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use super::{DocumentWriter, Entry, Ln, Md, PublishError, Root, Set, atomic_write, list_document};
+use super::{
+    COMPLETED_PLACEHOLDER, DocumentWriter, Entry, Ln, Md, PART_ENTRIES, PublishError, Root, Set,
+    atomic_write, completed_offset, list_document,
+};
 use crate::store::{PublishedFile, digest_file, sync_dir};
 
 /// Writes the set's Resource Dump (if its content changed); returns the packages.
@@ -55,19 +64,20 @@ pub(super) fn write_resource_dump(set: &Set<'_>, package_bytes: u64) -> Result<u
             return Ok(());
         }
         let step = (|| {
-            if current
-                .as_ref()
-                .is_some_and(|p| p.bytes > 0 && p.bytes + f.length > package_bytes)
-            {
+            if current.as_ref().is_some_and(|p| {
+                (p.bytes > 0 && p.bytes + f.length > package_bytes) || p.files >= PART_ENTRIES
+            }) {
                 let p = current.take().expect("checked");
-                let n = packages.len() + 1;
-                let md = resource_manifest_md(&p.at);
-                packages.push(p.finish(&packages_dir, &folder_url, &stem(n), md, &dump_url)?);
+                packages.push(p.finish(&folder_url)?);
             }
             if current.is_none() {
                 current = Some(PackageWriter::new(
                     &packages_dir,
                     &stem(packages.len() + 1),
+                    Md::capability("resourcedump-manifest")
+                        .with("at", crate::store::now())
+                        .with("completed", COMPLETED_PLACEHOLDER),
+                    &dump_url,
                 )?);
             }
             current.as_mut().expect("set above").add(set, &f, None)
@@ -81,14 +91,7 @@ pub(super) fn write_resource_dump(set: &Set<'_>, package_bytes: u64) -> Result<u
         return Err(e);
     }
     if let Some(p) = current.take() {
-        let md = resource_manifest_md(&p.at);
-        packages.push(p.finish(
-            &packages_dir,
-            &folder_url,
-            &stem(packages.len() + 1),
-            md,
-            &dump_url,
-        )?);
+        packages.push(p.finish(&folder_url)?);
     }
     // Packages of an earlier, larger dump.
     if let Ok(entries) = fs::read_dir(&packages_dir) {
@@ -133,15 +136,10 @@ pub(super) fn write_resource_dump(set: &Set<'_>, package_bytes: u64) -> Result<u
     Ok(packages.len() as u64)
 }
 
-fn resource_manifest_md(at: &str) -> Md {
-    Md::capability("resourcedump-manifest")
-        .with("at", at)
-        .with("completed", crate::store::now())
-}
-
-/// Writes the set's Change Dump: one package per closed Change List period (written
-/// once, like the closed lists; its length and hash kept in a sidecar file so that
-/// listing it costs nothing), listed in `changedump.xml`. Returns the packages written.
+/// Writes the set's Change Dump: the packages of each closed Change List period
+/// (written once, like the closed lists; each package's length and hash kept in a
+/// sidecar file so that listing it costs nothing), listed in `changedump.xml`. Returns
+/// the packages written.
 pub(super) fn write_change_dump(
     set: &Set<'_>,
     closed: &[(String, String)],
@@ -166,37 +164,43 @@ pub(super) fn write_change_dump(
     let mut written = 0;
     let mut listed: Vec<(Package, String, String)> = Vec::new();
     for (from, until) in closed {
-        let stem = from.get(..10).unwrap_or(from).to_string();
-        let meta = folder.join(format!(".{stem}.meta"));
-        if let Ok(text) = fs::read_to_string(&meta) {
-            let mut l = text.lines();
-            if let (Some(length), Some(hash), Some(at), Some(completed)) =
-                (l.next(), l.next(), l.next(), l.next())
-            {
-                listed.push((
-                    Package {
-                        url: format!("{folder_url}/{stem}.zip"),
-                        manifest_url: format!("{folder_url}/{stem}-manifest.xml"),
-                        length: length.parse().unwrap_or(0),
-                        hash: hash.to_string(),
-                        at: at.to_string(),
-                        completed: completed.to_string(),
-                    },
-                    from.clone(),
-                    until.clone(),
-                ));
-                continue;
-            }
+        let day = from.get(..10).unwrap_or(from).to_string();
+        if let Some(packages) = written_day(&folder, &folder_url, &day) {
+            listed.extend(
+                packages
+                    .into_iter()
+                    .map(|p| (p, from.clone(), until.clone())),
+            );
+            continue;
         }
+        // A day past PART_ENTRIES files is packed in parts.
+        let files = catalog.count_journal(publisher, access, from, Some(until))?;
+        let parted = files > PART_ENTRIES;
+        let stem = |n: u64| {
+            if parted {
+                format!("{day}-part-{n:05}")
+            } else {
+                day.clone()
+            }
+        };
+        let md = Md::capability("changedump-manifest")
+            .with("from", from.clone())
+            .with("until", until.clone());
         let mut package: Option<PackageWriter> = None;
+        let mut done: Vec<Package> = Vec::new();
         let mut failure: Option<PublishError> = None;
         catalog.journal(publisher, access, from, Some(until), None, &mut |e, f| {
             if failure.is_some() {
                 return Ok(());
             }
             let step = (|| {
+                if package.as_ref().is_some_and(|p| p.files >= PART_ENTRIES) {
+                    let p = package.take().expect("checked");
+                    done.push(p.finish(&folder_url)?);
+                }
                 if package.is_none() {
-                    package = Some(PackageWriter::new(&folder, &stem)?);
+                    let n = done.len() as u64 + 1;
+                    package = Some(PackageWriter::new(&folder, &stem(n), md.clone(), &doc_url)?);
                 }
                 package
                     .as_mut()
@@ -211,19 +215,24 @@ pub(super) fn write_change_dump(
         if let Some(e) = failure {
             return Err(e);
         }
+        if let Some(p) = package {
+            done.push(p.finish(&folder_url)?);
+        }
         // A period without changes has no package.
-        let Some(p) = package else { continue };
-        let md = Md::capability("changedump-manifest")
-            .with("from", from.clone())
-            .with("until", until.clone());
-        let done = p.finish(&folder, &folder_url, &stem, md, &doc_url)?;
-        let sidecar = format!(
-            "{}\n{}\n{}\n{}\n",
-            done.length, done.hash, done.at, done.completed
-        );
-        atomic_write(&meta, |out| out.write_all(sidecar.as_bytes()))?;
-        written += 1;
-        listed.push((done, from.clone(), until.clone()));
+        if done.is_empty() {
+            continue;
+        }
+        for (n, p) in done.iter().enumerate() {
+            let sidecar = format!("{}\n{}\n{}\n{}\n", p.length, p.hash, p.at, p.completed);
+            let meta = folder.join(format!(".{}.meta", stem(n as u64 + 1)));
+            atomic_write(&meta, |out| out.write_all(sidecar.as_bytes()))?;
+        }
+        // The day is complete: how many packages it has.
+        atomic_write(&folder.join(format!(".{day}.packages")), |out| {
+            out.write_all(done.len().to_string().as_bytes())
+        })?;
+        written += done.len() as u64;
+        listed.extend(done.into_iter().map(|p| (p, from.clone(), until.clone())));
     }
     let from = closed
         .first()
@@ -257,6 +266,36 @@ pub(super) fn write_change_dump(
     Ok(written)
 }
 
+/// The packages of a closed day written before (its `.packages` marker is written
+/// last), from their sidecar files; `None` if the day is not written completely.
+fn written_day(folder: &Path, folder_url: &str, day: &str) -> Option<Vec<Package>> {
+    let count: u64 = fs::read_to_string(folder.join(format!(".{day}.packages")))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    let mut out = Vec::new();
+    for n in 1..=count {
+        let stem = if count == 1 && folder.join(format!(".{day}.meta")).exists() {
+            day.to_string()
+        } else {
+            format!("{day}-part-{n:05}")
+        };
+        let text = fs::read_to_string(folder.join(format!(".{stem}.meta"))).ok()?;
+        let mut l = text.lines();
+        let (length, hash, at, completed) = (l.next()?, l.next()?, l.next()?, l.next()?);
+        out.push(Package {
+            url: format!("{folder_url}/{stem}.zip"),
+            manifest_url: format!("{folder_url}/{stem}-manifest.xml"),
+            length: length.parse().ok()?,
+            hash: hash.to_string(),
+            at: at.to_string(),
+            completed: completed.to_string(),
+        });
+    }
+    Some(out)
+}
+
 /// A finished package.
 #[derive(Debug)]
 struct Package {
@@ -268,13 +307,21 @@ struct Package {
     completed: String,
 }
 
-/// A package being written: the ZIP in a temporary file, the manifest's entries.
+/// A package being written: the ZIP and its manifest, each in a temporary file.
 struct PackageWriter {
-    zip: Option<zip::ZipWriter<File>>,
+    zip: Option<zip::ZipWriter<BufWriter<File>>>,
+    manifest: Option<DocumentWriter<BufWriter<File>>>,
+    dir: PathBuf,
+    stem: String,
+    /// The ZIP being written.
     tmp: PathBuf,
+    /// The manifest being written.
+    manifest_tmp: PathBuf,
+    /// Where the manifest's `completed` placeholder is, if it has one.
+    completed_at: Option<u64>,
     at: String,
-    entries: Vec<Entry>,
     bytes: u64,
+    files: u64,
 }
 
 impl std::fmt::Debug for PackageWriter {
@@ -293,20 +340,67 @@ fn zip_err(path: &Path) -> impl Fn(zip::result::ZipError) -> PublishError {
     }
 }
 
+fn write_err(path: &Path) -> impl Fn(io::Error) -> PublishError {
+    let path = path.to_path_buf();
+    move |source| PublishError::Write {
+        path: path.clone(),
+        source,
+    }
+}
+
 impl PackageWriter {
-    fn new(dir: &Path, stem: &str) -> Result<Self, PublishError> {
-        let tmp = dir.join(format!(".{stem}.zip.{}.tmp", std::process::id()));
-        let file = File::create(&tmp).map_err(|source| PublishError::Write {
-            path: tmp.clone(),
-            source,
-        })?;
-        Ok(Self {
-            zip: Some(zip::ZipWriter::new(file)),
+    /// Starts `<dir>/<stem>.zip`, whose manifest has `md` (if it ends with a
+    /// `completed` placeholder, the time the package is finished goes there) and an `up`
+    /// link to `up`.
+    fn new(dir: &Path, stem: &str, md: Md, up: &str) -> Result<Self, PublishError> {
+        let pid = std::process::id();
+        let tmp = dir.join(format!(".{stem}.zip.{pid}.tmp"));
+        let manifest_tmp = dir.join(format!(".{stem}-manifest.xml.{pid}.tmp"));
+        let lns = [Ln::new("up", up.to_string())];
+        let completed_at = match md.0.last() {
+            Some(("completed", v)) if v == COMPLETED_PLACEHOLDER => {
+                Some(completed_offset(Root::UrlSet, &lns, &md).map_err(write_err(&manifest_tmp))?)
+            }
+            _ => None,
+        };
+        let at =
+            md.0.iter()
+                .find(|(k, _)| *k == "at")
+                .map_or_else(crate::store::now, |(_, v)| v.clone());
+        let file = File::create(&tmp).map_err(write_err(&tmp))?;
+        let mut w = Self {
+            zip: Some(zip::ZipWriter::new(BufWriter::new(file))),
+            manifest: None,
+            dir: dir.to_path_buf(),
+            stem: stem.to_string(),
             tmp,
-            at: crate::store::now(),
-            entries: Vec::new(),
+            manifest_tmp,
+            completed_at,
+            at,
             bytes: 0,
-        })
+            files: 0,
+        };
+        // Read back into the package when it is finished.
+        let out = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&w.manifest_tmp)
+            .map_err(write_err(&w.manifest_tmp))?;
+        w.manifest = Some(
+            DocumentWriter::new(BufWriter::new(out), Root::UrlSet, &lns, &md)
+                .map_err(write_err(&w.manifest_tmp))?,
+        );
+        Ok(w)
+    }
+
+    fn manifest_entry(&mut self, e: &Entry) -> Result<(), PublishError> {
+        self.manifest
+            .as_mut()
+            .expect("open until finish")
+            .entry(e)
+            .map_err(write_err(&self.manifest_tmp))
     }
 
     /// Adds a file, preceded by its version's metadata record when it is the version's
@@ -317,23 +411,15 @@ impl PackageWriter {
         f: &PublishedFile,
         change: Option<(&str, &str)>,
     ) -> Result<(), PublishError> {
-        let write_err = |path: &Path| {
-            let path = path.to_path_buf();
-            move |source| PublishError::Write { path, source }
-        };
-        if f.first_of_version
-            && let Some(mut e) = set
-                .record_entry(f.deposit_id, f.version_id, change)
-                .map_err(write_err(&self.tmp))?
-        {
-            let file = super::record_file(set.www, set.publisher, f.deposit_id, f.version_id);
-            let bytes = fs::read(&file).map_err(write_err(&file))?;
+        if f.first_of_version {
+            let bytes = set.record_of(f).map_err(write_err(&self.tmp))?;
+            let mut e = set.record_entry(f, change).map_err(write_err(&self.tmp))?;
             let path = format!("d/{}/{}/metadata.xml", set.publisher, f.deposit_id);
             self.put(&path, &mut &bytes[..], bytes.len() as u64)?;
             if let Some(md) = &mut e.md {
                 md.0.push(("path", format!("/{path}")));
             }
-            self.entries.push(e);
+            self.manifest_entry(&e)?;
             self.bytes += bytes.len() as u64;
         }
         let path = super::resource_path(set.publisher, f.deposit_id, &f.url);
@@ -344,8 +430,9 @@ impl PackageWriter {
         if let Some(md) = &mut e.md {
             md.0.push(("path", format!("/{path}")));
         }
-        self.entries.push(e);
+        self.manifest_entry(&e)?;
         self.bytes += f.length;
+        self.files += 1;
         Ok(())
     }
 
@@ -357,81 +444,54 @@ impl PackageWriter {
             .large_file(length >= u64::from(u32::MAX));
         let zip = self.zip.as_mut().expect("open until finish");
         zip.start_file(path, options).map_err(zip_err(&self.tmp))?;
-        io::copy(input, zip).map_err(|source| PublishError::Write {
-            path: self.tmp.clone(),
-            source,
-        })?;
+        io::copy(input, zip).map_err(write_err(&self.tmp))?;
         Ok(())
     }
 
-    /// Writes the manifest (`md`, `up` link) into the package and beside it, moves the
-    /// package into place as `<dir>/<stem>.zip`; `folder_url` is `dir`'s URL.
-    fn finish(
-        mut self,
-        dir: &Path,
-        folder_url: &str,
-        stem: &str,
-        md: Md,
-        up: &str,
-    ) -> Result<Package, PublishError> {
-        // The manifest, inside the package and beside it, byte for byte the same.
-        let dump_url = up;
-        let mut manifest = Vec::new();
-        {
-            let mut w = DocumentWriter::new(
-                &mut manifest,
-                Root::UrlSet,
-                &[Ln::new("up", dump_url.to_string())],
-                &md,
-            )
-            .map_err(|source| PublishError::Write {
-                path: self.tmp.clone(),
-                source,
-            })?;
-            for e in &self.entries {
-                w.entry(e).map_err(|source| PublishError::Write {
-                    path: self.tmp.clone(),
-                    source,
-                })?;
-            }
-            w.finish().map_err(|source| PublishError::Write {
-                path: self.tmp.clone(),
-                source,
-            })?;
+    /// Ends the manifest, puts it into the package and beside it (byte for byte the
+    /// same: `<stem>-manifest.xml`), and moves the package into place as
+    /// `<dir>/<stem>.zip`; `folder_url` is `dir`'s URL.
+    fn finish(mut self, folder_url: &str) -> Result<Package, PublishError> {
+        let manifest_err = write_err(&self.manifest_tmp);
+        let mut manifest = self
+            .manifest
+            .take()
+            .expect("open until finish")
+            .finish()
+            .and_then(|out| out.into_inner().map_err(io::IntoInnerError::into_error))
+            .map_err(&manifest_err)?;
+        if let Some(at) = self.completed_at {
+            manifest
+                .seek(SeekFrom::Start(at))
+                .and_then(|_| manifest.write_all(crate::store::now().as_bytes()))
+                .map_err(&manifest_err)?;
         }
+        manifest.sync_all().map_err(&manifest_err)?;
+        manifest.seek(SeekFrom::Start(0)).map_err(&manifest_err)?;
         let options = zip::write::SimpleFileOptions::default()
             .compression_method(zip::CompressionMethod::Stored);
         let mut zip = self.zip.take().expect("open until finish");
         zip.start_file("manifest.xml", options)
             .map_err(zip_err(&self.tmp))?;
-        zip.write_all(&manifest)
-            .map_err(|source| PublishError::Write {
-                path: self.tmp.clone(),
-                source,
-            })?;
-        let file = zip.finish().map_err(zip_err(&self.tmp))?;
-        file.sync_all().map_err(|source| PublishError::Write {
-            path: self.tmp.clone(),
-            source,
-        })?;
+        io::copy(&mut BufReader::new(&manifest), &mut zip).map_err(&manifest_err)?;
+        drop(manifest);
+        let file = zip
+            .finish()
+            .map_err(zip_err(&self.tmp))?
+            .into_inner()
+            .map_err(|e| write_err(&self.tmp)(e.into_error()))?;
+        file.sync_all().map_err(write_err(&self.tmp))?;
         drop(file);
+        let (dir, stem) = (self.dir.clone(), self.stem.clone());
         let name = format!("{stem}.zip");
         let target = dir.join(&name);
-        fs::rename(&self.tmp, &target).map_err(|source| PublishError::Write {
-            path: target.clone(),
-            source,
-        })?;
-        sync_dir(dir).map_err(|source| PublishError::Write {
-            path: dir.to_path_buf(),
-            source,
-        })?;
         let manifest_name = format!("{stem}-manifest.xml");
-        atomic_write(&dir.join(&manifest_name), |out| out.write_all(&manifest))?;
+        fs::rename(&self.tmp, &target).map_err(write_err(&target))?;
+        fs::rename(&self.manifest_tmp, dir.join(&manifest_name))
+            .map_err(write_err(&dir.join(&manifest_name)))?;
+        sync_dir(&dir).map_err(write_err(&dir))?;
         // The package's own digests and length, for the Resource Dump.
-        let digests = digest_file(&target).map_err(|source| PublishError::Write {
-            path: target.clone(),
-            source,
-        })?;
+        let digests = digest_file(&target).map_err(write_err(&target))?;
         Ok(Package {
             url: format!("{folder_url}/{name}"),
             manifest_url: format!("{folder_url}/{manifest_name}"),
@@ -445,7 +505,8 @@ impl PackageWriter {
 
 impl Drop for PackageWriter {
     fn drop(&mut self) {
-        // Removes the temporary ZIP of an abandoned package (a no-op after the rename).
+        // Removes the temporary files of an abandoned package (no-ops after the renames).
         let _ = fs::remove_file(&self.tmp);
+        let _ = fs::remove_file(&self.manifest_tmp);
     }
 }

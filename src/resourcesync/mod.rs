@@ -22,7 +22,6 @@
 //!   changedump.xml, changedump/YYYY-MM-DD.zip   Change Dump, one package per closed day
 //! resourcesync/<publisher>/restricted/…         the restricted set (restricted and
 //!                                               non-conforming items), the same documents
-//! records/<publisher>/<deposit>/v<version>.xml  metadata records (record.rs)
 //! ```
 //!
 //! Resources are served by `plikt serve` / `plikt run` at
@@ -32,7 +31,9 @@
 //! at `<base_url>d/<publisher>/<deposit>/v<version>/<key>`, which each entry names in a
 //! `rel="memento"` link (§14.6): nothing deposited is ever overwritten. The deposit's
 //! URI `<base_url>d/<publisher>/<deposit>/` serves its current metadata record, also at
-//! `…/metadata.xml` (and per version at `…/v<version>/metadata.xml`).
+//! `…/metadata.xml` (and per version at `…/v<version>/metadata.xml`). Records are made
+//! from the catalog when listed, served or packed (record.rs); their digests are
+//! computed once per version and kept in the catalog.
 //!
 //! Cost per publish follows the changes: closed Change Lists and Change Dumps are
 //! written once; an unchanged Resource List and Resource Dump are left alone.
@@ -52,7 +53,7 @@ use sha2::{Digest, Sha256};
 pub use writer::{DocumentWriter, Entry, Ln, MAX_BYTES, MAX_ENTRIES, Md, RS_NS, Root, SITEMAP_NS};
 
 use crate::config::Config;
-use crate::store::{Catalog, PublishedFile, StoreError, hex, sync_dir};
+use crate::store::{Catalog, PublishedFile, RecordDigest, StoreError, hex, sync_dir};
 
 /// Why publishing failed.
 #[derive(Debug, thiserror::Error)]
@@ -140,7 +141,11 @@ pub const FULL_SOURCE_DESCRIPTION: &str = ".well-known/resourcesync-with-restric
 
 /// Writes every document from the catalog.
 pub fn publish(config: &Config) -> Result<Published, PublishError> {
-    let catalog = Catalog::open(&config.data_dir.join("catalog.sqlite"))?;
+    let mut catalog = Catalog::open(&config.data_dir.join("catalog.sqlite"))?;
+    // Records newly deposited (or all, after the mapping changed) are digested once.
+    catalog.fill_record_digests(&record::kb24().id, &|metadata| {
+        record_digest_of(&record_bytes(metadata))
+    })?;
     let www = www(config);
     let base = config.base_url.as_str();
     let mut published = Published::default();
@@ -238,46 +243,37 @@ impl Set<'_> {
         w: &mut DocumentWriter<&mut BufWriter<File>>,
         f: &PublishedFile,
     ) -> io::Result<()> {
-        if f.first_of_version
-            && let Some(r) = self.record_entry(f.deposit_id, f.version_id, None)?
-        {
-            w.entry(&r)?;
+        if f.first_of_version {
+            w.entry(&self.record_entry(f, None)?)?;
         }
         w.entry(&self.file_entry(f, None))
     }
 
-    /// The entry of a version's metadata record, written to `www/records/` the first
-    /// time (records of a version never change). `None` if the version is gone.
-    fn record_entry(
-        &self,
-        deposit: i64,
-        version: i64,
-        change: Option<(&str, &str)>,
-    ) -> io::Result<Option<Entry>> {
-        let path = record_file(self.www, self.publisher, deposit, version);
-        let (bytes, at) = match self
+    /// The metadata record of `f`'s version: its bytes, made from the catalog.
+    fn record_of(&self, f: &PublishedFile) -> io::Result<Vec<u8>> {
+        match self
             .catalog
-            .version_metadata(version)
+            .version_metadata(self.publisher, f.deposit_id, f.version_id)
             .map_err(|e| io::Error::other(e.to_string()))?
         {
-            None => return Ok(None),
-            Some((metadata, _, deposited_at)) => {
-                let bytes = match fs::read(&path) {
-                    Ok(b) => b,
-                    Err(_) => {
-                        let bytes = record::record(record::kb24(), &metadata);
-                        atomic_write(&path, |out| out.write_all(&bytes))
-                            .map_err(|e| io::Error::other(e.to_string()))?;
-                        bytes
-                    }
-                };
-                (bytes, deposited_at)
-            }
+            Some((metadata, _, _)) => Ok(record_bytes(&metadata)),
+            None => Err(io::Error::other(format!(
+                "version {} of deposit {} is not deposited",
+                f.version_id, f.deposit_id
+            ))),
+        }
+    }
+
+    /// The entry of the metadata record of `f`'s version (records of a version never
+    /// change; their digests come from the catalog, see [`publish`]).
+    fn record_entry(&self, f: &PublishedFile, change: Option<(&str, &str)>) -> io::Result<Entry> {
+        let digest = match &f.record {
+            Some(d) => d.clone(),
+            // Deposited after this publish digested the records.
+            None => record_digest_of(&self.record_of(f)?),
         };
-        let mut d = crate::store::Digester::new();
-        d.update(&bytes::Bytes::from(bytes));
-        let digests = d.finish();
-        let hash = format!("md5:{} sha-256:{}", digests.md5, digests.sha256);
+        let at = &f.deposited_at;
+        let hash = format!("md5:{} sha-256:{}", digest.md5, digest.sha256);
         let mut md = Md::default();
         let lastmod = match change {
             Some((change, at)) => {
@@ -288,29 +284,43 @@ impl Set<'_> {
         };
         md = md
             .with("hash", hash.clone())
-            .with("length", digests.length.to_string())
+            .with("length", digest.length.to_string())
             .with("type", "application/xml");
-        let deposit_url = self.deposit_url(deposit);
-        Ok(Some(Entry {
+        let deposit_url = self.deposit_url(f.deposit_id);
+        Ok(Entry {
             loc: format!("{deposit_url}metadata.xml"),
             lastmod: Some(lastmod),
             md: Some(md),
             lns: vec![
                 Ln::new("describes", deposit_url.clone()),
                 Ln::new("profile", record::kb24().namespace.clone()),
-                Ln::new("memento", format!("{deposit_url}v{version}/metadata.xml"))
-                    .with("modified", at)
-                    .with("hash", hash)
-                    .with("length", digests.length.to_string())
-                    .with("type", "application/xml"),
+                Ln::new(
+                    "memento",
+                    format!("{deposit_url}v{}/metadata.xml", f.version_id),
+                )
+                .with("modified", at.clone())
+                .with("hash", hash)
+                .with("length", digest.length.to_string())
+                .with("type", "application/xml"),
             ],
-        }))
+        })
     }
 }
 
-/// Where a version's metadata record is kept.
-pub fn record_file(www: &Path, publisher: &str, deposit: i64, version: i64) -> PathBuf {
-    www.join(format!("records/{publisher}/{deposit}/v{version}.xml"))
+/// A version's metadata record, from its stored metadata (JSON) by the profile's
+/// record mapping: the same bytes each time, so it is made when listed or served, not
+/// kept.
+pub fn record_bytes(metadata: &str) -> Vec<u8> {
+    record::record(record::kb24(), metadata)
+}
+
+fn record_digest_of(bytes: &[u8]) -> RecordDigest {
+    let d = crate::store::Digests::of(bytes);
+    RecordDigest {
+        length: d.length,
+        md5: d.md5,
+        sha256: d.sha256,
+    }
 }
 
 /// Closed Change List periods: (from, until).
@@ -494,6 +504,15 @@ fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
     Ok(written)
 }
 
+/// A `completed` time of the same width, filled in when the document's body is written.
+const COMPLETED_PLACEHOLDER: &str = "0000-00-00T00:00:00.000Z";
+
+/// Where the `completed` placeholder sits in a document whose `<rs:md>` ends with it.
+fn completed_offset(root: Root, lns: &[Ln], md: &Md) -> io::Result<u64> {
+    let header = DocumentWriter::new(Vec::new(), root, lns, md)?.bytes();
+    Ok(header - "\"/>\n".len() as u64 - COMPLETED_PLACEHOLDER.len() as u64)
+}
+
 /// Writes a document whose `<rs:md>` has `at` (now) and `completed` (when the body is
 /// written): `completed` goes in as a placeholder of the same width and is filled in
 /// at the end, so the body streams to disk. Returns the entries written.
@@ -504,17 +523,13 @@ fn list_document(
     capability: &str,
     body: &mut dyn FnMut(&mut DocumentWriter<&mut BufWriter<File>>) -> io::Result<()>,
 ) -> Result<u64, PublishError> {
-    let placeholder = "0000-00-00T00:00:00.000Z";
     let md = Md::capability(capability)
         .with("at", crate::store::now())
-        .with("completed", placeholder);
-    let header = DocumentWriter::new(Vec::new(), root, lns, &md)
-        .map_err(|source| PublishError::Write {
-            path: path.to_path_buf(),
-            source,
-        })?
-        .bytes();
-    let completed_at = header - "\"/>\n".len() as u64 - placeholder.len() as u64;
+        .with("completed", COMPLETED_PLACEHOLDER);
+    let completed_at = completed_offset(root, lns, &md).map_err(|source| PublishError::Write {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let mut entries = 0u64;
     let mut too_large = false;
     let result = atomic_write(path, |out| {
@@ -762,12 +777,9 @@ fn change_list_document(
                 return Err(io::Error::other("over the Sitemap limits"));
             }
             // A version's record goes first, with the version's change.
-            if f.first_of_version
-                && let Some(r) =
-                    set.record_entry(f.deposit_id, f.version_id, Some((&e.change, &e.at)))?
-            {
+            if f.first_of_version {
                 count += 1;
-                w.entry(&r)?;
+                w.entry(&set.record_entry(&f, Some((&e.change, &e.at)))?)?;
             }
             count += 1;
             w.entry(&set.file_entry(&f, Some((&e.change, &e.at))))

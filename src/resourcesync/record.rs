@@ -20,6 +20,10 @@ pub struct RecordMapping {
     pub prefix: String,
     /// Feed element → record element, in record order.
     pub fields: Vec<Field>,
+    /// Identifies the mapping's text (16 hex digits of its SHA-256): records digested
+    /// with another mapping are digested again.
+    #[serde(skip)]
+    pub id: String,
 }
 
 /// One mapping line.
@@ -37,9 +41,13 @@ struct MappingFile {
 }
 
 static KB24: LazyLock<RecordMapping> = LazyLock::new(|| {
-    toml::from_str::<MappingFile>(include_str!("../../mappings/kb-rss-2.4.toml"))
+    let text = include_str!("../../mappings/kb-rss-2.4.toml");
+    let mut mapping = toml::from_str::<MappingFile>(text)
         .expect("mappings/kb-rss-2.4.toml has a valid [record] table (a test parses it)")
-        .record
+        .record;
+    use sha2::Digest;
+    mapping.id = crate::store::hex(&sha2::Sha256::digest(text.as_bytes())[..8]);
+    mapping
 });
 
 /// The record mapping of profile 2.4.

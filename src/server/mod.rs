@@ -485,34 +485,23 @@ async fn send_record(
         .query(move |catalog| {
             let v = match version {
                 None => catalog.current_version(&p, deposit)?.map(|(v, _)| v),
-                // The record file exists only under its own deposit's folder (checked below).
                 Some(v) => Some(v),
             };
             Ok(match v {
                 None => None,
-                Some(v) => catalog
-                    .version_metadata(v)?
-                    .map(|(_, access, at)| (v, access, at)),
+                // Only a version of this deposit of this publisher.
+                Some(v) => catalog.version_metadata(&p, deposit, v)?,
             })
         })
         .await?;
-    let Some((version, access, at)) = found else {
+    let Some((metadata, access, at)) = found else {
         return Err(AppError::NotFound);
     };
     if access != PUBLIC && !authorised(&state.config, &request, Some(&publisher)) {
         return Err(AppError::Unauthorized);
     }
-    let path = resourcesync::record_file(
-        &resourcesync::www(&state.config),
-        &publisher,
-        deposit,
-        version,
-    );
-    let bytes = match tokio::fs::read(&path).await {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(AppError::NotFound),
-        Err(e) => return Err(internal(format!("{}: {e}", path.display()))),
-    };
+    // Records are made from the catalog when asked for (the same bytes each time).
+    let bytes = resourcesync::record_bytes(&metadata);
     let link = format!(
         "<{}{}>; rel=\"resourcesync\"",
         state.config.base_url,

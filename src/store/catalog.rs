@@ -142,6 +142,19 @@ BEGIN SELECT RAISE(ABORT, 'the change journal is append-only'); END;
 "#,
     // 2: Change Lists are read by publisher and period.
     "CREATE INDEX changes_publisher_at ON changes(publisher, at);",
+    // 3: the length and digests of each version's metadata record (made by the
+    // ResourceSync publisher from the version's metadata with a record mapping), so that
+    // listing a record costs a join, not building it. Rows made with another mapping
+    // are replaced.
+    r#"
+CREATE TABLE record_digests (
+    version_id INTEGER PRIMARY KEY,
+    mapping TEXT NOT NULL,
+    length INTEGER NOT NULL,
+    md5 TEXT NOT NULL,
+    sha256 TEXT NOT NULL
+);
+"#,
 ];
 
 /// A run's outcome.
@@ -362,6 +375,11 @@ impl Catalog {
     /// The raw connection, for read-only queries of other modules in `store`.
     pub(super) fn conn(&self) -> &Connection {
         &self.conn
+    }
+
+    /// The connection, for transactions (in this module's siblings).
+    pub(super) fn conn_mut(&mut self) -> &mut Connection {
+        &mut self.conn
     }
 
     /// Records (or updates) a configured publisher.

@@ -23,6 +23,17 @@ pub struct Digests {
     pub length: u64,
 }
 
+impl Digests {
+    /// The digests of bytes in memory (small ones: no threads).
+    pub fn of(bytes: &[u8]) -> Self {
+        Self {
+            sha256: hex(&Sha256::digest(bytes)),
+            md5: hex(&Md5::digest(bytes)),
+            length: bytes.len() as u64,
+        }
+    }
+}
+
 /// Computes [`Digests`] chunk by chunk.
 #[derive(Debug)]
 pub struct Digester {

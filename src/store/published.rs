@@ -35,6 +35,22 @@ pub struct PublishedFile {
     pub access: String,
     /// The first stored file of its version (the version's record is listed with it).
     pub first_of_version: bool,
+    /// When the version was deposited.
+    pub deposited_at: String,
+    /// The version's metadata record, if its digests are known
+    /// ([`Catalog::fill_record_digests`]).
+    pub record: Option<RecordDigest>,
+}
+
+/// Length and digests of a version's metadata record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordDigest {
+    /// Byte count.
+    pub length: u64,
+    /// MD5, hex.
+    pub md5: String,
+    /// SHA-256, hex.
+    pub sha256: String,
 }
 
 /// One entry of the change journal.
@@ -52,23 +68,43 @@ pub struct JournalEntry {
 const CURRENT_VERSION: &str = "SELECT id FROM versions x WHERE x.deposit_id = d.id
     AND x.state = 'deposited' ORDER BY x.pub_date DESC LIMIT 1";
 
+/// The columns [`file_at`] reads; the query joins `versions v`, `files f` and
+/// `LEFT JOIN record_digests rd ON rd.version_id = v.id` ([`RECORD_JOIN`]).
 const FILE_COLUMNS: &str = "v.deposit_id, v.id, f.url, f.sha256, f.md5, f.length,
     coalesce(f.content_type, f.declared_type), f.fetched_at, v.pub_date, v.access,
-    f.ord = (SELECT min(x.ord) FROM files x WHERE x.version_id = f.version_id AND x.state = 'stored')";
+    f.ord = (SELECT min(x.ord) FROM files x WHERE x.version_id = f.version_id AND x.state = 'stored'),
+    coalesce(v.deposited_at, v.found_at), rd.length, rd.md5, rd.sha256";
+
+const RECORD_JOIN: &str = "LEFT JOIN record_digests rd ON rd.version_id = v.id";
 
 fn file(r: &rusqlite::Row<'_>) -> rusqlite::Result<PublishedFile> {
+    file_at(r, 0)
+}
+
+/// A [`PublishedFile`] from [`FILE_COLUMNS`] starting at column `i`.
+fn file_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<PublishedFile> {
+    let length = |c: usize| r.get::<_, i64>(c).map(|n| n.max(0).unsigned_abs());
     Ok(PublishedFile {
-        deposit_id: r.get(0)?,
-        version_id: r.get(1)?,
-        url: r.get(2)?,
-        sha256: r.get(3)?,
-        md5: r.get(4)?,
-        length: r.get::<_, i64>(5)?.max(0).unsigned_abs(),
-        content_type: r.get(6)?,
-        stored_at: r.get(7)?,
-        pub_date: r.get(8)?,
-        access: r.get(9)?,
-        first_of_version: r.get(10)?,
+        deposit_id: r.get(i)?,
+        version_id: r.get(i + 1)?,
+        url: r.get(i + 2)?,
+        sha256: r.get(i + 3)?,
+        md5: r.get(i + 4)?,
+        length: length(i + 5)?,
+        content_type: r.get(i + 6)?,
+        stored_at: r.get(i + 7)?,
+        pub_date: r.get(i + 8)?,
+        access: r.get(i + 9)?,
+        first_of_version: r.get(i + 10)?,
+        deposited_at: r.get(i + 11)?,
+        record: match r.get::<_, Option<i64>>(i + 12)? {
+            Some(_) => Some(RecordDigest {
+                length: length(i + 12)?,
+                md5: r.get(i + 13)?,
+                sha256: r.get(i + 14)?,
+            }),
+            None => None,
+        },
     })
 }
 
@@ -94,7 +130,7 @@ impl Catalog {
             .prepare(&format!(
                 "SELECT {FILE_COLUMNS} FROM deposits d
                  JOIN versions v ON v.id = ({CURRENT_VERSION})
-                 JOIN files f ON f.version_id = v.id
+                 JOIN files f ON f.version_id = v.id {RECORD_JOIN}
                  WHERE d.publisher = ?1 AND v.access = ?2 AND f.state = 'stored'
                  ORDER BY d.id, f.ord LIMIT ?3 OFFSET ?4"
             ))
@@ -172,7 +208,7 @@ impl Catalog {
             .prepare(&format!(
                 "SELECT c.seq, c.change, c.at, {FILE_COLUMNS} FROM changes c
                  JOIN versions v ON v.id = c.version_id
-                 JOIN files f ON f.version_id = v.id
+                 JOIN files f ON f.version_id = v.id {RECORD_JOIN}
                  WHERE c.publisher = ?1 AND v.access = ?2 AND f.state = 'stored'
                    AND c.at >= ?3 AND (?4 IS NULL OR c.at < ?4)
                  ORDER BY c.seq, f.ord LIMIT ?5 OFFSET ?6"
@@ -187,20 +223,7 @@ impl Catalog {
                         change: r.get(1)?,
                         at: r.get(2)?,
                     };
-                    let f = PublishedFile {
-                        deposit_id: r.get(3)?,
-                        version_id: r.get(4)?,
-                        url: r.get(5)?,
-                        sha256: r.get(6)?,
-                        md5: r.get(7)?,
-                        length: r.get::<_, i64>(8)?.max(0).unsigned_abs(),
-                        content_type: r.get(9)?,
-                        stored_at: r.get(10)?,
-                        pub_date: r.get(11)?,
-                        access: r.get(12)?,
-                        first_of_version: r.get(13)?,
-                    };
-                    Ok((entry, f))
+                    Ok((entry, file_at(r, 3)?))
                 },
             )
             .map_err(sql("reading the change journal"))?;
@@ -227,7 +250,7 @@ impl Catalog {
             .prepare_cached(&format!(
                 "SELECT {FILE_COLUMNS} FROM deposits d
                  JOIN versions v ON v.deposit_id = d.id AND v.id = ?3 AND v.state = 'deposited'
-                 JOIN files f ON f.version_id = v.id
+                 JOIN files f ON f.version_id = v.id {RECORD_JOIN}
                  WHERE d.publisher = ?1 AND d.id = ?2 AND f.state = 'stored'
                  ORDER BY f.ord"
             ))
@@ -252,19 +275,25 @@ impl Catalog {
     }
 
     /// A deposited version's stored metadata (JSON), access and deposit time, for its
-    /// metadata record.
+    /// metadata record; `None` unless it is a deposited version of that deposit of that
+    /// publisher.
     pub fn version_metadata(
         &self,
+        publisher: &str,
+        deposit: i64,
         version: i64,
     ) -> Result<Option<(String, String, String)>, StoreError> {
         self.conn()
             .prepare_cached(
-                "SELECT metadata, access, coalesce(deposited_at, found_at) FROM versions
-                 WHERE id = ?1 AND state = 'deposited'",
+                "SELECT v.metadata, v.access, coalesce(v.deposited_at, v.found_at)
+                 FROM versions v JOIN deposits d ON d.id = v.deposit_id
+                 WHERE v.id = ?3 AND d.id = ?2 AND d.publisher = ?1 AND v.state = 'deposited'",
             )
             .and_then(|mut s| {
-                s.query_row(params![version], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-                    .optional()
+                s.query_row(params![publisher, deposit, version], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
+                .optional()
             })
             .map_err(sql("reading a version's metadata"))
     }
@@ -312,7 +341,7 @@ impl Catalog {
             .prepare_cached(&format!(
                 "SELECT {FILE_COLUMNS} FROM deposits d
                  JOIN versions v ON v.id = ({CURRENT_VERSION})
-                 JOIN files f ON f.version_id = v.id
+                 JOIN files f ON f.version_id = v.id {RECORD_JOIN}
                  WHERE d.publisher = ?1 AND d.id = ?2 AND f.state = 'stored'
                  ORDER BY f.ord"
             ))
@@ -323,4 +352,64 @@ impl Catalog {
         rows.collect::<Result<Vec<_>, _>>()
             .map_err(sql("finding a resource"))
     }
+
+    /// Records the length and digests of every deposited version's metadata record
+    /// that has none made with `mapping` (an identifier of the record mapping);
+    /// `digest` builds a record from a version's metadata (JSON) and digests it. Works
+    /// in batches of [`RECORD_BATCH`] versions, one transaction each, so memory stays
+    /// flat and an interrupted fill resumes. Returns how many records were digested.
+    pub fn fill_record_digests(
+        &mut self,
+        mapping: &str,
+        digest: &dyn Fn(&str) -> RecordDigest,
+    ) -> Result<u64, StoreError> {
+        let ctx = "digesting metadata records";
+        self.conn()
+            .execute(
+                "DELETE FROM record_digests WHERE mapping != ?1",
+                params![mapping],
+            )
+            .map_err(sql(ctx))?;
+        let mut after = 0i64;
+        let mut filled = 0u64;
+        loop {
+            let batch: Vec<(i64, String)> = self
+                .conn()
+                .prepare_cached(
+                    "SELECT v.id, v.metadata FROM versions v
+                     LEFT JOIN record_digests rd ON rd.version_id = v.id
+                     WHERE v.id > ?1 AND v.state = 'deposited' AND rd.version_id IS NULL
+                     ORDER BY v.id LIMIT ?2",
+                )
+                .and_then(|mut s| {
+                    s.query_map(params![after, RECORD_BATCH], |r| Ok((r.get(0)?, r.get(1)?)))?
+                        .collect()
+                })
+                .map_err(sql(ctx))?;
+            let Some(last) = batch.last() else { break };
+            after = last.0;
+            let tx = self.conn_mut().transaction().map_err(sql(ctx))?;
+            {
+                let mut insert = tx
+                    .prepare_cached(
+                        "INSERT OR REPLACE INTO record_digests (version_id, mapping, length, md5, sha256)
+                         VALUES (?1, ?2, ?3, ?4, ?5)",
+                    )
+                    .map_err(sql(ctx))?;
+                for (version, metadata) in &batch {
+                    let d = digest(metadata);
+                    let length = i64::try_from(d.length).unwrap_or(i64::MAX);
+                    insert
+                        .execute(params![version, mapping, length, d.md5, d.sha256])
+                        .map_err(sql(ctx))?;
+                }
+            }
+            tx.commit().map_err(sql(ctx))?;
+            filled += batch.len() as u64;
+        }
+        Ok(filled)
+    }
 }
+
+/// Versions per batch of [`Catalog::fill_record_digests`].
+pub const RECORD_BATCH: i64 = 10_000;

@@ -136,11 +136,10 @@ fn assert_mirror(env: &Env, dest: &Path, expected: usize) {
             let version = env.one(&format!(
                 "SELECT id FROM versions WHERE deposit_id = {deposit} AND state = 'deposited' ORDER BY pub_date DESC LIMIT 1"
             ));
-            let record = std::fs::read(
-                env.data()
-                    .join(format!("www/records/test/{deposit}/v{version}.xml")),
-            )
-            .unwrap();
+            let metadata = env.one(&format!(
+                "SELECT metadata FROM versions WHERE id = {version}"
+            ));
+            let record = plikt::resourcesync::record_bytes(&metadata);
             assert!(
                 record == bytes,
                 "{rel} differs from the record of version {version}"
@@ -655,23 +654,26 @@ fn published_documents_validate_against_the_projects_schemas() {
         "{:?}",
         docs.iter().map(|d| &d.0).collect::<Vec<_>>()
     );
-    // Metadata records are DCMI Terms records, not Sitemaps: well-formed is checked.
-    for (rel, _) in docs.iter().filter(|(rel, _)| rel.starts_with("records/")) {
+    // Metadata records (made from the catalog when served) are DCMI Terms records, not
+    // Sitemaps: well-formed is checked.
+    let versions = env.sql("SELECT id, metadata FROM versions WHERE state = 'deposited'");
+    assert!(!versions.is_empty());
+    for v in versions {
+        let record = env.dir.join(format!("record-{}.xml", v[0]));
+        std::fs::write(&record, plikt::resourcesync::record_bytes(&v[1])).unwrap();
         let o = Command::new("xmllint")
             .arg("--noout")
-            .arg(www.join(rel))
+            .arg(&record)
             .output()
             .unwrap();
         assert!(
             o.status.success(),
-            "{rel}: {}",
+            "record of version {}: {}",
+            v[0],
             String::from_utf8_lossy(&o.stderr)
         );
     }
-    for (rel, _) in docs
-        .iter()
-        .filter(|(rel, _)| !rel.ends_with(".zip") && !rel.starts_with("records/"))
-    {
+    for (rel, _) in docs.iter().filter(|(rel, _)| !rel.ends_with(".zip")) {
         let o = xmllint(&www.join(rel));
         assert!(
             o.status.success(),
@@ -763,6 +765,18 @@ fn a_large_resource_list_is_split_under_an_index() {
             String::from_utf8_lossy(&o.stderr)
         );
     }
+    // The Resource Dump: packages of at most PART_ENTRIES files (a manifest is a Sitemap
+    // document: at most 50,000 entries), however small the files.
+    let m1 = package_manifest(&dir.join("resourcedump/part-00001.zip"));
+    let m2 = package_manifest(&dir.join("resourcedump/part-00002.zip"));
+    assert_eq!(
+        m1.matches("<url>").count() as u64,
+        plikt::resourcesync::PART_ENTRIES + 1
+    );
+    assert_eq!(m2.matches("<url>").count(), 10);
+    assert!(!dir.join("resourcedump/part-00003.zip").exists());
+    let dump = std::fs::read_to_string(dir.join("resourcedump.xml")).unwrap();
+    assert_eq!(dump.matches("<url>").count(), 2, "{dump}");
     // Publishing again with nothing changed rewrites no part.
     let before = std::fs::metadata(dir.join("resourcelist/part-00001.xml"))
         .unwrap()
@@ -1009,6 +1023,40 @@ fn a_large_change_list_is_split_under_an_index() {
             "rel=\"index\" href=\"http://127.0.0.1:8080/resourcesync/test/changelist/{day}.xml\""
         )));
     }
+    // The day's Change Dump comes in parts too, each manifest within the limit, both
+    // listed with the day's from and until.
+    let dumps = env.data().join("www/resourcesync/test/changedump");
+    let m1 = package_manifest(&dumps.join(format!("{day}-part-00001.zip")));
+    let m2 = package_manifest(&dumps.join(format!("{day}-part-00002.zip")));
+    assert_eq!(
+        m1.matches("<url>").count() as u64,
+        plikt::resourcesync::PART_ENTRIES + 1
+    );
+    assert_eq!(m2.matches("<url>").count(), 5);
+    for m in [&m1, &m2] {
+        assert!(m.contains("capability=\"changedump-manifest\""), "{m}");
+        assert!(m.contains("until=\""), "{m}");
+    }
+    let change_dump =
+        std::fs::read_to_string(env.data().join("www/resourcesync/test/changedump.xml")).unwrap();
+    for n in [1, 2] {
+        assert!(
+            change_dump.contains(&format!("changedump/{day}-part-0000{n}.zip</loc>")),
+            "{change_dump}"
+        );
+    }
+    assert!(!dumps.join(format!("{day}.zip")).exists());
+    // Closed days are packed once.
+    let again = env.cmd(&["publish"]);
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains(" 0 dump packages written"),
+        "{}",
+        text(&again)
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.data().join("www/resourcesync/test/changedump.xml")).unwrap(),
+        change_dump
+    );
     for doc in [
         format!("{day}.xml"),
         format!("{day}-part-00001.xml"),
@@ -1027,4 +1075,33 @@ fn a_large_change_list_is_split_under_an_index() {
             String::from_utf8_lossy(&o.stderr)
         );
     }
+}
+
+/// A dump package's manifest: the copy inside the ZIP (`unzip -p`), after checking the
+/// package with `unzip -t` and that the copy beside it is byte for byte the same.
+fn package_manifest(zip: &Path) -> String {
+    let t = Command::new("unzip")
+        .arg("-tq")
+        .arg(zip)
+        .output()
+        .expect("unzip: run scripts/setup");
+    assert!(t.status.success(), "{}: {}", zip.display(), text(&t));
+    let inside = Command::new("unzip")
+        .arg("-p")
+        .arg(zip)
+        .arg("manifest.xml")
+        .output()
+        .expect("unzip: run scripts/setup");
+    assert!(inside.status.success(), "{}", zip.display());
+    let beside = zip.with_file_name(format!(
+        "{}-manifest.xml",
+        zip.file_stem().unwrap().to_str().unwrap()
+    ));
+    assert_eq!(
+        std::fs::read(&beside).unwrap(),
+        inside.stdout,
+        "{}",
+        beside.display()
+    );
+    String::from_utf8(inside.stdout).unwrap()
 }
