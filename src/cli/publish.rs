@@ -6,6 +6,7 @@ use crate::server::AppState;
 /// Writes the ResourceSync documents from the catalog.
 pub fn publish(args: &super::ConfigArgs) -> Result<Exit, Error> {
     let config = super::load(&args.config)?;
+    super::init_logging(false);
     let p = crate::resourcesync::publish(&config)
         .map_err(|e| Error::Usage(format!("publishing failed: {e}")))?;
     println!(

@@ -53,7 +53,7 @@ use sha2::{Digest, Sha256};
 pub use writer::{DocumentWriter, Entry, Ln, MAX_BYTES, MAX_ENTRIES, Md, RS_NS, Root, SITEMAP_NS};
 
 use crate::config::Config;
-use crate::store::{Catalog, PublishedFile, RecordDigest, StoreError, hex, sync_dir};
+use crate::store::{Catalog, Page, PublishedFile, RecordDigest, StoreError, hex, sync_dir};
 
 /// Why publishing failed.
 #[derive(Debug, thiserror::Error)]
@@ -143,9 +143,15 @@ pub const FULL_SOURCE_DESCRIPTION: &str = ".well-known/resourcesync-with-restric
 pub fn publish(config: &Config) -> Result<Published, PublishError> {
     let mut catalog = Catalog::open(&config.data_dir.join("catalog.sqlite"))?;
     // Records newly deposited (or all, after the mapping changed) are digested once.
-    catalog.fill_record_digests(&record::kb24().id, &|metadata| {
+    let started = std::time::Instant::now();
+    let digested = catalog.fill_record_digests(&record::kb24().id, &|metadata| {
         record_digest_of(&record_bytes(metadata))
     })?;
+    tracing::debug!(
+        records = digested,
+        ms = started.elapsed().as_millis() as u64,
+        "metadata records digested"
+    );
     let www = www(config);
     let base = config.base_url.as_str();
     let mut published = Published::default();
@@ -189,10 +195,17 @@ pub fn publish(config: &Config) -> Result<Published, PublishError> {
                 cap: format!("{base}{dir}/capabilitylist.xml"),
                 dir,
             };
+            let t = std::time::Instant::now();
             let (resources, changes, closed) = write_set(&set)?;
+            let lists_ms = t.elapsed().as_millis() as u64;
+            let t = std::time::Instant::now();
             published.dump_packages +=
                 dump::write_resource_dump(&set, config.resourcesync.dump_package_bytes)?;
+            let resource_dump_ms = t.elapsed().as_millis() as u64;
+            let t = std::time::Instant::now();
             published.dump_packages += dump::write_change_dump(&set, &closed)?;
+            let change_dump_ms = t.elapsed().as_millis() as u64;
+            tracing::debug!(publisher = %p.id, access, resources, changes, lists_ms, resource_dump_ms, change_dump_ms, "set published");
             published.sets += 1;
             published.resources += resources;
             published.changes += changes;
@@ -355,7 +368,15 @@ fn write_set(set: &Set<'_>) -> Result<(u64, u64, Periods), PublishError> {
     })?;
 
     // Resource List (§10), with a Resource List Index past PART_ENTRIES files.
+    let t = std::time::Instant::now();
     let resources = write_resource_list(set)?;
+    tracing::debug!(
+        publisher = set.publisher,
+        access = set.access,
+        resources,
+        ms = t.elapsed().as_millis() as u64,
+        "resource list written"
+    );
 
     // Change Lists (§12), one per UTC day. A day's list is closed (`until`) and
     // written once, a few minutes after the day ends; the open list `changelist.xml`
@@ -418,17 +439,24 @@ fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
     }
     let parts = total.div_ceil(PART_ENTRIES);
     let mut index = Vec::new();
+    let mut after = (0, -1);
     for i in 0..parts {
         let name = format!("resourcelist/part-{:05}.xml", i + 1);
-        let page = Some((PART_ENTRIES, i * PART_ENTRIES));
+        let page = Some(Page {
+            after,
+            limit: PART_ENTRIES,
+        });
         // A part is rewritten only when its content changed: the files it lists
         // (version, URL, digest) are fingerprinted first. New deposits land in the
         // last part, so usually only that one is written.
         let mut fp = Sha256::new();
+        let mut last = after;
         catalog.current_files(publisher, access, page, &mut |f| {
             fp.update(format!("{} {} {}\n", f.version_id, f.url, f.sha256).as_bytes());
+            last = f.key();
             Ok(())
         })?;
+        after = last;
         let fp = hex(&fp.finalize());
         let part_stamp = parts_dir.join(format!(".part-{:05}.fingerprint", i + 1));
         let kept = fs::read_to_string(&part_stamp).ok().and_then(|t| {

@@ -35,6 +35,8 @@ pub struct PublishedFile {
     pub access: String,
     /// The first stored file of its version (the version's record is listed with it).
     pub first_of_version: bool,
+    /// Its place among its version's files.
+    pub ord: i64,
     /// When the version was deposited.
     pub deposited_at: String,
     /// The version's metadata record, if its digests are known
@@ -51,6 +53,22 @@ pub struct RecordDigest {
     pub md5: String,
     /// SHA-256, hex.
     pub sha256: String,
+}
+
+impl PublishedFile {
+    /// Its place in [`Catalog::current_files`]: (deposit, ord).
+    pub fn key(&self) -> (i64, i64) {
+        (self.deposit_id, self.ord)
+    }
+}
+
+/// A page of [`Catalog::current_files`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Page {
+    /// The key of the last file before the page ((0, -1): from the start).
+    pub after: (i64, i64),
+    /// Files in the page.
+    pub limit: u64,
 }
 
 /// One entry of the change journal.
@@ -73,7 +91,7 @@ const CURRENT_VERSION: &str = "SELECT id FROM versions x WHERE x.deposit_id = d.
 const FILE_COLUMNS: &str = "v.deposit_id, v.id, f.url, f.sha256, f.md5, f.length,
     coalesce(f.content_type, f.declared_type), f.fetched_at, v.pub_date, v.access,
     f.ord = (SELECT min(x.ord) FROM files x WHERE x.version_id = f.version_id AND x.state = 'stored'),
-    coalesce(v.deposited_at, v.found_at), rd.length, rd.md5, rd.sha256";
+    coalesce(v.deposited_at, v.found_at), rd.length, rd.md5, rd.sha256, f.ord";
 
 const RECORD_JOIN: &str = "LEFT JOIN record_digests rd ON rd.version_id = v.id";
 
@@ -97,6 +115,7 @@ fn file_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<PublishedFile> {
         access: r.get(i + 9)?,
         first_of_version: r.get(i + 10)?,
         deposited_at: r.get(i + 11)?,
+        ord: r.get(i + 15)?,
         record: match r.get::<_, Option<i64>>(i + 12)? {
             Some(_) => Some(RecordDigest {
                 length: length(i + 12)?,
@@ -111,32 +130,32 @@ fn file_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<PublishedFile> {
 impl Catalog {
     /// Calls `each` for every stored file of the latest deposited version of every
     /// deposit of `publisher` whose latest deposited version has access `access`, in
-    /// deposit order.
+    /// (deposit, file) order; with a `page`, only `limit` files after the key `after`
+    /// (the [`PublishedFile::key`] of the last file of the page before; keyset paging:
+    /// a page costs the same wherever it is).
     pub fn current_files(
         &self,
         publisher: &str,
         access: &str,
-        page: Option<(u64, u64)>,
+        page: Option<Page>,
         each: &mut dyn FnMut(PublishedFile) -> std::io::Result<()>,
     ) -> Result<(), StoreError> {
-        let (limit, offset) = page.map_or((-1, 0), |(l, o)| {
-            (
-                i64::try_from(l).unwrap_or(i64::MAX),
-                i64::try_from(o).unwrap_or(i64::MAX),
-            )
+        let (limit, (deposit, ord)) = page.map_or((-1, (0, -1)), |p| {
+            (i64::try_from(p.limit).unwrap_or(i64::MAX), p.after)
         });
         let mut stmt = self
             .conn()
-            .prepare(&format!(
+            .prepare_cached(&format!(
                 "SELECT {FILE_COLUMNS} FROM deposits d
                  JOIN versions v ON v.id = ({CURRENT_VERSION})
                  JOIN files f ON f.version_id = v.id {RECORD_JOIN}
                  WHERE d.publisher = ?1 AND v.access = ?2 AND f.state = 'stored'
-                 ORDER BY d.id, f.ord LIMIT ?3 OFFSET ?4"
+                   AND d.id >= ?3 AND (d.id > ?3 OR f.ord > ?4)
+                 ORDER BY d.id, f.ord LIMIT ?5"
             ))
             .map_err(sql("listing current files"))?;
         let rows = stmt
-            .query_map(params![publisher, access, limit, offset], file)
+            .query_map(params![publisher, access, deposit, ord, limit], file)
             .map_err(sql("listing current files"))?;
         for row in rows {
             each(row.map_err(sql("listing current files"))?).map_err(|source| StoreError::Io {
