@@ -424,7 +424,8 @@ impl PackageWriter {
         }
         let path = super::resource_path(set.publisher, f.deposit_id, &f.url);
         let blob = set.blobs.path(&f.sha256);
-        let mut input = BufReader::new(File::open(&blob).map_err(write_err(&blob))?);
+        // `io::copy` brings its own buffer: no BufReader (and its allocation) per file.
+        let mut input = File::open(&blob).map_err(write_err(&blob))?;
         self.put(&path, &mut input, f.length)?;
         let mut e = set.file_entry(f, change);
         if let Some(md) = &mut e.md {

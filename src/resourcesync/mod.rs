@@ -849,12 +849,12 @@ fn resource_entry(
         .with("length", f.length.to_string());
     // §14.6, first approach: the time-specific URI of the version this entry describes;
     // it stays retrievable after the resource changes again.
+    // One digest of the URL for both paths (`resource_path`, `version_path`).
+    let key = url_key(&f.url);
+    let (deposit, version) = (f.deposit_id, f.version_id);
     let mut memento = Ln::new(
         "memento",
-        format!(
-            "{base}{}",
-            version_path(publisher, f.deposit_id, f.version_id, &f.url)
-        ),
+        format!("{base}d/{publisher}/{deposit}/v{version}/{key}"),
     )
     .with("modified", f.stored_at.clone())
     .with("hash", hash)
@@ -865,7 +865,7 @@ fn resource_entry(
         memento = memento.with("type", t.clone());
     }
     Entry {
-        loc: format!("{base}{}", resource_path(publisher, f.deposit_id, &f.url)),
+        loc: format!("{base}d/{publisher}/{deposit}/{key}"),
         lastmod: Some(lastmod),
         md: Some(md),
         lns: vec![via, memento],

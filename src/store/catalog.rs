@@ -155,6 +155,11 @@ CREATE TABLE record_digests (
     sha256 TEXT NOT NULL
 );
 "#,
+    // 4: a publisher's deposits in id order (an index on `publisher` is ordered by
+    // (publisher, rowid)), so that a page of the Resource List is a range scan instead of
+    // a sort of all the publisher's files; files by version come from the UNIQUE
+    // (version_id, ord) index, in file order, which makes `files_version` redundant.
+    "CREATE INDEX deposits_publisher ON deposits(publisher); DROP INDEX files_version;",
 ];
 
 /// A run's outcome.
