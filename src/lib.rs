@@ -26,7 +26,9 @@
 //!           diff in one transaction) → download + verify (H-*) → deposit
 //! schedule  cron → runs, one loop per publisher (no overlap, one catch-up); status
 //! resourcesync  streaming Sitemap/ResourceSync writer; `publish` writes the Source
-//!           Description, Capability, Resource and Change Lists from the catalog
+//!           Description, Capability, Resource and Change Lists and the dumps from the
+//!           catalog (keyset-paged); metadata records are made from the catalog by the
+//!           `mappings/` record mapping when listed, served or packed
 //! server    axum routes of `plikt run` / `plikt serve` (`fn app(state) -> Router`):
 //!           documents, resources from the blob store, status
 //! error     fatal errors and exit codes
@@ -37,7 +39,10 @@
 //! bytes per item for guid uniqueness). Findings carry positions resolved while the
 //! bytes pass; the text report reads the source lines back from the file afterwards.
 //! Downloads stream too: each file goes to a temporary blob while MD5 and SHA-256 are
-//! computed (on two threads once a file passes 1 MiB).
+//! computed (on two threads once a file passes 1 MiB), and blobs are made durable in
+//! batches before the catalog records them. Publishing streams as well: documents and
+//! dump manifests are written entry by entry, so memory does not grow with the
+//! collection.
 //!
 //! Exactly once: a version is `deposited`, and its change journalled, in one SQLite
 //! transaction guarded by its state; a crash at any instant leaves staged versions
