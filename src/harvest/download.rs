@@ -151,9 +151,12 @@ async fn fetch_once(
         drm.update(&chunk);
         progress(chunk.len() as u64);
     }
-    // Finish the digests, verify and look for DRM: one hop to a blocking thread.
+    let (writer_len, reads_file) = (writer.len(), drm.reads_file());
+    // Finish the digests, verify and look for DRM. A small file's digests are finished
+    // in place (no threads to join) and its DRM check reads nothing back, so it stays on
+    // this thread; otherwise one hop to a blocking thread.
     let declared_md5 = job.file.declared_md5.clone();
-    let (written, drm) = tokio::task::spawn_blocking(move || {
+    let verify = move || {
         let written = writer.finish()?;
         if let Some(expected) = declared_md5
             && expected != written.digests.md5
@@ -163,15 +166,23 @@ async fn fetch_once(
         }
         let drm = drm.finish(written.path());
         Ok(Ok((written, drm)))
-    })
-    .await
-    .map_err(|e| store(std::io::Error::other(e)))?
-    .map_err(store)?
-    .map_err(|(expected, actual)| FileError::Md5 {
-        url: url_text.clone(),
-        expected,
-        actual,
-    })?;
+    };
+    let verified: std::io::Result<Result<_, (String, String)>> =
+        if writer_len <= crate::store::INLINE_LIMIT && !reads_file {
+            verify()
+        } else {
+            tokio::task::spawn_blocking(verify)
+                .await
+                .map_err(std::io::Error::other)
+                .and_then(|r| r)
+        };
+    let (written, drm) = verified
+        .map_err(store)?
+        .map_err(|(expected, actual)| FileError::Md5 {
+            url: url_text.clone(),
+            expected,
+            actual,
+        })?;
     let digests = &written.digests;
     let guid = Some(job.guid.as_str());
     if let Some(size) = job.file.declared_size

@@ -188,6 +188,16 @@ impl BlobWriter {
         Ok(())
     }
 
+    /// Bytes written so far.
+    pub fn len(&self) -> u64 {
+        self.digester.len()
+    }
+
+    /// Nothing written yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Closes the temporary file and computes the digests. The blob is not in the store
     /// (nor durable) until [`Blobs::commit`].
     pub fn finish(mut self) -> io::Result<Written> {

@@ -113,6 +113,16 @@ impl Digester {
         }
     }
 
+    /// Bytes added so far.
+    pub fn len(&self) -> u64 {
+        self.length
+    }
+
+    /// Nothing added yet.
+    pub fn is_empty(&self) -> bool {
+        self.length == 0
+    }
+
     /// The digests of everything added.
     pub fn finish(mut self) -> Digests {
         let (md5, sha256) = match std::mem::replace(&mut self.state, State::Done) {

@@ -21,7 +21,7 @@ pub use catalog::{
     Catalog, DueFile, DueVersion, FileResult, KnownVersion, NewFile, NewVersion, Outcome,
     RunCounts, Settled, Stage, StoredFile, StoredFinding,
 };
-pub use digest::{Digester, Digests, digest_file, hex};
+pub use digest::{Digester, Digests, INLINE_LIMIT, digest_file, hex};
 pub use published::{JournalEntry, Page, PublishedFile, RecordDigest};
 pub use query::{AuditReport, LastRun, PublisherStatus, Unsettled};
 
