@@ -29,7 +29,6 @@ pub(super) fn write_resource_dump(set: &Set<'_>, package_bytes: u64) -> Result<u
         www,
         base,
         publisher,
-        access,
         dir,
         cap,
         ..
@@ -38,7 +37,7 @@ pub(super) fn write_resource_dump(set: &Set<'_>, package_bytes: u64) -> Result<u
     let packages_dir = www.join(format!("{dir}/resourcedump"));
     let fingerprint = format!(
         "{} {}",
-        catalog.count_current_files(publisher, access)?,
+        set.count_current_files()?,
         catalog.last_change_seq(publisher)?
     );
     let stamp = packages_dir.join(".fingerprint");
@@ -59,7 +58,7 @@ pub(super) fn write_resource_dump(set: &Set<'_>, package_bytes: u64) -> Result<u
     let mut packages: Vec<Package> = Vec::new();
     let mut current: Option<PackageWriter> = None;
     let mut failure: Option<PublishError> = None;
-    catalog.current_files(publisher, access, None, &mut |f| {
+    set.current_files(None, &mut |f| {
         if failure.is_some() {
             return Ok(());
         }
@@ -145,11 +144,8 @@ pub(super) fn write_change_dump(
     closed: &[(String, String)],
 ) -> Result<u64, PublishError> {
     let Set {
-        catalog,
         www,
         base,
-        publisher,
-        access,
         dir,
         cap,
         ..
@@ -174,7 +170,7 @@ pub(super) fn write_change_dump(
             continue;
         }
         // A day past PART_ENTRIES files is packed in parts.
-        let files = catalog.count_journal(publisher, access, from, Some(until))?;
+        let files = set.count_journal(from, Some(until))?;
         let parted = files > PART_ENTRIES;
         let stem = |n: u64| {
             if parted {
@@ -189,7 +185,7 @@ pub(super) fn write_change_dump(
         let mut package: Option<PackageWriter> = None;
         let mut done: Vec<Package> = Vec::new();
         let mut failure: Option<PublishError> = None;
-        catalog.journal(publisher, access, from, Some(until), None, &mut |e, f| {
+        set.journal(from, Some(until), None, &mut |e, f| {
             if failure.is_some() {
                 return Ok(());
             }

@@ -194,6 +194,7 @@ pub fn publish(config: &Config) -> Result<Published, PublishError> {
                 access,
                 cap: format!("{base}{dir}/capabilitylist.xml"),
                 dir,
+                empty: !catalog.has_access(&p.id, access)?,
             };
             let t = std::time::Instant::now();
             let (resources, changes, closed) = write_set(&set)?;
@@ -229,9 +230,58 @@ struct Set<'a> {
     dir: String,
     /// URL of its Capability List.
     cap: String,
+    /// No deposited version of the publisher has this access: the set's documents are
+    /// written empty without walking the collection.
+    empty: bool,
 }
 
 impl Set<'_> {
+    /// [`Catalog::current_files`] of this set.
+    fn current_files(
+        &self,
+        page: Option<Page>,
+        each: &mut dyn FnMut(PublishedFile) -> io::Result<()>,
+    ) -> Result<(), StoreError> {
+        if self.empty {
+            return Ok(());
+        }
+        self.catalog
+            .current_files(self.publisher, self.access, page, each)
+    }
+
+    /// [`Catalog::count_current_files`] of this set.
+    fn count_current_files(&self) -> Result<u64, StoreError> {
+        if self.empty {
+            return Ok(0);
+        }
+        self.catalog
+            .count_current_files(self.publisher, self.access)
+    }
+
+    /// [`Catalog::journal`] of this set.
+    fn journal(
+        &self,
+        from: &str,
+        until: Option<&str>,
+        page: Option<(u64, u64)>,
+        each: &mut dyn FnMut(crate::store::JournalEntry, PublishedFile) -> io::Result<()>,
+    ) -> Result<(), StoreError> {
+        if self.empty {
+            return Ok(());
+        }
+        self.catalog
+            .journal(self.publisher, self.access, from, until, page, each)
+    }
+
+    /// [`Catalog::count_journal`] of this set.
+    fn count_journal(&self, from: &str, until: Option<&str>) -> Result<u64, StoreError> {
+        if self.empty {
+            return Ok(0);
+        }
+        self.catalog
+            .count_journal(self.publisher, self.access, from, until)
+    }
+
     /// The URI of a deposit (the collection its files belong to, §14.7); its current
     /// metadata record is served there.
     fn deposit_url(&self, deposit: i64) -> String {
@@ -401,13 +451,12 @@ fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
         www,
         base,
         publisher,
-        access,
         dir,
         cap,
         ..
     } = set;
     let now = crate::store::now;
-    let total = catalog.count_current_files(publisher, access)?;
+    let total = set.count_current_files()?;
     // Unchanged set (same count of files, no new change in the journal): the list
     // written before is still true as of its `at`, so it is left alone.
     let fingerprint = format!("{total} {}", catalog.last_change_seq(publisher)?);
@@ -427,8 +476,7 @@ fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
             &[Ln::new("up", cap.to_string())],
             "resourcelist",
             &mut |w| {
-                catalog
-                    .current_files(publisher, access, None, &mut |f| set.write_current(w, &f))
+                set.current_files(None, &mut |f| set.write_current(w, &f))
                     .map_err(|e| io::Error::other(e.to_string()))
             },
         )?;
@@ -451,7 +499,7 @@ fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
         // last part, so usually only that one is written.
         let mut fp = Sha256::new();
         let mut last = after;
-        catalog.current_files(publisher, access, page, &mut |f| {
+        set.current_files(page, &mut |f| {
             fp.update(format!("{} {} {}\n", f.version_id, f.url, f.sha256).as_bytes());
             last = f.key();
             Ok(())
@@ -484,8 +532,7 @@ fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
             ],
             "resourcelist",
             &mut |w| {
-                catalog
-                    .current_files(publisher, access, page, &mut |f| set.write_current(w, &f))
+                set.current_files(page, &mut |f| set.write_current(w, &f))
                     .map_err(|e| io::Error::other(e.to_string()))
             },
         )?;
@@ -671,18 +718,12 @@ fn change_list(
     from: &str,
     until: Option<&str>,
 ) -> Result<u64, PublishError> {
-    let Set {
-        catalog,
-        publisher,
-        access,
-        cap,
-        ..
-    } = set;
+    let Set { cap, .. } = set;
     let mut md = Md::capability("changelist").with("from", from);
     if let Some(u) = until {
         md = md.with("until", u);
     }
-    let total = catalog.count_journal(publisher, access, from, until)?;
+    let total = set.count_journal(from, until)?;
     let stem = path
         .file_stem()
         .and_then(|s| s.to_str())
@@ -788,17 +829,12 @@ fn change_list_document(
     until: Option<&str>,
     page: Option<(u64, u64)>,
 ) -> Result<u64, PublishError> {
-    let Set {
-        catalog,
-        publisher,
-        access,
-        ..
-    } = set;
+    let Set { .. } = set;
     let mut count = 0u64;
     let mut too_large = false;
     let result = atomic_write(path, |out| {
         let mut w = DocumentWriter::new(out, Root::UrlSet, lns, md)?;
-        let r = catalog.journal(publisher, access, from, until, page, &mut |e, f| {
+        let r = set.journal(from, until, page, &mut |e, f| {
             if w.full(4096) {
                 too_large = true;
                 // Refused before the rename: the previous document stays in place.

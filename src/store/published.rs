@@ -337,6 +337,18 @@ impl Catalog {
             .map_err(sql("finding a deposit's current version"))
     }
 
+    /// Whether any deposited version of `publisher` has access `access` (a set with none
+    /// is empty: its documents need no walk over the collection).
+    pub fn has_access(&self, publisher: &str, access: &str) -> Result<bool, StoreError> {
+        self.conn()
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM versions v JOIN deposits d ON d.id = v.deposit_id
+                   WHERE d.publisher = ?1 AND v.access = ?2 AND v.state = 'deposited')",
+            )
+            .and_then(|mut s| s.query_row(params![publisher, access], |r| r.get(0)))
+            .map_err(sql("looking for versions of an access level"))
+    }
+
     /// The time of the first journalled change of `publisher`.
     pub fn first_change(&self, publisher: &str) -> Result<Option<String>, StoreError> {
         self.conn()
