@@ -151,7 +151,7 @@ async fn fetch_once(
         drm.update(&chunk);
         progress(chunk.len() as u64);
     }
-    let (writer_len, reads_file) = (writer.len(), drm.reads_file());
+    let (length, reads_file) = (writer.bytes(), drm.reads_file());
     // Finish the digests, verify and look for DRM. A small file's digests are finished
     // in place (no threads to join) and its DRM check reads nothing back, so it stays on
     // this thread; otherwise one hop to a blocking thread.
@@ -168,7 +168,7 @@ async fn fetch_once(
         Ok(Ok((written, drm)))
     };
     let verified: std::io::Result<Result<_, (String, String)>> =
-        if writer_len <= crate::store::INLINE_LIMIT && !reads_file {
+        if length <= crate::store::INLINE_LIMIT && !reads_file {
             verify()
         } else {
             tokio::task::spawn_blocking(verify)

@@ -25,23 +25,17 @@ use crate::store::{PublishedFile, digest_file, sync_dir};
 /// Writes the set's Resource Dump (if its content changed); returns the packages.
 pub(super) fn write_resource_dump(set: &Set<'_>, package_bytes: u64) -> Result<u64, PublishError> {
     let Set {
-        catalog,
         www,
         base,
-        publisher,
         dir,
         cap,
         ..
     } = set;
     let dump_doc = www.join(format!("{dir}/resourcedump.xml"));
     let packages_dir = www.join(format!("{dir}/resourcedump"));
-    let fingerprint = format!(
-        "{} {}",
-        set.count_current_files()?,
-        catalog.last_change_seq(publisher)?
-    );
+    let fingerprint = &set.fingerprint;
     let stamp = packages_dir.join(".fingerprint");
-    if dump_doc.exists() && fs::read_to_string(&stamp).is_ok_and(|s| s == fingerprint) {
+    if dump_doc.exists() && fs::read_to_string(&stamp).is_ok_and(|s| s == *fingerprint) {
         return Ok(0);
     }
     let err = |path: &Path| {

@@ -53,7 +53,7 @@ use sha2::{Digest, Sha256};
 pub use writer::{DocumentWriter, Entry, Ln, MAX_BYTES, MAX_ENTRIES, Md, RS_NS, Root, SITEMAP_NS};
 
 use crate::config::Config;
-use crate::store::{Catalog, Page, PublishedFile, RecordDigest, StoreError, hex, sync_dir};
+use crate::store::{Catalog, Digests, Page, PublishedFile, StoreError, hex, sync_dir};
 
 /// Why publishing failed.
 #[derive(Debug, thiserror::Error)]
@@ -145,7 +145,7 @@ pub fn publish(config: &Config) -> Result<Published, PublishError> {
     // Records newly deposited (or all, after the mapping changed) are digested once.
     let started = std::time::Instant::now();
     let digested = catalog.fill_record_digests(&record::kb24().id, &|metadata| {
-        record_digest_of(&record_bytes(metadata))
+        Digests::of(&record_bytes(metadata))
     })?;
     tracing::debug!(
         records = digested,
@@ -185,6 +185,13 @@ pub fn publish(config: &Config) -> Result<Published, PublishError> {
     for p in &config.publishers {
         for access in [PUBLIC, RESTRICTED] {
             let dir = set_path(&p.id, access);
+            // An empty set's documents need no walk over the collection.
+            let empty = !catalog.has_access(&p.id, access)?;
+            let files = if empty {
+                0
+            } else {
+                catalog.count_current_files(&p.id, access)?
+            };
             let set = Set {
                 catalog: &catalog,
                 blobs: &blobs,
@@ -194,7 +201,9 @@ pub fn publish(config: &Config) -> Result<Published, PublishError> {
                 access,
                 cap: format!("{base}{dir}/capabilitylist.xml"),
                 dir,
-                empty: !catalog.has_access(&p.id, access)?,
+                empty,
+                files,
+                fingerprint: format!("{files} {}", catalog.last_change_seq(&p.id)?),
             };
             let t = std::time::Instant::now();
             let (resources, changes, closed) = write_set(&set)?;
@@ -233,6 +242,11 @@ struct Set<'a> {
     /// No deposited version of the publisher has this access: the set's documents are
     /// written empty without walking the collection.
     empty: bool,
+    /// Its current files (what [`Catalog::current_files`] lists).
+    files: u64,
+    /// Unchanged when the set's content is unchanged: its count of files and the
+    /// journal's last change (the Resource List and Resource Dump keep theirs).
+    fingerprint: String,
 }
 
 impl Set<'_> {
@@ -247,15 +261,6 @@ impl Set<'_> {
         }
         self.catalog
             .current_files(self.publisher, self.access, page, each)
-    }
-
-    /// [`Catalog::count_current_files`] of this set.
-    fn count_current_files(&self) -> Result<u64, StoreError> {
-        if self.empty {
-            return Ok(0);
-        }
-        self.catalog
-            .count_current_files(self.publisher, self.access)
     }
 
     /// [`Catalog::journal`] of this set.
@@ -333,7 +338,7 @@ impl Set<'_> {
         let digest = match &f.record {
             Some(d) => d.clone(),
             // Deposited after this publish digested the records.
-            None => record_digest_of(&self.record_of(f)?),
+            None => Digests::of(&self.record_of(f)?),
         };
         let at = &f.deposited_at;
         let hash = format!("md5:{} sha-256:{}", digest.md5, digest.sha256);
@@ -375,15 +380,6 @@ impl Set<'_> {
 /// kept.
 pub fn record_bytes(metadata: &str) -> Vec<u8> {
     record::record(record::kb24(), metadata)
-}
-
-fn record_digest_of(bytes: &[u8]) -> RecordDigest {
-    let d = crate::store::Digests::of(bytes);
-    RecordDigest {
-        length: d.length,
-        md5: d.md5,
-        sha256: d.sha256,
-    }
 }
 
 /// Closed Change List periods: (from, until).
@@ -447,22 +443,20 @@ pub const PART_ENTRIES: u64 = 20_000;
 /// `resourcelist/part-NNNNN.xml`, each linking it as `rel="index"`. Returns the entries.
 fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
     let Set {
-        catalog,
         www,
         base,
-        publisher,
         dir,
         cap,
         ..
     } = set;
     let now = crate::store::now;
-    let total = set.count_current_files()?;
+    let total = set.files;
     // Unchanged set (same count of files, no new change in the journal): the list
     // written before is still true as of its `at`, so it is left alone.
-    let fingerprint = format!("{total} {}", catalog.last_change_seq(publisher)?);
+    let fingerprint = &set.fingerprint;
     let stamp = www.join(format!("{dir}/.resourcelist.fingerprint"));
     if www.join(format!("{dir}/resourcelist.xml")).exists()
-        && fs::read_to_string(&stamp).is_ok_and(|s| s == fingerprint)
+        && fs::read_to_string(&stamp).is_ok_and(|s| s == *fingerprint)
     {
         return Ok(0);
     }

@@ -369,10 +369,7 @@ async fn send_file(
     }
     let p = publisher.clone();
     let files = state
-        .query(move |catalog| match version {
-            None => catalog.deposit_files(&p, deposit),
-            Some(v) => catalog.version_files(&p, deposit, v),
-        })
+        .query(move |catalog| catalog.deposit_files(&p, deposit, version))
         .await?;
     let Some(f) = files
         .into_iter()

@@ -189,13 +189,8 @@ impl BlobWriter {
     }
 
     /// Bytes written so far.
-    pub fn len(&self) -> u64 {
-        self.digester.len()
-    }
-
-    /// Nothing written yet.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+    pub fn bytes(&self) -> u64 {
+        self.digester.bytes()
     }
 
     /// Closes the temporary file and computes the digests. The blob is not in the store

@@ -114,13 +114,8 @@ impl Digester {
     }
 
     /// Bytes added so far.
-    pub fn len(&self) -> u64 {
+    pub fn bytes(&self) -> u64 {
         self.length
-    }
-
-    /// Nothing added yet.
-    pub fn is_empty(&self) -> bool {
-        self.length == 0
     }
 
     /// The digests of everything added.

@@ -5,6 +5,7 @@ use rusqlite::{OptionalExtension, params};
 
 use super::StoreError;
 use super::catalog::Catalog;
+use super::digest::Digests;
 
 fn sql(context: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
     move |source| StoreError::Sql { context, source }
@@ -39,20 +40,9 @@ pub struct PublishedFile {
     pub ord: i64,
     /// When the version was deposited.
     pub deposited_at: String,
-    /// The version's metadata record, if its digests are known
+    /// Length and digests of the version's metadata record, if known
     /// ([`Catalog::fill_record_digests`]).
-    pub record: Option<RecordDigest>,
-}
-
-/// Length and digests of a version's metadata record.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordDigest {
-    /// Byte count.
-    pub length: u64,
-    /// MD5, hex.
-    pub md5: String,
-    /// SHA-256, hex.
-    pub sha256: String,
+    pub record: Option<Digests>,
 }
 
 impl PublishedFile {
@@ -117,7 +107,7 @@ fn file_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<PublishedFile> {
         deposited_at: r.get(i + 11)?,
         ord: r.get(i + 15)?,
         record: match r.get::<_, Option<i64>>(i + 12)? {
-            Some(_) => Some(RecordDigest {
+            Some(_) => Some(Digests {
                 length: length(i + 12)?,
                 md5: r.get(i + 13)?,
                 sha256: r.get(i + 14)?,
@@ -256,31 +246,6 @@ impl Catalog {
         Ok(())
     }
 
-    /// The stored files of one deposited version of a deposit (for serving a
-    /// version-specific URL; the caller checks their access).
-    pub fn version_files(
-        &self,
-        publisher: &str,
-        deposit: i64,
-        version: i64,
-    ) -> Result<Vec<PublishedFile>, StoreError> {
-        let mut stmt = self
-            .conn()
-            .prepare_cached(&format!(
-                "SELECT {FILE_COLUMNS} FROM deposits d
-                 JOIN versions v ON v.deposit_id = d.id AND v.id = ?3 AND v.state = 'deposited'
-                 JOIN files f ON f.version_id = v.id {RECORD_JOIN}
-                 WHERE d.publisher = ?1 AND d.id = ?2 AND f.state = 'stored'
-                 ORDER BY f.ord"
-            ))
-            .map_err(sql("finding a resource version"))?;
-        let rows = stmt
-            .query_map(params![publisher, deposit, version], file)
-            .map_err(sql("finding a resource version"))?;
-        rows.collect::<Result<Vec<_>, _>>()
-            .map_err(sql("finding a resource version"))
-    }
-
     /// Changes the journal holds for `publisher` (the last sequence number): a set whose
     /// count of current files and last change are unchanged has unchanged content.
     pub fn last_change_seq(&self, publisher: &str) -> Result<i64, StoreError> {
@@ -360,25 +325,28 @@ impl Catalog {
             .map_err(sql("reading the change journal"))
     }
 
-    /// The stored files of the latest deposited version of a deposit (for serving a
-    /// resource; the caller checks their access).
+    /// The stored files of a deposited version of a deposit — `version`, or the latest
+    /// (for serving a resource or its version-specific URL; the caller checks their
+    /// access).
     pub fn deposit_files(
         &self,
         publisher: &str,
         deposit: i64,
+        version: Option<i64>,
     ) -> Result<Vec<PublishedFile>, StoreError> {
         let mut stmt = self
             .conn()
             .prepare_cached(&format!(
                 "SELECT {FILE_COLUMNS} FROM deposits d
-                 JOIN versions v ON v.id = ({CURRENT_VERSION})
+                 JOIN versions v ON v.deposit_id = d.id AND v.state = 'deposited'
+                   AND v.id = coalesce(?3, ({CURRENT_VERSION}))
                  JOIN files f ON f.version_id = v.id {RECORD_JOIN}
                  WHERE d.publisher = ?1 AND d.id = ?2 AND f.state = 'stored'
                  ORDER BY f.ord"
             ))
             .map_err(sql("finding a resource"))?;
         let rows = stmt
-            .query_map(params![publisher, deposit], file)
+            .query_map(params![publisher, deposit, version], file)
             .map_err(sql("finding a resource"))?;
         rows.collect::<Result<Vec<_>, _>>()
             .map_err(sql("finding a resource"))
@@ -392,7 +360,7 @@ impl Catalog {
     pub fn fill_record_digests(
         &mut self,
         mapping: &str,
-        digest: &dyn Fn(&str) -> RecordDigest,
+        digest: &dyn Fn(&str) -> Digests,
     ) -> Result<u64, StoreError> {
         let ctx = "digesting metadata records";
         self.conn()

@@ -692,19 +692,7 @@ fn published_documents_validate_against_the_projects_schemas() {
 
 #[test]
 fn a_large_resource_list_is_split_under_an_index() {
-    let base: Arc<std::sync::OnceLock<String>> = Default::default();
-    let b2 = base.clone();
-    let server = Server::with_handler(move |r| match r.path.as_str() {
-        "/feed.xml" => Response::ok(feed(&[TestItem::new(
-            "a",
-            &date(0),
-            &format!("{}/a.html", b2.get().unwrap()),
-        )])),
-        p => Response::file(format!("<html>{p}</html>"), "text/html"),
-    });
-    let _ = base.set(server.url(""));
-    let env = Env::plain("index", &server.url("/feed.xml"), "");
-    assert_eq!(env.harvest().status.code(), Some(0));
+    let (_server, env) = one_item_harvested("index");
     // 40,009 more stored files in the deposited version (same blob, other URLs).
     let extra = plikt::resourcesync::PART_ENTRIES + 9;
     let c = rusqlite::Connection::open(env.data().join("catalog.sqlite")).unwrap();
@@ -967,19 +955,7 @@ fn resource_dumps_are_zip_packages_with_matching_manifests() {
 
 #[test]
 fn a_large_change_list_is_split_under_an_index() {
-    let base: Arc<std::sync::OnceLock<String>> = Default::default();
-    let b2 = base.clone();
-    let server = Server::with_handler(move |r| match r.path.as_str() {
-        "/feed.xml" => Response::ok(feed(&[TestItem::new(
-            "a",
-            &date(0),
-            &format!("{}/a.html", b2.get().unwrap()),
-        )])),
-        p => Response::file(format!("<html>{p}</html>"), "text/html"),
-    });
-    let _ = base.set(server.url(""));
-    let env = Env::plain("cl-index", &server.url("/feed.xml"), "");
-    assert_eq!(env.harvest().status.code(), Some(0));
+    let (_server, env) = one_item_harvested("cl-index");
     // A version two days ago with PART_ENTRIES + 5 files, journalled that day.
     let two_days_ago = chrono::Utc::now() - chrono::Duration::days(2);
     let at = two_days_ago.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
@@ -1104,4 +1080,22 @@ fn package_manifest(zip: &Path) -> String {
         beside.display()
     );
     String::from_utf8(inside.stdout).unwrap()
+}
+
+/// A publisher with one item (its link page) served on loopback, harvested once.
+fn one_item_harvested(name: &str) -> (Server, Env) {
+    let base: Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let server = Server::with_handler(move |r| match r.path.as_str() {
+        "/feed.xml" => Response::ok(feed(&[TestItem::new(
+            "a",
+            &date(0),
+            &format!("{}/a.html", b2.get().unwrap()),
+        )])),
+        p => Response::file(format!("<html>{p}</html>"), "text/html"),
+    });
+    let _ = base.set(server.url(""));
+    let env = Env::plain(name, &server.url("/feed.xml"), "");
+    assert_eq!(env.harvest().status.code(), Some(0));
+    (server, env)
 }
