@@ -38,9 +38,9 @@ pub enum Command {
     Harvest(harvest::HarvestArgs),
     /// Run the service: harvest each publisher on its schedule and serve HTTP.
     Run(ConfigArgs),
-    /// Write the ResourceSync documents (Source Description, Capability, Resource and
-    /// Change Lists) from the catalog.
-    Publish(ConfigArgs),
+    /// Write the ResourceSync documents (Source Description, Capability Lists, Resource
+    /// and Change Lists, Resource and Change Dumps) from the catalog.
+    Publish(publish::PublishArgs),
     /// Serve the ResourceSync documents and the resources on `listen`.
     Serve(ConfigArgs),
     /// Show each publisher's last run, counts, failures, findings and next run.

@@ -3,11 +3,29 @@
 use crate::error::{Error, Exit};
 use crate::server::AppState;
 
+/// `plikt publish`.
+#[derive(Debug, clap::Args)]
+pub struct PublishArgs {
+    #[command(flatten)]
+    config: super::ConfigArgs,
+    /// Write the lists only (Source Description, Capability, Resource and Change
+    /// Lists): dump packages are left as they are, and the Resource and Change Dumps
+    /// go on listing them until a publish without this flag (`plikt run` always
+    /// writes the dumps). For publishing changes quickly and packing them later.
+    #[arg(long)]
+    no_dumps: bool,
+}
+
 /// Writes the ResourceSync documents from the catalog.
-pub fn publish(args: &super::ConfigArgs) -> Result<Exit, Error> {
-    let config = super::load(&args.config)?;
+pub fn publish(args: &PublishArgs) -> Result<Exit, Error> {
+    let config = super::load(&args.config.config)?;
     super::init_logging(false);
-    let p = crate::resourcesync::publish(&config)
+    let dumps = if args.no_dumps {
+        crate::resourcesync::Dumps::Keep
+    } else {
+        crate::resourcesync::Dumps::Write
+    };
+    let p = crate::resourcesync::publish(&config, dumps)
         .map_err(|e| Error::Usage(format!("publishing failed: {e}")))?;
     println!(
         "published {} sets: {} resources, {} changes, {} dump packages written (under {})",

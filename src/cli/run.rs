@@ -25,7 +25,7 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
         let c = config.clone();
         let after_run: std::sync::Arc<dyn Fn() + Send + Sync> = std::sync::Arc::new(move || {
             let _one = publish_lock.lock().unwrap_or_else(|e| e.into_inner());
-            match crate::resourcesync::publish(&c) {
+            match crate::resourcesync::publish(&c, crate::resourcesync::Dumps::Write) {
                 Ok(p) => tracing::info!(sets = p.sets, resources = p.resources, changes = p.changes, "published"),
                 Err(e) => tracing::error!(error = %e, "publishing failed"),
             }

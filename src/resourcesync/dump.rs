@@ -18,19 +18,19 @@ use std::path::{Path, PathBuf};
 
 use super::{
     COMPLETED_PLACEHOLDER, DocumentWriter, Entry, Ln, Md, PART_ENTRIES, PublishError, Root, Set,
-    atomic_write, completed_offset, list_document,
+    SetSpec, atomic_write, completed_offset, list_document,
 };
 use crate::store::{PublishedFile, digest_file, sync_dir};
 
 /// Writes the set's Resource Dump (if its content changed); returns the packages.
 pub(super) fn write_resource_dump(set: &Set<'_>, package_bytes: u64) -> Result<u64, PublishError> {
-    let Set {
+    let SetSpec {
         www,
         base,
         dir,
         cap,
         ..
-    } = set;
+    } = set.spec;
     let dump_doc = www.join(format!("{dir}/resourcedump.xml"));
     let packages_dir = www.join(format!("{dir}/resourcedump"));
     let fingerprint = &set.fingerprint;
@@ -122,7 +122,7 @@ pub(super) fn write_resource_dump(set: &Set<'_>, package_bytes: u64) -> Result<u
                     ..Entry::default()
                 })?;
             }
-            Ok(())
+            Ok(true)
         },
     )?;
     atomic_write(&stamp, |out| out.write_all(fingerprint.as_bytes()))?;
@@ -137,13 +137,13 @@ pub(super) fn write_change_dump(
     set: &Set<'_>,
     closed: &[(String, String)],
 ) -> Result<u64, PublishError> {
-    let Set {
+    let SetSpec {
         www,
         base,
         dir,
         cap,
         ..
-    } = set;
+    } = set.spec;
     let folder = www.join(format!("{dir}/changedump"));
     fs::create_dir_all(&folder).map_err(|source| PublishError::Write {
         path: folder.clone(),
@@ -385,14 +385,6 @@ impl PackageWriter {
         Ok(w)
     }
 
-    fn manifest_entry(&mut self, e: &Entry) -> Result<(), PublishError> {
-        self.manifest
-            .as_mut()
-            .expect("open until finish")
-            .entry(e)
-            .map_err(write_err(&self.manifest_tmp))
-    }
-
     /// Adds a file, preceded by its version's metadata record when it is the version's
     /// first file (as in the lists).
     fn add(
@@ -401,27 +393,23 @@ impl PackageWriter {
         f: &PublishedFile,
         change: Option<(&str, &str)>,
     ) -> Result<(), PublishError> {
+        let manifest = self.manifest.as_mut().expect("open until finish");
         if f.first_of_version {
             let bytes = set.record_of(f).map_err(write_err(&self.tmp))?;
-            let mut e = set.record_entry(f, change).map_err(write_err(&self.tmp))?;
             let path = format!("d/{}/{}/metadata.xml", set.publisher, f.deposit_id);
+            set.write_record(manifest, f, change, Some(&format!("/{path}")))
+                .map_err(write_err(&self.manifest_tmp))?;
             self.put(&path, &mut &bytes[..], bytes.len() as u64)?;
-            if let Some(md) = &mut e.md {
-                md.0.push(("path", format!("/{path}")));
-            }
-            self.manifest_entry(&e)?;
             self.bytes += bytes.len() as u64;
         }
         let path = super::resource_path(set.publisher, f.deposit_id, &f.url);
+        let manifest = self.manifest.as_mut().expect("open until finish");
+        set.write_file(manifest, f, change, Some(&format!("/{path}")))
+            .map_err(write_err(&self.manifest_tmp))?;
         let blob = set.blobs.path(&f.sha256);
         // `io::copy` brings its own buffer: no BufReader (and its allocation) per file.
         let mut input = File::open(&blob).map_err(write_err(&blob))?;
         self.put(&path, &mut input, f.length)?;
-        let mut e = set.file_entry(f, change);
-        if let Some(md) = &mut e.md {
-            md.0.push(("path", format!("/{path}")));
-        }
-        self.manifest_entry(&e)?;
         self.bytes += f.length;
         self.files += 1;
         Ok(())

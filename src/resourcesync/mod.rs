@@ -50,10 +50,15 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-pub use writer::{DocumentWriter, Entry, Ln, MAX_BYTES, MAX_ENTRIES, Md, RS_NS, Root, SITEMAP_NS};
+pub use writer::{
+    Attrs, DocumentWriter, Entry, EntryWriter, Ln, MAX_BYTES, MAX_ENTRIES, Md, RS_NS, Root,
+    SITEMAP_NS,
+};
 
 use crate::config::Config;
-use crate::store::{Catalog, Digests, Page, PublishedFile, StoreError, hex, sync_dir};
+use crate::store::{
+    Catalog, Digests, JournalKey, JournalPage, Page, PublishedFile, StoreError, hex, sync_dir,
+};
 
 /// Why publishing failed.
 #[derive(Debug, thiserror::Error)]
@@ -139,9 +144,19 @@ pub fn set_path(publisher: &str, access: &str) -> String {
 /// `/.well-known/resourcesync` to authenticated Destinations.
 pub const FULL_SOURCE_DESCRIPTION: &str = ".well-known/resourcesync-with-restricted";
 
-/// Writes every document from the catalog.
-pub fn publish(config: &Config) -> Result<Published, PublishError> {
-    let mut catalog = Catalog::open(&config.data_dir.join("catalog.sqlite"))?;
+/// Whether [`publish`] writes the dumps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dumps {
+    /// Resource Dump and Change Dump packages and documents are brought up to date.
+    Write,
+    /// Dumps are left as they are (the lists only: `plikt publish --no-dumps`).
+    Keep,
+}
+
+/// Writes every document from the catalog (the dumps only with [`Dumps::Write`]).
+pub fn publish(config: &Config, dumps: Dumps) -> Result<Published, PublishError> {
+    let catalog_path = config.data_dir.join("catalog.sqlite");
+    let mut catalog = Catalog::open(&catalog_path)?;
     // Records newly deposited (or all, after the mapping changed) are digested once.
     let started = std::time::Instant::now();
     let digested = catalog.fill_record_digests(&record::kb24().id, &|metadata| {
@@ -192,8 +207,8 @@ pub fn publish(config: &Config) -> Result<Published, PublishError> {
             } else {
                 catalog.count_current_files(&p.id, access)?
             };
-            let set = Set {
-                catalog: &catalog,
+            let spec = SetSpec {
+                catalog_path: &catalog_path,
                 blobs: &blobs,
                 www: &www,
                 base,
@@ -205,15 +220,23 @@ pub fn publish(config: &Config) -> Result<Published, PublishError> {
                 files,
                 fingerprint: format!("{files} {}", catalog.last_change_seq(&p.id)?),
             };
+            let set = Set {
+                catalog: &catalog,
+                spec: &spec,
+            };
             let t = std::time::Instant::now();
             let (resources, changes, closed) = write_set(&set)?;
             let lists_ms = t.elapsed().as_millis() as u64;
             let t = std::time::Instant::now();
-            published.dump_packages +=
-                dump::write_resource_dump(&set, config.resourcesync.dump_package_bytes)?;
+            if dumps == Dumps::Write {
+                published.dump_packages +=
+                    dump::write_resource_dump(&set, config.resourcesync.dump_package_bytes)?;
+            }
             let resource_dump_ms = t.elapsed().as_millis() as u64;
             let t = std::time::Instant::now();
-            published.dump_packages += dump::write_change_dump(&set, &closed)?;
+            if dumps == Dumps::Write {
+                published.dump_packages += dump::write_change_dump(&set, &closed)?;
+            }
             let change_dump_ms = t.elapsed().as_millis() as u64;
             tracing::debug!(publisher = %p.id, access, resources, changes, lists_ms, resource_dump_ms, change_dump_ms, "set published");
             published.sets += 1;
@@ -224,10 +247,27 @@ pub fn publish(config: &Config) -> Result<Published, PublishError> {
     Ok(published)
 }
 
-/// One set being published: a publisher's public or restricted resources.
+/// One set being published: a publisher's public or restricted resources, read
+/// through one catalog connection (the Resource List and the Change Lists are written
+/// at the same time, each through its own: [`write_set`]).
 #[derive(Debug)]
 struct Set<'a> {
     catalog: &'a Catalog,
+    spec: &'a SetSpec<'a>,
+}
+
+impl<'a> std::ops::Deref for Set<'a> {
+    type Target = SetSpec<'a>;
+    fn deref(&self) -> &SetSpec<'a> {
+        self.spec
+    }
+}
+
+/// What a [`Set`] is, apart from the catalog connection it reads through.
+#[derive(Debug)]
+struct SetSpec<'a> {
+    /// Where the catalog is (for a second connection).
+    catalog_path: &'a Path,
     blobs: &'a crate::store::Blobs,
     /// Where the documents are written.
     www: &'a Path,
@@ -268,7 +308,7 @@ impl Set<'_> {
         &self,
         from: &str,
         until: Option<&str>,
-        page: Option<(u64, u64)>,
+        page: Option<JournalPage>,
         each: &mut dyn FnMut(crate::store::JournalEntry, PublishedFile) -> io::Result<()>,
     ) -> Result<(), StoreError> {
         if self.empty {
@@ -293,28 +333,76 @@ impl Set<'_> {
         format!("{}d/{}/{deposit}/", self.base, self.publisher)
     }
 
-    /// A file's entry, linked to its deposit's record (`describedby`, §14.5) and to the
-    /// deposit (`collection`, §14.7).
-    fn file_entry(&self, f: &PublishedFile, change: Option<(&str, &str)>) -> Entry {
-        let mut e = resource_entry(self.base, self.publisher, f, change);
-        let record = format!("{}metadata.xml", self.deposit_url(f.deposit_id));
-        e.lns
-            .push(Ln::new("describedby", record).with("type", "application/xml"));
-        e.lns
-            .push(Ln::new("collection", self.deposit_url(f.deposit_id)));
-        e
+    /// Writes a file's entry (`change`: in a Change List or Change Dump manifest, the
+    /// change and its time; `path`: in a dump manifest, where the file is in the
+    /// package). Written straight to `w`, without building an [`Entry`]: the large lists
+    /// are made of these.
+    ///
+    /// §10.1, §14.8: `lastmod` is when plikt stored the version (in a Change List the
+    /// change's time, also on `rs:md` for 1.1 readers, §12); `rel="via"` is the
+    /// publisher's original with its pubDate; `rel="memento"` the version-specific URI
+    /// (§14.6, first approach), retrievable after the resource changes again;
+    /// `describedby` the deposit's record (§14.5) and `collection` the deposit (§14.7).
+    fn write_file<W: Write>(
+        &self,
+        w: &mut DocumentWriter<W>,
+        f: &PublishedFile,
+        change: Option<(&str, &str)>,
+        path: Option<&str>,
+    ) -> io::Result<()> {
+        let (base, publisher, deposit) = (self.base, self.publisher, f.deposit_id);
+        // One digest of the URL for both paths (`resource_path`, `version_path`).
+        let key = url_key(&f.url);
+        let hash = format!("md5:{} sha-256:{}", f.md5, f.sha256);
+        let mut digits = [0u8; 20];
+        let length = writer::decimal(f.length, &mut digits);
+        let loc = format!("{base}d/{publisher}/{deposit}/{key}");
+        let memento = format!("{base}d/{publisher}/{deposit}/v{}/{key}", f.version_id);
+        let deposit_url = self.deposit_url(deposit);
+        let record = format!("{deposit_url}metadata.xml");
+        // hash, length and type: the same on rs:md, via and memento.
+        let mut described = Attrs::default();
+        described.push("hash", &hash).push("length", length);
+        if let Some(t) = &f.content_type {
+            described.push("type", t);
+        }
+        let mut e = w.url(&loc)?;
+        let mut md = Attrs::default();
+        match change {
+            Some((change, at)) => {
+                e.lastmod(at)?;
+                md.push("change", change).push("datetime", at);
+            }
+            None => e.lastmod(&f.stored_at)?,
+        }
+        md.extend(described.as_slice());
+        if let Some(p) = path {
+            md.push("path", p);
+        }
+        e.md(md.as_slice())?;
+        let mut via = Attrs::default();
+        via.push("modified", &f.pub_date);
+        via.extend(described.as_slice());
+        e.ln("via", &f.url, via.as_slice())?;
+        let mut m = Attrs::default();
+        m.push("modified", &f.stored_at);
+        m.extend(described.as_slice());
+        e.ln("memento", &memento, m.as_slice())?;
+        e.ln("describedby", &record, &[("type", "application/xml")])?;
+        e.ln("collection", &deposit_url, &[])?;
+        e.end()
     }
 
     /// Resource List entries of a deposit's current files, its record first.
-    fn write_current(
+    fn write_current<W: Write>(
         &self,
-        w: &mut DocumentWriter<&mut BufWriter<File>>,
+        w: &mut DocumentWriter<W>,
         f: &PublishedFile,
     ) -> io::Result<()> {
         if f.first_of_version {
-            w.entry(&self.record_entry(f, None)?)?;
+            self.write_record(w, f, None, None)?;
         }
-        w.entry(&self.file_entry(f, None))
+        self.write_file(w, f, None, None)
     }
 
     /// The metadata record of `f`'s version: its bytes, made from the catalog.
@@ -332,46 +420,62 @@ impl Set<'_> {
         }
     }
 
-    /// The entry of the metadata record of `f`'s version (records of a version never
-    /// change; their digests come from the catalog, see [`publish`]).
-    fn record_entry(&self, f: &PublishedFile, change: Option<(&str, &str)>) -> io::Result<Entry> {
+    /// Writes the entry of the metadata record of `f`'s version (records of a version
+    /// never change; their digests come from the catalog, see [`publish`]): §14.5,
+    /// `rel="describes"` the deposit and `rel="profile"` the record's namespace.
+    /// `change` and `path` as in [`Set::write_file`].
+    fn write_record<W: Write>(
+        &self,
+        w: &mut DocumentWriter<W>,
+        f: &PublishedFile,
+        change: Option<(&str, &str)>,
+        path: Option<&str>,
+    ) -> io::Result<()> {
+        let made;
         let digest = match &f.record {
-            Some(d) => d.clone(),
+            Some(d) => d,
             // Deposited after this publish digested the records.
-            None => Digests::of(&self.record_of(f)?),
+            None => {
+                made = Digests::of(&self.record_of(f)?);
+                &made
+            }
         };
         let at = &f.deposited_at;
         let hash = format!("md5:{} sha-256:{}", digest.md5, digest.sha256);
-        let mut md = Md::default();
-        let lastmod = match change {
-            Some((change, at)) => {
-                md = md.with("change", change).with("datetime", at);
-                at.to_string()
-            }
-            None => at.clone(),
-        };
-        md = md
-            .with("hash", hash.clone())
-            .with("length", digest.length.to_string())
-            .with("type", "application/xml");
+        let mut digits = [0u8; 20];
+        let length = writer::decimal(digest.length, &mut digits);
         let deposit_url = self.deposit_url(f.deposit_id);
-        Ok(Entry {
-            loc: format!("{deposit_url}metadata.xml"),
-            lastmod: Some(lastmod),
-            md: Some(md),
-            lns: vec![
-                Ln::new("describes", deposit_url.clone()),
-                Ln::new("profile", record::kb24().namespace.clone()),
-                Ln::new(
-                    "memento",
-                    format!("{deposit_url}v{}/metadata.xml", f.version_id),
-                )
-                .with("modified", at.clone())
-                .with("hash", hash)
-                .with("length", digest.length.to_string())
-                .with("type", "application/xml"),
+        let loc = format!("{deposit_url}metadata.xml");
+        let memento = format!("{deposit_url}v{}/metadata.xml", f.version_id);
+        let mut e = w.url(&loc)?;
+        let mut md = Attrs::default();
+        match change {
+            Some((change, at)) => {
+                e.lastmod(at)?;
+                md.push("change", change).push("datetime", at);
+            }
+            None => e.lastmod(at)?,
+        }
+        md.push("hash", &hash)
+            .push("length", length)
+            .push("type", "application/xml");
+        if let Some(p) = path {
+            md.push("path", p);
+        }
+        e.md(md.as_slice())?;
+        e.ln("describes", &deposit_url, &[])?;
+        e.ln("profile", &record::kb24().namespace, &[])?;
+        e.ln(
+            "memento",
+            &memento,
+            &[
+                ("modified", at),
+                ("hash", &hash),
+                ("length", length),
+                ("type", "application/xml"),
             ],
-        })
+        )?;
+        e.end()
     }
 }
 
@@ -388,7 +492,7 @@ type Periods = Vec<(String, String)>;
 /// Writes one set's Capability List, Resource List and Change Lists; returns the
 /// entries of the Resource List and Change Lists, and the closed periods.
 fn write_set(set: &Set<'_>) -> Result<(u64, u64, Periods), PublishError> {
-    let Set { www, base, dir, .. } = set;
+    let SetSpec { www, base, dir, .. } = set.spec;
     // Capability List (§9).
     atomic_write(&www.join(format!("{dir}/capabilitylist.xml")), |out| {
         let mut w = DocumentWriter::new(
@@ -413,23 +517,32 @@ fn write_set(set: &Set<'_>) -> Result<(u64, u64, Periods), PublishError> {
         w.finish().map(drop)
     })?;
 
-    // Resource List (§10), with a Resource List Index past PART_ENTRIES files.
-    let t = std::time::Instant::now();
-    let resources = write_resource_list(set)?;
-    tracing::debug!(
-        publisher = set.publisher,
-        access = set.access,
-        resources,
-        ms = t.elapsed().as_millis() as u64,
-        "resource list written"
-    );
-
-    // Change Lists (§12), one per UTC day. A day's list is closed (`until`) and
-    // written once, a few minutes after the day ends; the open list `changelist.xml`
-    // (advertised in the Capability List: `resync --incremental` reads it) covers the
-    // days not closed yet; `changelist-archive.xml` (Archives 0.9.1) lists every
-    // closed list, so a Destination reaches all history.
-    let (changes, closed) = write_change_lists(set)?;
+    // The Resource List (§10) and the Change Lists (§12) at the same time, the Change
+    // Lists through a second catalog connection: both mostly wait for SQLite and
+    // format entries, and each has a core to itself.
+    let spec = set.spec;
+    let (resources, changes) = std::thread::scope(|s| {
+        let changes = s.spawn(|| {
+            let catalog = Catalog::open(spec.catalog_path)?;
+            write_change_lists(&Set {
+                catalog: &catalog,
+                spec,
+            })
+        });
+        let t = std::time::Instant::now();
+        let resources = write_resource_list(set);
+        tracing::debug!(
+            publisher = set.publisher,
+            access = set.access,
+            ms = t.elapsed().as_millis() as u64,
+            "resource list written"
+        );
+        let changes = changes
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        Ok::<_, PublishError>((resources?, changes?))
+    })?;
+    let (changes, closed) = changes;
     Ok((resources, changes, closed))
 }
 
@@ -442,14 +555,13 @@ pub const PART_ENTRIES: u64 = 20_000;
 /// List Index (`resourcelist.xml`, a `<sitemapindex>`) over parts
 /// `resourcelist/part-NNNNN.xml`, each linking it as `rel="index"`. Returns the entries.
 fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
-    let Set {
+    let SetSpec {
         www,
         base,
         dir,
         cap,
         ..
-    } = set;
-    let now = crate::store::now;
+    } = set.spec;
     let total = set.files;
     // Unchanged set (same count of files, no new change in the journal): the list
     // written before is still true as of its `at`, so it is left alone.
@@ -462,22 +574,23 @@ fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
     }
     let index_url = format!("{base}{dir}/resourcelist.xml");
     let parts_dir = www.join(format!("{dir}/resourcelist"));
-    let mut written = 0u64;
+    let mut written_entries = 0u64;
     if total <= PART_ENTRIES {
-        written += list_document(
+        let written = list_document(
             &www.join(format!("{dir}/resourcelist.xml")),
             Root::UrlSet,
             &[Ln::new("up", cap.to_string())],
             "resourcelist",
             &mut |w| {
                 set.current_files(None, &mut |f| set.write_current(w, &f))
+                    .map(|()| true)
                     .map_err(|e| io::Error::other(e.to_string()))
             },
         )?;
         // Parts of an earlier, larger list are gone with the index.
         let _ = fs::remove_dir_all(&parts_dir);
         atomic_write(&stamp, |out| out.write_all(fingerprint.as_bytes()))?;
-        return Ok(written);
+        return Ok(written.map_or(0, |w| w.entries));
     }
     let parts = total.div_ceil(PART_ENTRIES);
     let mut index = Vec::new();
@@ -488,37 +601,21 @@ fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
             after,
             limit: PART_ENTRIES,
         });
-        // A part is rewritten only when its content changed: the files it lists
-        // (version, URL, digest) are fingerprinted first. New deposits land in the
-        // last part, so usually only that one is written.
-        let mut fp = Sha256::new();
-        let mut last = after;
-        set.current_files(page, &mut |f| {
-            fp.update(format!("{} {} {}\n", f.version_id, f.url, f.sha256).as_bytes());
-            last = f.key();
-            Ok(())
-        })?;
-        after = last;
-        let fp = hex(&fp.finalize());
+        // A part is replaced only when its content changed: the files it lists
+        // (version, URL, digest) are fingerprinted as it is written, and a part whose
+        // fingerprint is the one recorded is dropped before it replaces anything. New
+        // deposits land in the last part, so usually only that one changes.
         let part_stamp = parts_dir.join(format!(".part-{:05}.fingerprint", i + 1));
-        let kept = fs::read_to_string(&part_stamp).ok().and_then(|t| {
-            let mut w = t.split_whitespace();
-            match (w.next(), w.next(), w.next()) {
-                (Some(f), Some(at), Some(done)) if f == fp => {
-                    Some((at.to_string(), done.to_string()))
-                }
-                _ => None,
-            }
-        });
-        if let Some((at, done)) = kept
-            && www.join(format!("{dir}/{name}")).exists()
-        {
-            index.push((format!("{base}{dir}/{name}"), at, done));
-            continue;
-        }
-        let at = now();
-        written += list_document(
-            &www.join(format!("{dir}/{name}")),
+        let doc = www.join(format!("{dir}/{name}"));
+        let recorded = fs::read_to_string(&part_stamp)
+            .ok()
+            .filter(|_| doc.exists());
+        let mut fp = Sha256::new();
+        let mut fingerprint = String::new();
+        let mut last = after;
+        let mut digits = [0u8; 20];
+        let written = list_document(
+            &doc,
             Root::UrlSet,
             &[
                 Ln::new("up", cap.to_string()),
@@ -526,15 +623,46 @@ fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
             ],
             "resourcelist",
             &mut |w| {
-                set.current_files(page, &mut |f| set.write_current(w, &f))
-                    .map_err(|e| io::Error::other(e.to_string()))
+                set.current_files(page, &mut |f| {
+                    for piece in [
+                        writer::decimal(u64::try_from(f.version_id).unwrap_or(0), &mut digits),
+                        " ",
+                        &f.url,
+                        " ",
+                        &f.sha256,
+                        "\n",
+                    ] {
+                        fp.update(piece.as_bytes());
+                    }
+                    last = f.key();
+                    set.write_current(w, &f)
+                })
+                .map_err(|e| io::Error::other(e.to_string()))?;
+                fingerprint = hex(&fp.clone().finalize());
+                Ok(recorded
+                    .as_deref()
+                    .and_then(|t| t.split_whitespace().next())
+                    != Some(&fingerprint))
             },
         )?;
-        let done = now();
-        atomic_write(&part_stamp, |out| {
-            out.write_all(format!("{fp} {at} {done}").as_bytes())
-        })?;
-        index.push((format!("{base}{dir}/{name}"), at, done));
+        after = last;
+        let url = format!("{base}{dir}/{name}");
+        match written {
+            Some(part) => {
+                written_entries += part.entries;
+                atomic_write(&part_stamp, |out| {
+                    write!(out, "{fingerprint} {} {}", part.at, part.completed)
+                })?;
+                index.push((url, part.at, part.completed));
+            }
+            None => {
+                // Unchanged: listed with the times recorded when it was written.
+                let recorded = recorded.unwrap_or_default();
+                let mut t = recorded.split_whitespace().skip(1);
+                let (at, done) = (t.next().unwrap_or_default(), t.next().unwrap_or_default());
+                index.push((url, at.to_string(), done.to_string()));
+            }
+        }
     }
     // Parts of an earlier, larger list beyond the new last part.
     if let Ok(entries) = fs::read_dir(&parts_dir) {
@@ -566,11 +694,11 @@ fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
                     ..Entry::default()
                 })?;
             }
-            Ok(())
+            Ok(true)
         },
     )?;
     atomic_write(&stamp, |out| out.write_all(fingerprint.as_bytes()))?;
-    Ok(written)
+    Ok(written_entries)
 }
 
 /// A `completed` time of the same width, filled in when the document's body is written.
@@ -582,28 +710,44 @@ fn completed_offset(root: Root, lns: &[Ln], md: &Md) -> io::Result<u64> {
     Ok(header - "\"/>\n".len() as u64 - COMPLETED_PLACEHOLDER.len() as u64)
 }
 
+/// A list document [`list_document`] wrote.
+#[derive(Debug)]
+struct ListWritten {
+    /// Its entries.
+    entries: u64,
+    /// Its `at` and `completed`.
+    at: String,
+    completed: String,
+}
+
 /// Writes a document whose `<rs:md>` has `at` (now) and `completed` (when the body is
 /// written): `completed` goes in as a placeholder of the same width and is filled in
-/// at the end, so the body streams to disk. Returns the entries written.
+/// at the end, so the body streams to disk. `body` returns false when what it wrote
+/// is what the document held already: the new one is dropped and the old one kept
+/// (`None`).
 fn list_document(
     path: &Path,
     root: Root,
     lns: &[Ln],
     capability: &str,
-    body: &mut dyn FnMut(&mut DocumentWriter<&mut BufWriter<File>>) -> io::Result<()>,
-) -> Result<u64, PublishError> {
+    body: &mut dyn FnMut(&mut DocumentWriter<&mut BufWriter<File>>) -> io::Result<bool>,
+) -> Result<Option<ListWritten>, PublishError> {
+    let at = crate::store::now();
     let md = Md::capability(capability)
-        .with("at", crate::store::now())
+        .with("at", at.clone())
         .with("completed", COMPLETED_PLACEHOLDER);
     let completed_at = completed_offset(root, lns, &md).map_err(|source| PublishError::Write {
         path: path.to_path_buf(),
         source,
     })?;
     let mut entries = 0u64;
+    let mut completed = String::new();
     let mut too_large = false;
-    let result = atomic_write(path, |out| {
+    let result = atomic_replace(path, |out| {
         let mut w = DocumentWriter::new(&mut *out, root, lns, &md)?;
-        body(&mut w)?;
+        if !body(&mut w)? {
+            return Ok(false);
+        }
         entries = w.entries() as u64;
         if w.entries() > MAX_ENTRIES || w.bytes() > MAX_BYTES {
             // Refused before the rename: the previous document stays in place.
@@ -613,32 +757,42 @@ fn list_document(
         w.finish()?;
         out.flush()?;
         let file = out.get_mut();
+        completed = crate::store::now();
         file.seek(SeekFrom::Start(completed_at))?;
-        file.write_all(crate::store::now().as_bytes())?;
-        file.seek(SeekFrom::End(0)).map(drop)
+        file.write_all(completed.as_bytes())?;
+        file.seek(SeekFrom::End(0)).map(|_| true)
     });
     if too_large {
         return Err(PublishError::TooLarge {
             path: path.to_path_buf(),
         });
     }
-    result.map(|()| entries)
+    Ok(result?.then_some(ListWritten {
+        entries,
+        at,
+        completed,
+    }))
 }
 
 /// Days are closed this long after they end, so that a change committed a moment
 /// after midnight with an earlier time stamp still lands in its day's list.
 const CLOSE_AFTER_SECS: i64 = 300;
 
+/// Change Lists (§12), one per UTC day. A day's list is closed (`until`) and written
+/// once, a few minutes after the day ends; the open list `changelist.xml` (advertised
+/// in the Capability List: `resync --incremental` reads it) covers the days not closed
+/// yet; `changelist-archive.xml` (Archives 0.9.1) lists every closed list, so a
+/// Destination reaches all history. Returns the entries written and the closed periods.
 fn write_change_lists(set: &Set<'_>) -> Result<(u64, Periods), PublishError> {
-    let Set {
-        catalog,
+    let SetSpec {
         www,
         base,
         publisher,
         dir,
         cap,
         ..
-    } = set;
+    } = set.spec;
+    let catalog = set.catalog;
     use chrono::{DateTime, Duration, NaiveTime, Utc};
     let day_start = |t: DateTime<Utc>| t.date_naive().and_time(NaiveTime::MIN).and_utc();
     let now = Utc::now();
@@ -712,7 +866,7 @@ fn change_list(
     from: &str,
     until: Option<&str>,
 ) -> Result<u64, PublishError> {
-    let Set { cap, .. } = set;
+    let SetSpec { cap, .. } = set.spec;
     let mut md = Md::capability("changelist").with("from", from);
     if let Some(u) = until {
         md = md.with("until", u);
@@ -740,7 +894,7 @@ fn change_list(
         url_dir.clone()
     };
     if total <= PART_ENTRIES {
-        let count = change_list_document(
+        let (count, _) = change_list_document(
             set,
             path,
             &md,
@@ -755,9 +909,10 @@ fn change_list(
     let parts = total.div_ceil(PART_ENTRIES);
     let mut count = 0;
     let mut listed = Vec::new();
+    let mut after = None;
     for i in 0..parts {
         let name = part_name(i + 1);
-        count += change_list_document(
+        let (n, last) = change_list_document(
             set,
             &parts_dir.join(&name),
             &md,
@@ -767,8 +922,13 @@ fn change_list(
             ],
             from,
             until,
-            Some((PART_ENTRIES, i * PART_ENTRIES)),
+            Some(JournalPage {
+                after: after.take(),
+                limit: PART_ENTRIES,
+            }),
         )?;
+        count += n;
+        after = last;
         listed.push(format!("{part_url_dir}/{name}"));
     }
     remove_parts(&parts_dir, &format!("{stem}-part-"), parts);
@@ -813,7 +973,8 @@ fn remove_parts(dir: &Path, prefix: &str, keep: u64) {
     }
 }
 
-/// One Change List document (a whole list, or one part of an index).
+/// One Change List document (a whole list, or one part of an index). Returns its
+/// entries and the key of its last file (where the next part starts).
 fn change_list_document(
     set: &Set<'_>,
     path: &Path,
@@ -821,10 +982,10 @@ fn change_list_document(
     lns: &[Ln],
     from: &str,
     until: Option<&str>,
-    page: Option<(u64, u64)>,
-) -> Result<u64, PublishError> {
-    let Set { .. } = set;
+    page: Option<JournalPage>,
+) -> Result<(u64, Option<JournalKey>), PublishError> {
     let mut count = 0u64;
+    let mut last = None;
     let mut too_large = false;
     let result = atomic_write(path, |out| {
         let mut w = DocumentWriter::new(out, Root::UrlSet, lns, md)?;
@@ -835,12 +996,14 @@ fn change_list_document(
                 return Err(io::Error::other("over the Sitemap limits"));
             }
             // A version's record goes first, with the version's change.
+            let change = Some((e.change.as_str(), e.at.as_str()));
             if f.first_of_version {
                 count += 1;
-                w.entry(&set.record_entry(&f, Some((&e.change, &e.at)))?)?;
+                set.write_record(&mut w, &f, change, None)?;
             }
             count += 1;
-            w.entry(&set.file_entry(&f, Some((&e.change, &e.at))))
+            last = Some(e.key(&f));
+            set.write_file(&mut w, &f, change, None)
         });
         r.map_err(|e| io::Error::other(e.to_string()))?;
         w.finish().map(drop)
@@ -850,56 +1013,7 @@ fn change_list_document(
             path: path.to_path_buf(),
         });
     }
-    result.map(|()| count)
-}
-
-/// A `<url>` of a Resource List (`change` = None) or Change List.
-fn resource_entry(
-    base: &str,
-    publisher: &str,
-    f: &PublishedFile,
-    change: Option<(&str, &str)>,
-) -> Entry {
-    let hash = format!("md5:{} sha-256:{}", f.md5, f.sha256);
-    let mut md = Md::default();
-    let lastmod = match change {
-        // §12 + 1.1: the change and its time on rs:md, and lastmod too (1.0 readers).
-        Some((change, at)) => {
-            md = md.with("change", change).with("datetime", at);
-            at.to_string()
-        }
-        None => f.stored_at.clone(),
-    };
-    md = md
-        .with("hash", hash.clone())
-        .with("length", f.length.to_string());
-    let mut via = Ln::new("via", f.url.clone())
-        .with("modified", f.pub_date.clone())
-        .with("hash", hash.clone())
-        .with("length", f.length.to_string());
-    // §14.6, first approach: the time-specific URI of the version this entry describes;
-    // it stays retrievable after the resource changes again.
-    // One digest of the URL for both paths (`resource_path`, `version_path`).
-    let key = url_key(&f.url);
-    let (deposit, version) = (f.deposit_id, f.version_id);
-    let mut memento = Ln::new(
-        "memento",
-        format!("{base}d/{publisher}/{deposit}/v{version}/{key}"),
-    )
-    .with("modified", f.stored_at.clone())
-    .with("hash", hash)
-    .with("length", f.length.to_string());
-    if let Some(t) = &f.content_type {
-        md = md.with("type", t.clone());
-        via = via.with("type", t.clone());
-        memento = memento.with("type", t.clone());
-    }
-    Entry {
-        loc: format!("{base}d/{publisher}/{deposit}/{key}"),
-        lastmod: Some(lastmod),
-        md: Some(md),
-        lns: vec![via, memento],
-    }
+    result.map(|()| (count, last))
 }
 
 /// Writes `path` atomically: a temporary file beside it, fsync, rename, folder fsync.
@@ -908,6 +1022,15 @@ fn atomic_write(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
 ) -> Result<(), PublishError> {
+    atomic_replace(path, |out| write(out).map(|()| true)).map(drop)
+}
+
+/// [`atomic_write`], where `write` may return false: the new content is dropped and
+/// `path` left as it was. Returns whether `path` was replaced.
+fn atomic_replace(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<bool>,
+) -> Result<bool, PublishError> {
     let err = |source| PublishError::Write {
         path: path.to_path_buf(),
         source,
@@ -921,13 +1044,15 @@ fn atomic_write(
     ));
     let result = (|| {
         let mut out = BufWriter::new(File::create(&tmp)?);
-        write(&mut out)?;
+        if !write(&mut out)? {
+            return Ok(false);
+        }
         let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
         file.sync_all()?;
         fs::rename(&tmp, path)?;
-        sync_dir(dir)
+        sync_dir(dir).map(|()| true)
     })();
-    if result.is_err() {
+    if !matches!(result, Ok(true)) {
         let _ = fs::remove_file(&tmp);
     }
     result.map_err(err)

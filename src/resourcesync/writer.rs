@@ -87,6 +87,8 @@ pub struct DocumentWriter<W: Write> {
     out: Counting<W>,
     root: Root,
     entries: usize,
+    /// The entry being written: an entry goes to `out` in one piece.
+    entry: Vec<u8>,
 }
 
 impl<W: Write> DocumentWriter<W> {
@@ -105,13 +107,16 @@ impl<W: Write> DocumentWriter<W> {
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<{name} xmlns=\"{SITEMAP_NS}\" xmlns:rs=\"{RS_NS}\">\n"
         )?;
         for ln in lns {
-            write_ln(&mut out, ln, "  ")?;
+            let attrs: Vec<(&str, &str)> = ln.attrs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            write_ln(&mut out, ln.rel, &ln.href, &attrs, "  ")?;
         }
-        write_md(&mut out, md, "  ")?;
+        let attrs: Vec<(&str, &str)> = md.0.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        write_md(&mut out, &attrs, "  ")?;
         Ok(Self {
             out,
             root,
             entries: 0,
+            entry: Vec::with_capacity(2048),
         })
     }
 
@@ -132,23 +137,38 @@ impl<W: Write> DocumentWriter<W> {
 
     /// Writes one entry.
     pub fn entry(&mut self, e: &Entry) -> io::Result<()> {
+        let mut w = self.url(&e.loc)?;
+        if let Some(t) = &e.lastmod {
+            w.lastmod(t)?;
+        }
+        if let Some(md) = &e.md {
+            let attrs: Vec<(&str, &str)> = md.0.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            w.md(&attrs)?;
+        }
+        for ln in &e.lns {
+            let attrs: Vec<(&str, &str)> = ln.attrs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            w.ln(ln.rel, &ln.href, &attrs)?;
+        }
+        w.end()
+    }
+
+    /// Starts an entry at `loc`; its parts are written in order by the returned
+    /// [`EntryWriter`], straight to the output (the fast path of the large lists: no
+    /// [`Entry`] is built).
+    pub fn url(&mut self, loc: &str) -> io::Result<EntryWriter<'_, W>> {
         let tag = match self.root {
             Root::UrlSet => "url",
             Root::SitemapIndex => "sitemap",
         };
-        write!(self.out, "  <{tag}>\n    <loc>{}</loc>\n", escape(&e.loc))?;
-        if let Some(t) = &e.lastmod {
-            writeln!(self.out, "    <lastmod>{}</lastmod>", escape(t))?;
-        }
-        if let Some(md) = &e.md {
-            write_md(&mut self.out, md, "    ")?;
-        }
-        for ln in &e.lns {
-            write_ln(&mut self.out, ln, "    ")?;
-        }
-        writeln!(self.out, "  </{tag}>")?;
+        let out = &mut self.entry;
+        out.clear();
+        out.extend_from_slice(b"  <");
+        out.extend_from_slice(tag.as_bytes());
+        out.extend_from_slice(b">\n    <loc>");
+        write_escaped(out, loc)?;
+        out.extend_from_slice(b"</loc>\n");
         self.entries += 1;
-        Ok(())
+        Ok(EntryWriter { doc: self, tag })
     }
 
     /// Ends the document and hands back the output.
@@ -163,30 +183,156 @@ impl<W: Write> DocumentWriter<W> {
     }
 }
 
-fn write_md(out: &mut impl Write, md: &Md, indent: &str) -> io::Result<()> {
-    write!(out, "{indent}<rs:md")?;
-    for (k, v) in &md.0 {
-        write!(out, " {k}=\"{}\"", escape(v))?;
+/// The parts of one entry after its `<loc>` ([`DocumentWriter::url`]): `<lastmod>`,
+/// then `<rs:md>`, then the `<rs:ln>`s, then [`EntryWriter::end`].
+#[derive(Debug)]
+pub struct EntryWriter<'w, W: Write> {
+    doc: &'w mut DocumentWriter<W>,
+    tag: &'static str,
+}
+
+impl<W: Write> EntryWriter<'_, W> {
+    /// `<lastmod>`.
+    pub fn lastmod(&mut self, t: &str) -> io::Result<()> {
+        let out = &mut self.doc.entry;
+        out.extend_from_slice(b"    <lastmod>");
+        write_escaped(out, t)?;
+        out.extend_from_slice(b"</lastmod>\n");
+        Ok(())
     }
+
+    /// `<rs:md>` with these attributes, in order.
+    pub fn md(&mut self, attrs: &[(&str, &str)]) -> io::Result<()> {
+        write_md(&mut self.doc.entry, attrs, "    ")
+    }
+
+    /// `<rs:ln>` with `rel`, `href` and these further attributes, in order.
+    pub fn ln(&mut self, rel: &str, href: &str, attrs: &[(&str, &str)]) -> io::Result<()> {
+        write_ln(&mut self.doc.entry, rel, href, attrs, "    ")
+    }
+
+    /// Ends the entry and writes it out.
+    pub fn end(self) -> io::Result<()> {
+        let doc = self.doc;
+        doc.entry.extend_from_slice(b"  </");
+        doc.entry.extend_from_slice(self.tag.as_bytes());
+        doc.entry.extend_from_slice(b">\n");
+        doc.out.write_all(&doc.entry)
+    }
+}
+
+/// Attributes of an `<rs:md>` or `<rs:ln>` gathered on the stack (at most 8).
+#[derive(Debug, Default)]
+pub struct Attrs<'a> {
+    items: [(&'a str, &'a str); 8],
+    len: usize,
+}
+
+impl<'a> Attrs<'a> {
+    /// Adds an attribute.
+    ///
+    /// # Panics
+    /// Past 8 attributes (a programming error: no element here has more).
+    pub fn push(&mut self, name: &'a str, value: &'a str) -> &mut Self {
+        self.items[self.len] = (name, value);
+        self.len += 1;
+        self
+    }
+
+    /// Adds attributes.
+    ///
+    /// # Panics
+    /// Past 8 attributes, as [`Attrs::push`].
+    pub fn extend(&mut self, attrs: &[(&'a str, &'a str)]) -> &mut Self {
+        for (k, v) in attrs {
+            self.push(k, v);
+        }
+        self
+    }
+
+    /// The attributes, in order.
+    pub fn as_slice(&self) -> &[(&'a str, &'a str)] {
+        &self.items[..self.len]
+    }
+}
+
+fn write_md(out: &mut impl Write, attrs: &[(&str, &str)], indent: &str) -> io::Result<()> {
+    out.write_all(indent.as_bytes())?;
+    out.write_all(b"<rs:md")?;
+    write_attrs(out, attrs)?;
     out.write_all(b"/>\n")
 }
 
-fn write_ln(out: &mut impl Write, ln: &Ln, indent: &str) -> io::Result<()> {
-    write!(
-        out,
-        "{indent}<rs:ln rel=\"{}\" href=\"{}\"",
-        ln.rel,
-        escape(&ln.href)
-    )?;
-    for (k, v) in &ln.attrs {
-        write!(out, " {k}=\"{}\"", escape(v))?;
-    }
+fn write_ln(
+    out: &mut impl Write,
+    rel: &str,
+    href: &str,
+    attrs: &[(&str, &str)],
+    indent: &str,
+) -> io::Result<()> {
+    out.write_all(indent.as_bytes())?;
+    out.write_all(b"<rs:ln")?;
+    write_attrs(out, &[("rel", rel), ("href", href)])?;
+    write_attrs(out, attrs)?;
     out.write_all(b"/>\n")
+}
+
+fn write_attrs(out: &mut impl Write, attrs: &[(&str, &str)]) -> io::Result<()> {
+    for (k, v) in attrs {
+        out.write_all(b" ")?;
+        out.write_all(k.as_bytes())?;
+        out.write_all(b"=\"")?;
+        write_escaped(out, v)?;
+        out.write_all(b"\"")?;
+    }
+    Ok(())
+}
+
+/// Writes `s` escaped for text and attribute values (`&`, `<`, `>`, `"`, `'`), in
+/// runs: most values (times, digests, numbers, most URLs) need no escaping at all.
+fn write_escaped(out: &mut impl Write, s: &str) -> io::Result<()> {
+    let bytes = s.as_bytes();
+    // Looked for with SIMD, then written in one piece.
+    if memchr::memchr3(b'&', b'<', b'>', bytes).is_none()
+        && memchr::memchr2(b'"', b'\'', bytes).is_none()
+    {
+        return out.write_all(bytes);
+    }
+    let mut start = 0;
+    for (i, b) in bytes.iter().enumerate() {
+        let entity: &[u8] = match b {
+            b'&' => b"&amp;",
+            b'<' => b"&lt;",
+            b'>' => b"&gt;",
+            b'"' => b"&quot;",
+            b'\'' => b"&apos;",
+            _ => continue,
+        };
+        out.write_all(&bytes[start..i])?;
+        out.write_all(entity)?;
+        start = i + 1;
+    }
+    out.write_all(&bytes[start..])
 }
 
 /// Escapes text and attribute values (`&`, `<`, `>`, `"`, `'`).
 pub fn escape(s: &str) -> std::borrow::Cow<'_, str> {
     crate::xml::escape(s)
+}
+
+/// `n` in decimal, without allocating.
+pub fn decimal(n: u64, buf: &mut [u8; 20]) -> &str {
+    let mut i = buf.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buf[i..]).expect("ASCII digits")
 }
 
 #[derive(Debug)]

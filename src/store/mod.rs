@@ -22,7 +22,7 @@ pub use catalog::{
     RunCounts, Settled, Stage, StoredFile, StoredFinding,
 };
 pub use digest::{Digester, Digests, INLINE_LIMIT, digest_file, hex};
-pub use published::{JournalEntry, Page, PublishedFile};
+pub use published::{JournalEntry, JournalKey, JournalPage, Page, PublishedFile};
 pub use query::{AuditReport, LastRun, PublisherStatus, Unsettled};
 
 /// Why the store failed.

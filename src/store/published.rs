@@ -72,6 +72,26 @@ pub struct JournalEntry {
     pub at: String,
 }
 
+/// A file's place in [`Catalog::journal`]: (at, seq, ord).
+pub type JournalKey = (String, i64, i64);
+
+impl JournalEntry {
+    /// The place of one of its files (`f`) in [`Catalog::journal`].
+    pub fn key(&self, f: &PublishedFile) -> JournalKey {
+        (self.at.clone(), self.seq, f.ord)
+    }
+}
+
+/// A page of [`Catalog::journal`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalPage {
+    /// The key of the last file before the page ([`JournalEntry::key`]; `None`: from
+    /// the start).
+    pub after: Option<JournalKey>,
+    /// Files in the page.
+    pub limit: u64,
+}
+
 /// The latest deposited version of deposit `d` (a deposit's current version).
 const CURRENT_VERSION: &str = "SELECT id FROM versions x WHERE x.deposit_id = d.id
     AND x.state = 'deposited' ORDER BY x.pub_date DESC LIMIT 1";
@@ -80,7 +100,6 @@ const CURRENT_VERSION: &str = "SELECT id FROM versions x WHERE x.deposit_id = d.
 /// `LEFT JOIN record_digests rd ON rd.version_id = v.id` ([`RECORD_JOIN`]).
 const FILE_COLUMNS: &str = "v.deposit_id, v.id, f.url, f.sha256, f.md5, f.length,
     coalesce(f.content_type, f.declared_type), f.fetched_at, v.pub_date, v.access,
-    f.ord = (SELECT min(x.ord) FROM files x WHERE x.version_id = f.version_id AND x.state = 'stored'),
     coalesce(v.deposited_at, v.found_at), rd.length, rd.md5, rd.sha256, f.ord";
 
 const RECORD_JOIN: &str = "LEFT JOIN record_digests rd ON rd.version_id = v.id";
@@ -90,6 +109,8 @@ fn file(r: &rusqlite::Row<'_>) -> rusqlite::Result<PublishedFile> {
 }
 
 /// A [`PublishedFile`] from [`FILE_COLUMNS`] starting at column `i`.
+/// `first_of_version` is false: the query's caller knows it, from the row before (a
+/// version's stored files come one after another, in `ord` order).
 fn file_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<PublishedFile> {
     let length = |c: usize| r.get::<_, i64>(c).map(|n| n.max(0).unsigned_abs());
     Ok(PublishedFile {
@@ -103,14 +124,14 @@ fn file_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<PublishedFile> {
         stored_at: r.get(i + 7)?,
         pub_date: r.get(i + 8)?,
         access: r.get(i + 9)?,
-        first_of_version: r.get(i + 10)?,
-        deposited_at: r.get(i + 11)?,
-        ord: r.get(i + 15)?,
-        record: match r.get::<_, Option<i64>>(i + 12)? {
+        first_of_version: false,
+        deposited_at: r.get(i + 10)?,
+        ord: r.get(i + 14)?,
+        record: match r.get::<_, Option<i64>>(i + 11)? {
             Some(_) => Some(Digests {
-                length: length(i + 12)?,
-                md5: r.get(i + 13)?,
-                sha256: r.get(i + 14)?,
+                length: length(i + 11)?,
+                md5: r.get(i + 12)?,
+                sha256: r.get(i + 13)?,
             }),
             None => None,
         },
@@ -147,8 +168,13 @@ impl Catalog {
         let rows = stmt
             .query_map(params![publisher, access, deposit, ord, limit], file)
             .map_err(sql("listing current files"))?;
+        // A page that starts within a deposit continues its current version.
+        let mut previous = (ord >= 0).then_some(deposit);
         for row in rows {
-            each(row.map_err(sql("listing current files"))?).map_err(|source| StoreError::Io {
+            let mut f = row.map_err(sql("listing current files"))?;
+            f.first_of_version = previous != Some(f.deposit_id);
+            previous = Some(f.deposit_id);
+            each(f).map_err(|source| StoreError::Io {
                 path: "resourcesync document".into(),
                 source,
             })?;
@@ -195,37 +221,43 @@ impl Catalog {
     }
 
     /// Calls `each` for every file of every change of `publisher` journalled at or after
-    /// `from` and before `until` (if given) whose version has access `access`, in journal
-    /// order.
+    /// `from` and before `until` (if given) whose version has access `access`, in
+    /// forward chronological order (time, then journal order; a change's files in
+    /// order); with a `page`, only `limit` files after its key ([`JournalEntry::key`]
+    /// of the last file of the page before; keyset paging).
     pub fn journal(
         &self,
         publisher: &str,
         access: &str,
         from: &str,
         until: Option<&str>,
-        page: Option<(u64, u64)>,
+        page: Option<JournalPage>,
         each: &mut dyn FnMut(JournalEntry, PublishedFile) -> std::io::Result<()>,
     ) -> Result<(), StoreError> {
-        let (limit, offset) = page.map_or((-1, 0), |(l, o)| {
-            (
-                i64::try_from(l).unwrap_or(i64::MAX),
-                i64::try_from(o).unwrap_or(i64::MAX),
-            )
-        });
+        let ctx = "reading the change journal";
+        let limit = page
+            .as_ref()
+            .map_or(-1, |p| i64::try_from(p.limit).unwrap_or(i64::MAX));
+        let (at, seq, ord) = page
+            .and_then(|p| p.after)
+            .unwrap_or_else(|| (String::new(), 0, -1));
+        // (at, seq, ord) is the order of the index changes(publisher, at) (seq is the
+        // rowid) and of files(version_id, ord): no sorting.
         let mut stmt = self
             .conn()
-            .prepare(&format!(
+            .prepare_cached(&format!(
                 "SELECT c.seq, c.change, c.at, {FILE_COLUMNS} FROM changes c
                  JOIN versions v ON v.id = c.version_id
                  JOIN files f ON f.version_id = v.id {RECORD_JOIN}
                  WHERE c.publisher = ?1 AND v.access = ?2 AND f.state = 'stored'
                    AND c.at >= ?3 AND (?4 IS NULL OR c.at < ?4)
-                 ORDER BY c.seq, f.ord LIMIT ?5 OFFSET ?6"
+                   AND c.at >= ?6 AND (c.at, c.seq, f.ord) > (?6, ?7, ?8)
+                 ORDER BY c.at, c.seq, f.ord LIMIT ?5"
             ))
-            .map_err(sql("reading the change journal"))?;
+            .map_err(sql(ctx))?;
         let rows = stmt
             .query_map(
-                params![publisher, access, from, until, limit, offset],
+                params![publisher, access, from, until, limit, at, seq, ord],
                 |r| {
                     let entry = JournalEntry {
                         seq: r.get(0)?,
@@ -235,9 +267,13 @@ impl Catalog {
                     Ok((entry, file_at(r, 3)?))
                 },
             )
-            .map_err(sql("reading the change journal"))?;
+            .map_err(sql(ctx))?;
+        // A page that starts within a change continues its version.
+        let mut previous = (ord >= 0).then_some(seq);
         for row in rows {
-            let (e, f) = row.map_err(sql("reading the change journal"))?;
+            let (e, mut f) = row.map_err(sql(ctx))?;
+            f.first_of_version = previous != Some(e.seq);
+            previous = Some(e.seq);
             each(e, f).map_err(|source| StoreError::Io {
                 path: "resourcesync document".into(),
                 source,
@@ -348,8 +384,13 @@ impl Catalog {
         let rows = stmt
             .query_map(params![publisher, deposit, version], file)
             .map_err(sql("finding a resource"))?;
-        rows.collect::<Result<Vec<_>, _>>()
-            .map_err(sql("finding a resource"))
+        let mut files = rows
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(sql("finding a resource"))?;
+        if let Some(first) = files.first_mut() {
+            first.first_of_version = true;
+        }
+        Ok(files)
     }
 
     /// Records the length and digests of every deposited version's metadata record

@@ -1099,3 +1099,92 @@ fn one_item_harvested(name: &str) -> (Server, Env) {
     assert_eq!(env.harvest().status.code(), Some(0));
     (server, env)
 }
+
+/// Adds a deposit with one deposited version of one stored file at `url` (the blob of
+/// the first stored file), its change journalled as created at `at`.
+fn add_deposit(env: &Env, guid: &str, url: &str, at: &str) {
+    let c = rusqlite::Connection::open(env.data().join("catalog.sqlite")).unwrap();
+    c.execute_batch(&format!(
+        "INSERT INTO deposits (publisher, guid, created_at) VALUES ('test', '{guid}', '{at}');
+         INSERT INTO versions (deposit_id, pub_date, pub_date_raw, item_hash, metadata, findings,
+           conforming, access, state, found_run, found_at, deposited_at)
+         SELECT (SELECT max(id) FROM deposits), '{at}', 'x', 'h', '{{\"guid\": \"{guid}\"}}', '[]', 1,
+           'gratis', 'deposited', found_run, '{at}', '{at}' FROM versions LIMIT 1;
+         INSERT INTO files (version_id, ord, role, url, state, sha256, length, md5, fetched_at, content_type)
+         SELECT (SELECT max(id) FROM versions), 0, 'content', '{url}', 'stored',
+           sha256, length, md5, '{at}', 'text/html' FROM files WHERE state = 'stored' LIMIT 1;
+         INSERT INTO changes (version_id, deposit_id, publisher, change, at)
+         SELECT max(id), max(deposit_id), 'test', 'created', '{at}' FROM versions;"
+    ))
+    .unwrap();
+}
+
+/// The time of the first journalled change, moved by an SQLite time modifier.
+fn first_change_moved(env: &Env, modifier: &str) -> String {
+    let c = rusqlite::Connection::open(env.data().join("catalog.sqlite")).unwrap();
+    c.query_row(
+        "SELECT strftime('%Y-%m-%dT%H:%M:%fZ', at, ?1) FROM changes ORDER BY seq LIMIT 1",
+        [modifier],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
+#[test]
+fn publishing_without_dumps_writes_the_lists_and_leaves_the_dumps_as_they_were() {
+    let (_server, env) = one_item_harvested("nodumps");
+    let dir = env.data().join("www/resourcesync/test");
+    let o = env.cmd(&["publish", "--no-dumps"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("0 dump packages written"), "{}", text(&o));
+    assert!(dir.join("resourcelist.xml").exists());
+    assert!(dir.join("changelist.xml").exists());
+    assert!(!dir.join("resourcedump.xml").exists());
+    assert!(!dir.join("changedump.xml").exists());
+    // A plain publish writes them.
+    assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
+    let dump = std::fs::read(dir.join("resourcedump.xml")).unwrap();
+    let package = std::fs::read(dir.join("resourcedump/part-00001.zip")).unwrap();
+    // A new deposit, published without dumps: in the lists, not in the dump.
+    let at = first_change_moved(&env, "+1 seconds");
+    add_deposit(&env, "later", "http://p.example/later", &at);
+    let o = env.cmd(&["publish", "--no-dumps"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    for list in ["resourcelist.xml", "changelist.xml"] {
+        let doc = std::fs::read_to_string(dir.join(list)).unwrap();
+        assert!(doc.contains("p.example/later"), "{list}: {doc}");
+    }
+    assert_eq!(std::fs::read(dir.join("resourcedump.xml")).unwrap(), dump);
+    assert_eq!(
+        std::fs::read(dir.join("resourcedump/part-00001.zip")).unwrap(),
+        package
+    );
+    // The next plain publish brings the dump up to date.
+    assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
+    assert_ne!(std::fs::read(dir.join("resourcedump.xml")).unwrap(), dump);
+    let manifest = package_manifest(&dir.join("resourcedump/part-00001.zip"));
+    assert!(manifest.contains("p.example/later"), "{manifest}");
+}
+
+#[test]
+fn change_list_entries_are_in_forward_chronological_order() {
+    // §12: a change journalled later but dated earlier (a clock step, or a change
+    // committed late) is listed before the later ones.
+    let (_server, env) = one_item_harvested("chrono");
+    let at = first_change_moved(&env, "-1 seconds");
+    add_deposit(&env, "earlier", "http://p.example/earlier", &at);
+    let o = env.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let list =
+        std::fs::read_to_string(env.data().join("www/resourcesync/test/changelist.xml")).unwrap();
+    let times: Vec<&str> = list
+        .split("<lastmod>")
+        .skip(1)
+        .map(|s| s.split('<').next().unwrap())
+        .collect();
+    assert_eq!(times.len(), 4, "{list}");
+    assert!(times.is_sorted(), "{times:?}\n{list}");
+    let earlier = list.find("p.example/earlier").expect("listed");
+    let harvested = list.find("/a.html").expect("listed");
+    assert!(earlier < harvested, "{list}");
+}
