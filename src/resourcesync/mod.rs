@@ -202,11 +202,6 @@ pub fn publish(config: &Config, dumps: Dumps) -> Result<Published, PublishError>
             let dir = set_path(&p.id, access);
             // An empty set's documents need no walk over the collection.
             let empty = !catalog.has_access(&p.id, access)?;
-            let files = if empty {
-                0
-            } else {
-                catalog.count_current_files(&p.id, access)?
-            };
             let spec = SetSpec {
                 catalog_path: &catalog_path,
                 blobs: &blobs,
@@ -217,8 +212,7 @@ pub fn publish(config: &Config, dumps: Dumps) -> Result<Published, PublishError>
                 cap: format!("{base}{dir}/capabilitylist.xml"),
                 dir,
                 empty,
-                files,
-                fingerprint: format!("{files} {}", catalog.last_change_seq(&p.id)?),
+                fingerprint: std::sync::OnceLock::new(),
             };
             let set = Set {
                 catalog: &catalog,
@@ -282,14 +276,32 @@ struct SetSpec<'a> {
     /// No deposited version of the publisher has this access: the set's documents are
     /// written empty without walking the collection.
     empty: bool,
-    /// Its current files (what [`Catalog::current_files`] lists).
-    files: u64,
-    /// Unchanged when the set's content is unchanged: its count of files and the
-    /// journal's last change (the Resource List and Resource Dump keep theirs).
-    fingerprint: String,
+    /// [`Set::fingerprint`], once known.
+    fingerprint: std::sync::OnceLock<String>,
 }
 
 impl Set<'_> {
+    /// The set's fingerprint, unchanged when the set's documents would be: the
+    /// journal's last change (every deposited version is journalled), the record
+    /// mapping and `base_url`. The Resource List and Resource Dump keep theirs.
+    fn fingerprint(&self) -> Result<&str, StoreError> {
+        if let Some(f) = self.spec.fingerprint.get() {
+            return Ok(f);
+        }
+        let seq = self.catalog.last_change_seq(self.publisher)?;
+        let fingerprint = format!("{seq} {} {}", record::kb24().id, self.base);
+        Ok(self.spec.fingerprint.get_or_init(|| fingerprint))
+    }
+
+    /// [`Catalog::count_current_files`] of this set.
+    fn count_current_files(&self, at_most: u64) -> Result<u64, StoreError> {
+        if self.empty {
+            return Ok(0);
+        }
+        self.catalog
+            .count_current_files(self.publisher, self.access, at_most)
+    }
+
     /// [`Catalog::current_files`] of this set.
     fn current_files(
         &self,
@@ -319,12 +331,17 @@ impl Set<'_> {
     }
 
     /// [`Catalog::count_journal`] of this set.
-    fn count_journal(&self, from: &str, until: Option<&str>) -> Result<u64, StoreError> {
+    fn count_journal(
+        &self,
+        from: &str,
+        until: Option<&str>,
+        at_most: u64,
+    ) -> Result<u64, StoreError> {
         if self.empty {
             return Ok(0);
         }
         self.catalog
-            .count_journal(self.publisher, self.access, from, until)
+            .count_journal(self.publisher, self.access, from, until, at_most)
     }
 
     /// The URI of a deposit (the collection its files belong to, §14.7); its current
@@ -562,20 +579,20 @@ fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
         cap,
         ..
     } = set.spec;
-    let total = set.files;
-    // Unchanged set (same count of files, no new change in the journal): the list
-    // written before is still true as of its `at`, so it is left alone.
-    let fingerprint = &set.fingerprint;
+    let fingerprint = set.fingerprint()?;
+    // Unchanged set (no new change in the journal): the list written before is still
+    // true as of its `at`, so it is left alone.
     let stamp = www.join(format!("{dir}/.resourcelist.fingerprint"));
     if www.join(format!("{dir}/resourcelist.xml")).exists()
-        && fs::read_to_string(&stamp).is_ok_and(|s| s == *fingerprint)
+        && fs::read_to_string(&stamp).is_ok_and(|s| s == fingerprint)
     {
         return Ok(0);
     }
     let index_url = format!("{base}{dir}/resourcelist.xml");
     let parts_dir = www.join(format!("{dir}/resourcelist"));
     let mut written_entries = 0u64;
-    if total <= PART_ENTRIES {
+    // One document, or (counting no further than needed to tell) an index.
+    if set.count_current_files(PART_ENTRIES + 1)? <= PART_ENTRIES {
         let written = list_document(
             &www.join(format!("{dir}/resourcelist.xml")),
             Root::UrlSet,
@@ -592,10 +609,10 @@ fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
         atomic_write(&stamp, |out| out.write_all(fingerprint.as_bytes()))?;
         return Ok(written.map_or(0, |w| w.entries));
     }
-    let parts = total.div_ceil(PART_ENTRIES);
+    // Parts of PART_ENTRIES files until the files run out.
     let mut index = Vec::new();
     let mut after = (0, -1);
-    for i in 0..parts {
+    for i in 0.. {
         let name = format!("resourcelist/part-{:05}.xml", i + 1);
         let page = Some(Page {
             after,
@@ -613,6 +630,7 @@ fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
         let mut fp = Sha256::new();
         let mut fingerprint = String::new();
         let mut last = after;
+        let mut files = 0u64;
         let mut digits = [0u8; 20];
         let written = list_document(
             &doc,
@@ -635,17 +653,23 @@ fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
                         fp.update(piece.as_bytes());
                     }
                     last = f.key();
+                    files += 1;
                     set.write_current(w, &f)
                 })
                 .map_err(|e| io::Error::other(e.to_string()))?;
                 fingerprint = hex(&fp.clone().finalize());
-                Ok(recorded
-                    .as_deref()
-                    .and_then(|t| t.split_whitespace().next())
-                    != Some(&fingerprint))
+                // No files left (the part before ended the list exactly): no part.
+                Ok(files > 0
+                    && recorded
+                        .as_deref()
+                        .and_then(|t| t.split_whitespace().next())
+                        != Some(&fingerprint))
             },
         )?;
         after = last;
+        if files == 0 {
+            break;
+        }
         let url = format!("{base}{dir}/{name}");
         match written {
             Some(part) => {
@@ -663,20 +687,12 @@ fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
                 index.push((url, at.to_string(), done.to_string()));
             }
         }
-    }
-    // Parts of an earlier, larger list beyond the new last part.
-    if let Ok(entries) = fs::read_dir(&parts_dir) {
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().to_string();
-            let n: Option<u64> = name
-                .strip_prefix("part-")
-                .and_then(|n| n.strip_suffix(".xml"))
-                .and_then(|n| n.parse().ok());
-            if n.is_some_and(|n| n > parts) {
-                let _ = fs::remove_file(e.path());
-            }
+        if files < PART_ENTRIES {
+            break;
         }
     }
+    // Parts of an earlier, larger list beyond the new last part.
+    remove_parts(&parts_dir, "part-", index.len() as u64);
     list_document(
         &www.join(format!("{dir}/resourcelist.xml")),
         Root::SitemapIndex,
@@ -871,7 +887,8 @@ fn change_list(
     if let Some(u) = until {
         md = md.with("until", u);
     }
-    let total = set.count_journal(from, until)?;
+    // One document, or (counting no further than needed to tell) an index.
+    let total = set.count_journal(from, until, PART_ENTRIES + 1)?;
     let stem = path
         .file_stem()
         .and_then(|s| s.to_str())
@@ -894,7 +911,7 @@ fn change_list(
         url_dir.clone()
     };
     if total <= PART_ENTRIES {
-        let (count, _) = change_list_document(
+        let (count, _, _) = change_list_document(
             set,
             path,
             &md,
@@ -906,13 +923,13 @@ fn change_list(
         remove_parts(&parts_dir, &format!("{stem}-part-"), 0);
         return Ok(count);
     }
-    let parts = total.div_ceil(PART_ENTRIES);
+    // Parts of PART_ENTRIES files until the changes run out.
     let mut count = 0;
     let mut listed = Vec::new();
     let mut after = None;
-    for i in 0..parts {
+    for i in 0.. {
         let name = part_name(i + 1);
-        let (n, last) = change_list_document(
+        let (n, files, last) = change_list_document(
             set,
             &parts_dir.join(&name),
             &md,
@@ -927,10 +944,19 @@ fn change_list(
                 limit: PART_ENTRIES,
             }),
         )?;
+        if files == 0 {
+            // The part before ended the list exactly.
+            let _ = fs::remove_file(parts_dir.join(&name));
+            break;
+        }
         count += n;
         after = last;
         listed.push(format!("{part_url_dir}/{name}"));
+        if files < PART_ENTRIES {
+            break;
+        }
     }
+    let parts = listed.len() as u64;
     remove_parts(&parts_dir, &format!("{stem}-part-"), parts);
     atomic_write(path, |out| {
         let mut w = DocumentWriter::new(
@@ -974,7 +1000,7 @@ fn remove_parts(dir: &Path, prefix: &str, keep: u64) {
 }
 
 /// One Change List document (a whole list, or one part of an index). Returns its
-/// entries and the key of its last file (where the next part starts).
+/// entries, its files and the key of its last file (where the next part starts).
 fn change_list_document(
     set: &Set<'_>,
     path: &Path,
@@ -983,8 +1009,9 @@ fn change_list_document(
     from: &str,
     until: Option<&str>,
     page: Option<JournalPage>,
-) -> Result<(u64, Option<JournalKey>), PublishError> {
+) -> Result<(u64, u64, Option<JournalKey>), PublishError> {
     let mut count = 0u64;
+    let mut files = 0u64;
     let mut last = None;
     let mut too_large = false;
     let result = atomic_write(path, |out| {
@@ -1002,6 +1029,7 @@ fn change_list_document(
                 set.write_record(&mut w, &f, change, None)?;
             }
             count += 1;
+            files += 1;
             last = Some(e.key(&f));
             set.write_file(&mut w, &f, change, None)
         });
@@ -1013,7 +1041,7 @@ fn change_list_document(
             path: path.to_path_buf(),
         });
     }
-    result.map(|()| (count, last))
+    result.map(|()| (count, files, last))
 }
 
 /// Writes `path` atomically: a temporary file beside it, fsync, rename, folder fsync.

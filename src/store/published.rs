@@ -182,40 +182,51 @@ impl Catalog {
         Ok(())
     }
 
-    /// How many files [`Catalog::journal`] lists for a period.
+    /// How many files [`Catalog::journal`] lists for a period, counted up to `at_most`
+    /// (enough to tell one document from an index, at a bounded cost).
     pub fn count_journal(
         &self,
         publisher: &str,
         access: &str,
         from: &str,
         until: Option<&str>,
+        at_most: u64,
     ) -> Result<u64, StoreError> {
+        let at_most = i64::try_from(at_most).unwrap_or(i64::MAX);
         self.conn()
-            .query_row(
-                "SELECT count(*) FROM changes c JOIN versions v ON v.id = c.version_id
+            .prepare_cached(
+                "SELECT count(*) FROM (SELECT 1 FROM changes c JOIN versions v ON v.id = c.version_id
                  JOIN files f ON f.version_id = v.id
                  WHERE c.publisher = ?1 AND v.access = ?2 AND f.state = 'stored'
-                   AND c.at >= ?3 AND (?4 IS NULL OR c.at < ?4)",
-                params![publisher, access, from, until],
-                |r| r.get::<_, i64>(0),
+                   AND c.at >= ?3 AND c.at < coalesce(?4, '9999') LIMIT ?5)",
             )
+            .and_then(|mut s| {
+                s.query_row(params![publisher, access, from, until, at_most], |r| {
+                    r.get::<_, i64>(0)
+                })
+            })
             .map(|n| n.max(0).unsigned_abs())
             .map_err(sql("counting changes"))
     }
 
-    /// How many files [`Catalog::current_files`] lists.
-    pub fn count_current_files(&self, publisher: &str, access: &str) -> Result<u64, StoreError> {
+    /// How many files [`Catalog::current_files`] lists, counted up to `at_most`.
+    pub fn count_current_files(
+        &self,
+        publisher: &str,
+        access: &str,
+        at_most: u64,
+    ) -> Result<u64, StoreError> {
+        let at_most = i64::try_from(at_most).unwrap_or(i64::MAX);
         self.conn()
-            .query_row(
-                &format!(
-                    "SELECT count(*) FROM deposits d
+            .prepare_cached(&format!(
+                "SELECT count(*) FROM (SELECT 1 FROM deposits d
                  JOIN versions v ON v.id = ({CURRENT_VERSION})
                  JOIN files f ON f.version_id = v.id
-                 WHERE d.publisher = ?1 AND v.access = ?2 AND f.state = 'stored'"
-                ),
-                params![publisher, access],
-                |r| r.get::<_, i64>(0),
-            )
+                 WHERE d.publisher = ?1 AND v.access = ?2 AND f.state = 'stored' LIMIT ?3)"
+            ))
+            .and_then(|mut s| {
+                s.query_row(params![publisher, access, at_most], |r| r.get::<_, i64>(0))
+            })
             .map(|n| n.max(0).unsigned_abs())
             .map_err(sql("counting current files"))
     }
@@ -250,7 +261,7 @@ impl Catalog {
                  JOIN versions v ON v.id = c.version_id
                  JOIN files f ON f.version_id = v.id {RECORD_JOIN}
                  WHERE c.publisher = ?1 AND v.access = ?2 AND f.state = 'stored'
-                   AND c.at >= ?3 AND (?4 IS NULL OR c.at < ?4)
+                   AND c.at >= ?3 AND c.at < coalesce(?4, '9999')
                    AND c.at >= ?6 AND (c.at, c.seq, f.ord) > (?6, ?7, ?8)
                  ORDER BY c.at, c.seq, f.ord LIMIT ?5"
             ))
@@ -282,8 +293,9 @@ impl Catalog {
         Ok(())
     }
 
-    /// Changes the journal holds for `publisher` (the last sequence number): a set whose
-    /// count of current files and last change are unchanged has unchanged content.
+    /// Changes the journal holds for `publisher` (the last sequence number): every
+    /// deposited version is journalled as it is deposited, so a set whose last change
+    /// is unchanged has unchanged content.
     pub fn last_change_seq(&self, publisher: &str) -> Result<i64, StoreError> {
         self.conn()
             .query_row(

@@ -779,19 +779,12 @@ fn a_large_resource_list_is_split_under_an_index() {
     assert_eq!(before, after, "an unchanged Resource List was rewritten");
     // One more file in a new deposit (the end of the list): only the last part is
     // rewritten.
-    let c = rusqlite::Connection::open(env.data().join("catalog.sqlite")).unwrap();
-    c.execute_batch(
-        "INSERT INTO deposits (publisher, guid, created_at) VALUES ('test', 'late', '2026-11-22T00:00:00.000Z');
-         INSERT INTO versions (deposit_id, pub_date, pub_date_raw, item_hash, metadata, findings,
-           conforming, access, state, found_run, found_at, deposited_at)
-         SELECT (SELECT max(id) FROM deposits), '2026-11-21T00:00:00.000Z', 'x', 'h', '{}', '[]', 1,
-           'gratis', 'deposited', found_run, found_at, found_at FROM versions LIMIT 1;
-         INSERT INTO files (version_id, ord, role, url, state, sha256, length, md5, fetched_at)
-         SELECT (SELECT max(id) FROM versions), 0, 'content', 'http://p.example/late', 'stored',
-           sha256, length, md5, fetched_at FROM files LIMIT 1;",
-    )
-    .unwrap();
-    drop(c);
+    add_deposit(
+        &env,
+        "late",
+        "http://p.example/late",
+        "2026-11-22T00:00:00.000Z",
+    );
     let part2_before = std::fs::metadata(dir.join("resourcelist/part-00002.xml"))
         .unwrap()
         .modified()
@@ -816,10 +809,21 @@ fn a_large_resource_list_is_split_under_an_index() {
             .unwrap()
             .contains("p.example/late")
     );
-    // Back under the limit: one document again, and the parts are gone.
+    // Back under the limit (the large deposit's new version is restricted: it leaves
+    // the public set): one document again, and the parts are gone.
     let c = rusqlite::Connection::open(env.data().join("catalog.sqlite")).unwrap();
-    c.execute("DELETE FROM files WHERE url LIKE 'http://p.example/%'", [])
-        .unwrap();
+    c.execute_batch(
+        "INSERT INTO versions (deposit_id, pub_date, pub_date_raw, item_hash, metadata, findings,
+           conforming, access, state, found_run, found_at, deposited_at)
+         SELECT deposit_id, '2030-01-01T00:00:00.000Z', 'x', 'h', '{}', '[]', 1, 'restricted',
+           'deposited', found_run, found_at, found_at FROM versions ORDER BY id LIMIT 1;
+         INSERT INTO files (version_id, ord, role, url, state, sha256, length, md5, fetched_at)
+         SELECT (SELECT max(id) FROM versions), 0, 'link', url, 'stored', sha256, length, md5,
+           fetched_at FROM files ORDER BY id LIMIT 1;
+         INSERT INTO changes (version_id, deposit_id, publisher, change, at)
+         SELECT id, deposit_id, 'test', 'updated', found_at FROM versions ORDER BY id DESC LIMIT 1;",
+    )
+    .unwrap();
     drop(c);
     assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
     let single = std::fs::read_to_string(dir.join("resourcelist.xml")).unwrap();
