@@ -73,7 +73,7 @@ pub(super) fn write_resource_dump(set: &Set<'_>, package_bytes: u64) -> Result<u
                     &dump_url,
                 )?);
             }
-            current.as_mut().expect("set above").add(set, &f, None)
+            current.as_mut().expect("set above").add(set, f, None)
         })();
         if let Err(e) = step {
             failure = Some(e);
@@ -195,7 +195,7 @@ pub(super) fn write_change_dump(
                 package
                     .as_mut()
                     .expect("set above")
-                    .add(set, &f, Some((&e.change, &e.at)))
+                    .add(set, f, Some((&e.change, &e.at)))
             })();
             if let Err(e) = step {
                 failure = Some(e);

@@ -306,7 +306,7 @@ impl Set<'_> {
     fn current_files(
         &self,
         page: Option<Page>,
-        each: &mut dyn FnMut(PublishedFile) -> io::Result<()>,
+        each: &mut dyn FnMut(&PublishedFile) -> io::Result<()>,
     ) -> Result<(), StoreError> {
         if self.empty {
             return Ok(());
@@ -321,7 +321,7 @@ impl Set<'_> {
         from: &str,
         until: Option<&str>,
         page: Option<JournalPage>,
-        each: &mut dyn FnMut(crate::store::JournalEntry, PublishedFile) -> io::Result<()>,
+        each: &mut dyn FnMut(&crate::store::JournalEntry, &PublishedFile) -> io::Result<()>,
     ) -> Result<(), StoreError> {
         if self.empty {
             return Ok(());
@@ -344,12 +344,6 @@ impl Set<'_> {
             .count_journal(self.publisher, self.access, from, until, at_most)
     }
 
-    /// The URI of a deposit (the collection its files belong to, §14.7); its current
-    /// metadata record is served there.
-    fn deposit_url(&self, deposit: i64) -> String {
-        format!("{}d/{}/{deposit}/", self.base, self.publisher)
-    }
-
     /// Writes a file's entry (`change`: in a Change List or Change Dump manifest, the
     /// change and its time; `path`: in a dump manifest, where the file is in the
     /// package). Written straight to `w`, without building an [`Entry`]: the large lists
@@ -367,23 +361,35 @@ impl Set<'_> {
         change: Option<(&str, &str)>,
         path: Option<&str>,
     ) -> io::Result<()> {
-        let (base, publisher, deposit) = (self.base, self.publisher, f.deposit_id);
+        use std::fmt::Write as _;
         // One digest of the URL for both paths (`resource_path`, `version_path`).
         let key = url_key(&f.url);
-        let hash = format!("md5:{} sha-256:{}", f.md5, f.sha256);
         let mut digits = [0u8; 20];
         let length = writer::decimal(f.length, &mut digits);
-        let loc = format!("{base}d/{publisher}/{deposit}/{key}");
-        let memento = format!("{base}d/{publisher}/{deposit}/v{}/{key}", f.version_id);
-        let deposit_url = self.deposit_url(deposit);
-        let record = format!("{deposit_url}metadata.xml");
+        // The entry's URLs and hash, one after another in one string (one allocation):
+        // the deposit's URL, its record's (the same and `metadata.xml`), the resource's,
+        // its version's, the hash.
+        let mut b = String::with_capacity(4 * self.base.len() + 256);
+        let _ = write!(b, "{}d/{}/{}/", self.base, self.publisher, f.deposit_id);
+        let d = b.len();
+        b.push_str("metadata.xml");
+        let r = b.len();
+        b.extend_from_within(..d);
+        b.push_str(&key);
+        let l = b.len();
+        b.extend_from_within(..d);
+        let _ = write!(b, "v{}/{key}", f.version_id);
+        let m = b.len();
+        let _ = write!(b, "md5:{} sha-256:{}", f.md5, f.sha256);
+        let (deposit_url, record, loc, memento, hash) =
+            (&b[..d], &b[..r], &b[r..l], &b[l..m], &b[m..]);
         // hash, length and type: the same on rs:md, via and memento.
         let mut described = Attrs::default();
-        described.push("hash", &hash).push("length", length);
+        described.push("hash", hash).push("length", length);
         if let Some(t) = &f.content_type {
             described.push("type", t);
         }
-        let mut e = w.url(&loc)?;
+        let mut e = w.url(loc)?;
         let mut md = Attrs::default();
         match change {
             Some((change, at)) => {
@@ -404,9 +410,9 @@ impl Set<'_> {
         let mut m = Attrs::default();
         m.push("modified", &f.stored_at);
         m.extend(described.as_slice());
-        e.ln("memento", &memento, m.as_slice())?;
-        e.ln("describedby", &record, &[("type", "application/xml")])?;
-        e.ln("collection", &deposit_url, &[])?;
+        e.ln("memento", memento, m.as_slice())?;
+        e.ln("describedby", record, &[("type", "application/xml")])?;
+        e.ln("collection", deposit_url, &[])?;
         e.end()
     }
 
@@ -457,14 +463,22 @@ impl Set<'_> {
                 &made
             }
         };
+        use std::fmt::Write as _;
         let at = &f.deposited_at;
-        let hash = format!("md5:{} sha-256:{}", digest.md5, digest.sha256);
         let mut digits = [0u8; 20];
         let length = writer::decimal(digest.length, &mut digits);
-        let deposit_url = self.deposit_url(f.deposit_id);
-        let loc = format!("{deposit_url}metadata.xml");
-        let memento = format!("{deposit_url}v{}/metadata.xml", f.version_id);
-        let mut e = w.url(&loc)?;
+        // The deposit's URL, its record's, the record version's, the hash: one string.
+        let mut b = String::with_capacity(3 * self.base.len() + 256);
+        let _ = write!(b, "{}d/{}/{}/", self.base, self.publisher, f.deposit_id);
+        let d = b.len();
+        b.push_str("metadata.xml");
+        let r = b.len();
+        b.extend_from_within(..d);
+        let _ = write!(b, "v{}/metadata.xml", f.version_id);
+        let m = b.len();
+        let _ = write!(b, "md5:{} sha-256:{}", digest.md5, digest.sha256);
+        let (deposit_url, loc, memento, hash) = (&b[..d], &b[..r], &b[r..m], &b[m..]);
+        let mut e = w.url(loc)?;
         let mut md = Attrs::default();
         match change {
             Some((change, at)) => {
@@ -473,21 +487,21 @@ impl Set<'_> {
             }
             None => e.lastmod(at)?,
         }
-        md.push("hash", &hash)
+        md.push("hash", hash)
             .push("length", length)
             .push("type", "application/xml");
         if let Some(p) = path {
             md.push("path", p);
         }
         e.md(md.as_slice())?;
-        e.ln("describes", &deposit_url, &[])?;
+        e.ln("describes", deposit_url, &[])?;
         e.ln("profile", &record::kb24().namespace, &[])?;
         e.ln(
             "memento",
-            &memento,
+            memento,
             &[
                 ("modified", at),
-                ("hash", &hash),
+                ("hash", hash),
                 ("length", length),
                 ("type", "application/xml"),
             ],
@@ -599,7 +613,7 @@ fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
             &[Ln::new("up", cap.to_string())],
             "resourcelist",
             &mut |w| {
-                set.current_files(None, &mut |f| set.write_current(w, &f))
+                set.current_files(None, &mut |f| set.write_current(w, f))
                     .map(|()| true)
                     .map_err(|e| io::Error::other(e.to_string()))
             },
@@ -654,7 +668,7 @@ fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
                     }
                     last = f.key();
                     files += 1;
-                    set.write_current(w, &f)
+                    set.write_current(w, f)
                 })
                 .map_err(|e| io::Error::other(e.to_string()))?;
                 fingerprint = hex(&fp.clone().finalize());
@@ -1026,12 +1040,12 @@ fn change_list_document(
             let change = Some((e.change.as_str(), e.at.as_str()));
             if f.first_of_version {
                 count += 1;
-                set.write_record(&mut w, &f, change, None)?;
+                set.write_record(&mut w, f, change, None)?;
             }
             count += 1;
             files += 1;
-            last = Some(e.key(&f));
-            set.write_file(&mut w, &f, change, None)
+            last = Some(e.key(f));
+            set.write_file(&mut w, f, change, None)
         });
         r.map_err(|e| io::Error::other(e.to_string()))?;
         w.finish().map(drop)

@@ -396,4 +396,27 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn numbers_and_special_characters_are_written_exactly() {
+        let mut b = [0u8; 20];
+        assert_eq!(decimal(0, &mut b), "0");
+        assert_eq!(decimal(1_234_567, &mut b), "1234567");
+        assert_eq!(decimal(u64::MAX, &mut b), "18446744073709551615");
+        for (raw, written) in [
+            ("plain", "plain"),
+            ("", ""),
+            ("a&b<c>d\"e'f", "a&amp;b&lt;c&gt;d&quot;e&apos;f"),
+            ("&&", "&amp;&amp;"),
+            ("x'", "x&apos;"),
+            ("åäö é", "åäö é"),
+        ] {
+            let mut out = Vec::new();
+            write_escaped(&mut out, raw).unwrap();
+            assert_eq!(String::from_utf8(out).unwrap(), written, "{raw}");
+        }
+        let mut attrs = Attrs::default();
+        attrs.push("a", "1").extend(&[("b", "2"), ("c", "3")]);
+        assert_eq!(attrs.as_slice(), &[("a", "1"), ("b", "2"), ("c", "3")]);
+    }
 }

@@ -13,7 +13,7 @@ use sha2::Sha256;
 pub const INLINE_LIMIT: u64 = 1 << 20;
 
 /// The digests and length of some bytes, hexadecimal lower case.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Digests {
     /// SHA-256.
     pub sha256: String,
@@ -154,10 +154,11 @@ pub fn digest_file(path: &std::path::Path) -> std::io::Result<Digests> {
 
 /// Lower-case hexadecimal.
 pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(bytes.len() * 2);
     for b in bytes {
-        let _ = write!(s, "{b:02x}");
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 0xf)]));
     }
     s
 }
@@ -186,5 +187,6 @@ mod tests {
         assert_eq!(threaded.md5, hex(&Md5::digest(&big)));
         assert_eq!(threaded.sha256, hex(&Sha256::digest(&big)));
         assert_eq!(threaded.length, 3 << 20);
+        assert_eq!(hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
     }
 }

@@ -12,7 +12,7 @@ fn sql(context: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
 }
 
 /// A stored file of a deposited version.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PublishedFile {
     /// The deposit.
     pub deposit_id: i64,
@@ -62,7 +62,7 @@ pub struct Page {
 }
 
 /// One entry of the change journal.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct JournalEntry {
     /// Position in the journal.
     pub seq: i64,
@@ -96,7 +96,7 @@ pub struct JournalPage {
 const CURRENT_VERSION: &str = "SELECT id FROM versions x WHERE x.deposit_id = d.id
     AND x.state = 'deposited' ORDER BY x.pub_date DESC LIMIT 1";
 
-/// The columns [`file_at`] reads; the query joins `versions v`, `files f` and
+/// The columns [`read_file`] reads; the query joins `versions v`, `files f` and
 /// `LEFT JOIN record_digests rd ON rd.version_id = v.id` ([`RECORD_JOIN`]).
 const FILE_COLUMNS: &str = "v.deposit_id, v.id, f.url, f.sha256, f.md5, f.length,
     coalesce(f.content_type, f.declared_type), f.fetched_at, v.pub_date, v.access,
@@ -105,37 +105,51 @@ const FILE_COLUMNS: &str = "v.deposit_id, v.id, f.url, f.sha256, f.md5, f.length
 const RECORD_JOIN: &str = "LEFT JOIN record_digests rd ON rd.version_id = v.id";
 
 fn file(r: &rusqlite::Row<'_>) -> rusqlite::Result<PublishedFile> {
-    file_at(r, 0)
+    let mut f = PublishedFile::default();
+    read_file(r, 0, &mut f)?;
+    Ok(f)
 }
 
-/// A [`PublishedFile`] from [`FILE_COLUMNS`] starting at column `i`.
-/// `first_of_version` is false: the query's caller knows it, from the row before (a
-/// version's stored files come one after another, in `ord` order).
-fn file_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<PublishedFile> {
+/// Reads [`FILE_COLUMNS`] starting at column `i` into `f`, reusing its strings (the
+/// publisher reads millions of rows into one). `first_of_version` is left false: the
+/// query's caller knows it, from the row before (a version's stored files come one
+/// after another, in `ord` order).
+fn read_file(r: &rusqlite::Row<'_>, i: usize, f: &mut PublishedFile) -> rusqlite::Result<()> {
     let length = |c: usize| r.get::<_, i64>(c).map(|n| n.max(0).unsigned_abs());
-    Ok(PublishedFile {
-        deposit_id: r.get(i)?,
-        version_id: r.get(i + 1)?,
-        url: r.get(i + 2)?,
-        sha256: r.get(i + 3)?,
-        md5: r.get(i + 4)?,
-        length: length(i + 5)?,
-        content_type: r.get(i + 6)?,
-        stored_at: r.get(i + 7)?,
-        pub_date: r.get(i + 8)?,
-        access: r.get(i + 9)?,
-        first_of_version: false,
-        deposited_at: r.get(i + 10)?,
-        ord: r.get(i + 14)?,
-        record: match r.get::<_, Option<i64>>(i + 11)? {
-            Some(_) => Some(Digests {
-                length: length(i + 11)?,
-                md5: r.get(i + 12)?,
-                sha256: r.get(i + 13)?,
-            }),
-            None => None,
-        },
-    })
+    let text = |c: usize, into: &mut String| -> rusqlite::Result<()> {
+        into.clear();
+        into.push_str(r.get_ref(c)?.as_str()?);
+        Ok(())
+    };
+    f.deposit_id = r.get(i)?;
+    f.version_id = r.get(i + 1)?;
+    text(i + 2, &mut f.url)?;
+    text(i + 3, &mut f.sha256)?;
+    text(i + 4, &mut f.md5)?;
+    f.length = length(i + 5)?;
+    match r.get_ref(i + 6)?.as_str_or_null()? {
+        Some(t) => {
+            let into = f.content_type.get_or_insert_with(String::new);
+            into.clear();
+            into.push_str(t);
+        }
+        None => f.content_type = None,
+    }
+    text(i + 7, &mut f.stored_at)?;
+    text(i + 8, &mut f.pub_date)?;
+    text(i + 9, &mut f.access)?;
+    f.first_of_version = false;
+    text(i + 10, &mut f.deposited_at)?;
+    f.ord = r.get(i + 14)?;
+    if r.get_ref(i + 11)?.as_i64_or_null()?.is_some() {
+        let d = f.record.get_or_insert_with(Digests::default);
+        d.length = length(i + 11)?;
+        text(i + 12, &mut d.md5)?;
+        text(i + 13, &mut d.sha256)?;
+    } else {
+        f.record = None;
+    }
+    Ok(())
 }
 
 impl Catalog {
@@ -149,7 +163,7 @@ impl Catalog {
         publisher: &str,
         access: &str,
         page: Option<Page>,
-        each: &mut dyn FnMut(PublishedFile) -> std::io::Result<()>,
+        each: &mut dyn FnMut(&PublishedFile) -> std::io::Result<()>,
     ) -> Result<(), StoreError> {
         let (limit, (deposit, ord)) = page.map_or((-1, (0, -1)), |p| {
             (i64::try_from(p.limit).unwrap_or(i64::MAX), p.after)
@@ -165,16 +179,18 @@ impl Catalog {
                  ORDER BY d.id, f.ord LIMIT ?5"
             ))
             .map_err(sql("listing current files"))?;
-        let rows = stmt
-            .query_map(params![publisher, access, deposit, ord, limit], file)
-            .map_err(sql("listing current files"))?;
+        let ctx = "listing current files";
+        let mut rows = stmt
+            .query(params![publisher, access, deposit, ord, limit])
+            .map_err(sql(ctx))?;
         // A page that starts within a deposit continues its current version.
         let mut previous = (ord >= 0).then_some(deposit);
-        for row in rows {
-            let mut f = row.map_err(sql("listing current files"))?;
+        let mut f = PublishedFile::default();
+        while let Some(row) = rows.next().map_err(sql(ctx))? {
+            read_file(row, 0, &mut f).map_err(sql(ctx))?;
             f.first_of_version = previous != Some(f.deposit_id);
             previous = Some(f.deposit_id);
-            each(f).map_err(|source| StoreError::Io {
+            each(&f).map_err(|source| StoreError::Io {
                 path: "resourcesync document".into(),
                 source,
             })?;
@@ -243,7 +259,7 @@ impl Catalog {
         from: &str,
         until: Option<&str>,
         page: Option<JournalPage>,
-        each: &mut dyn FnMut(JournalEntry, PublishedFile) -> std::io::Result<()>,
+        each: &mut dyn FnMut(&JournalEntry, &PublishedFile) -> std::io::Result<()>,
     ) -> Result<(), StoreError> {
         let ctx = "reading the change journal";
         let limit = page
@@ -266,26 +282,26 @@ impl Catalog {
                  ORDER BY c.at, c.seq, f.ord LIMIT ?5"
             ))
             .map_err(sql(ctx))?;
-        let rows = stmt
-            .query_map(
-                params![publisher, access, from, until, limit, at, seq, ord],
-                |r| {
-                    let entry = JournalEntry {
-                        seq: r.get(0)?,
-                        change: r.get(1)?,
-                        at: r.get(2)?,
-                    };
-                    Ok((entry, file_at(r, 3)?))
-                },
-            )
+        let mut rows = stmt
+            .query(params![publisher, access, from, until, limit, at, seq, ord])
             .map_err(sql(ctx))?;
         // A page that starts within a change continues its version.
         let mut previous = (ord >= 0).then_some(seq);
-        for row in rows {
-            let (e, mut f) = row.map_err(sql(ctx))?;
+        let (mut e, mut f) = (JournalEntry::default(), PublishedFile::default());
+        while let Some(row) = rows.next().map_err(sql(ctx))? {
+            e.seq = row.get(0).map_err(sql(ctx))?;
+            for (c, into) in [(1, &mut e.change), (2, &mut e.at)] {
+                into.clear();
+                into.push_str(
+                    row.get_ref(c)
+                        .and_then(|v| Ok(v.as_str()?))
+                        .map_err(sql(ctx))?,
+                );
+            }
+            read_file(row, 3, &mut f).map_err(sql(ctx))?;
             f.first_of_version = previous != Some(e.seq);
             previous = Some(e.seq);
-            each(e, f).map_err(|source| StoreError::Io {
+            each(&e, &f).map_err(|source| StoreError::Io {
                 path: "resourcesync document".into(),
                 source,
             })?;
