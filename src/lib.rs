@@ -26,9 +26,11 @@
 //!           diff in one transaction) → download + verify (H-*) → deposit
 //! schedule  cron → runs, one loop per publisher (no overlap, one catch-up); status
 //! resourcesync  streaming Sitemap/ResourceSync writer; `publish` writes the Source
-//!           Description, Capability, Resource and Change Lists and the dumps from the
-//!           catalog (keyset-paged); metadata records are made from the catalog by the
-//!           `mappings/` record mapping when listed, served or packed
+//!           Description, Capability, Resource and Change Lists (the two kinds of list
+//!           at once, each through its own catalog connection) and the dumps from the
+//!           catalog (keyset-paged rows, entries written straight from them); metadata
+//!           records are made from the catalog by the `mappings/` record mapping when
+//!           listed, served or packed
 //! server    axum routes of `plikt run` / `plikt serve` (`fn app(state) -> Router`):
 //!           documents, resources from the blob store, status
 //! error     fatal errors and exit codes
