@@ -344,6 +344,19 @@ impl Set<'_> {
             .count_journal(self.publisher, self.access, from, until, at_most)
     }
 
+    /// A string that starts with the URI of a deposit (the collection its files belong
+    /// to, §14.7; its current metadata record is served there) and goes on with its
+    /// record's URL (the same and `metadata.xml`); with where each ends.
+    fn deposit_urls(&self, deposit: i64) -> (String, usize, usize) {
+        use std::fmt::Write as _;
+        let mut b = String::with_capacity(4 * self.base.len() + 256);
+        let _ = write!(b, "{}d/{}/{deposit}/", self.base, self.publisher);
+        let d = b.len();
+        b.push_str("metadata.xml");
+        let r = b.len();
+        (b, d, r)
+    }
+
     /// Writes a file's entry (`change`: in a Change List or Change Dump manifest, the
     /// change and its time; `path`: in a dump manifest, where the file is in the
     /// package). Written straight to `w`, without building an [`Entry`]: the large lists
@@ -366,14 +379,9 @@ impl Set<'_> {
         let key = url_key(&f.url);
         let mut digits = [0u8; 20];
         let length = writer::decimal(f.length, &mut digits);
-        // The entry's URLs and hash, one after another in one string (one allocation):
-        // the deposit's URL, its record's (the same and `metadata.xml`), the resource's,
-        // its version's, the hash.
-        let mut b = String::with_capacity(4 * self.base.len() + 256);
-        let _ = write!(b, "{}d/{}/{}/", self.base, self.publisher, f.deposit_id);
-        let d = b.len();
-        b.push_str("metadata.xml");
-        let r = b.len();
+        // The entry's URLs and hash, one after another in one string: the deposit's URL,
+        // its record's, the resource's, its version's, the hash.
+        let (mut b, d, r) = self.deposit_urls(f.deposit_id);
         b.extend_from_within(..d);
         b.push_str(&key);
         let l = b.len();
@@ -391,13 +399,7 @@ impl Set<'_> {
         }
         let mut e = w.url(loc)?;
         let mut md = Attrs::default();
-        match change {
-            Some((change, at)) => {
-                e.lastmod(at)?;
-                md.push("change", change).push("datetime", at);
-            }
-            None => e.lastmod(&f.stored_at)?,
-        }
+        lastmod(&mut e, &mut md, change, &f.stored_at)?;
         md.extend(described.as_slice());
         if let Some(p) = path {
             md.push("path", p);
@@ -468,11 +470,7 @@ impl Set<'_> {
         let mut digits = [0u8; 20];
         let length = writer::decimal(digest.length, &mut digits);
         // The deposit's URL, its record's, the record version's, the hash: one string.
-        let mut b = String::with_capacity(3 * self.base.len() + 256);
-        let _ = write!(b, "{}d/{}/{}/", self.base, self.publisher, f.deposit_id);
-        let d = b.len();
-        b.push_str("metadata.xml");
-        let r = b.len();
+        let (mut b, d, r) = self.deposit_urls(f.deposit_id);
         b.extend_from_within(..d);
         let _ = write!(b, "v{}/metadata.xml", f.version_id);
         let m = b.len();
@@ -480,13 +478,7 @@ impl Set<'_> {
         let (deposit_url, loc, memento, hash) = (&b[..d], &b[..r], &b[r..m], &b[m..]);
         let mut e = w.url(loc)?;
         let mut md = Attrs::default();
-        match change {
-            Some((change, at)) => {
-                e.lastmod(at)?;
-                md.push("change", change).push("datetime", at);
-            }
-            None => e.lastmod(at)?,
-        }
+        lastmod(&mut e, &mut md, change, at)?;
         md.push("hash", hash)
             .push("length", length)
             .push("type", "application/xml");
@@ -507,6 +499,24 @@ impl Set<'_> {
             ],
         )?;
         e.end()
+    }
+}
+
+/// An entry's `<lastmod>`, and the start of its `<rs:md>`: in a Change List (`change`)
+/// the change's time, also on `rs:md` with the change for 1.1 readers (§12); otherwise
+/// `stored`.
+fn lastmod<'a, W: Write>(
+    e: &mut EntryWriter<'_, W>,
+    md: &mut Attrs<'a>,
+    change: Option<(&'a str, &'a str)>,
+    stored: &str,
+) -> io::Result<()> {
+    match change {
+        Some((change, at)) => {
+            md.push("change", change).push("datetime", at);
+            e.lastmod(at)
+        }
+        None => e.lastmod(stored),
     }
 }
 
