@@ -204,14 +204,14 @@ impl DrmScan {
         }
     }
 
-    /// The verdict, reading a ZIP container from `stored` if needed: why the file
-    /// carries DRM, or `None`.
     /// Whether [`DrmScan::finish`] reads the stored file back (an EPUB container):
     /// blocking work.
     pub fn reads_file(&self) -> bool {
         matches!(self.kind, Kind::Zip)
     }
 
+    /// The verdict, reading a ZIP container from `stored` if needed: why the file
+    /// carries DRM, or `None`.
     pub fn finish(self, stored: &Path) -> Option<String> {
         match self.kind {
             Kind::Pdf if self.pdf_encrypt => Some(

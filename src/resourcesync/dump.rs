@@ -33,7 +33,7 @@ pub(super) fn write_resource_dump(set: &Set<'_>, package_bytes: u64) -> Result<u
     } = set.spec;
     let dump_doc = www.join(format!("{dir}/resourcedump.xml"));
     let packages_dir = www.join(format!("{dir}/resourcedump"));
-    let fingerprint = set.fingerprint()?;
+    let fingerprint = &set.fingerprint;
     let stamp = packages_dir.join(".fingerprint");
     if dump_doc.exists() && fs::read_to_string(&stamp).is_ok_and(|s| s == *fingerprint) {
         return Ok(0);

@@ -198,6 +198,11 @@ pub fn publish(config: &Config, dumps: Dumps) -> Result<Published, PublishError>
             source,
         })?;
     for p in &config.publishers {
+        let fingerprint = format!(
+            "{} {} {base}",
+            catalog.last_change_seq(&p.id)?,
+            record::kb24().id
+        );
         for access in [PUBLIC, RESTRICTED] {
             let dir = set_path(&p.id, access);
             // An empty set's documents need no walk over the collection.
@@ -212,7 +217,7 @@ pub fn publish(config: &Config, dumps: Dumps) -> Result<Published, PublishError>
                 cap: format!("{base}{dir}/capabilitylist.xml"),
                 dir,
                 empty,
-                fingerprint: std::sync::OnceLock::new(),
+                fingerprint: fingerprint.clone(),
             };
             let set = Set {
                 catalog: &catalog,
@@ -276,23 +281,13 @@ struct SetSpec<'a> {
     /// No deposited version of the publisher has this access: the set's documents are
     /// written empty without walking the collection.
     empty: bool,
-    /// [`Set::fingerprint`], once known.
-    fingerprint: std::sync::OnceLock<String>,
+    /// The publisher's last journalled change (every deposited version is journalled),
+    /// the record mapping and `base_url`: unchanged when the set's documents would be
+    /// (the Resource List and Resource Dump keep theirs).
+    fingerprint: String,
 }
 
 impl Set<'_> {
-    /// The set's fingerprint, unchanged when the set's documents would be: the
-    /// journal's last change (every deposited version is journalled), the record
-    /// mapping and `base_url`. The Resource List and Resource Dump keep theirs.
-    fn fingerprint(&self) -> Result<&str, StoreError> {
-        if let Some(f) = self.spec.fingerprint.get() {
-            return Ok(f);
-        }
-        let seq = self.catalog.last_change_seq(self.publisher)?;
-        let fingerprint = format!("{seq} {} {}", record::kb24().id, self.base);
-        Ok(self.spec.fingerprint.get_or_init(|| fingerprint))
-    }
-
     /// [`Catalog::count_current_files`] of this set.
     fn count_current_files(&self, at_most: u64) -> Result<u64, StoreError> {
         if self.empty {
@@ -603,12 +598,12 @@ fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
         cap,
         ..
     } = set.spec;
-    let fingerprint = set.fingerprint()?;
+    let fingerprint = &set.fingerprint;
     // Unchanged set (no new change in the journal): the list written before is still
     // true as of its `at`, so it is left alone.
     let stamp = www.join(format!("{dir}/.resourcelist.fingerprint"));
     if www.join(format!("{dir}/resourcelist.xml")).exists()
-        && fs::read_to_string(&stamp).is_ok_and(|s| s == fingerprint)
+        && fs::read_to_string(&stamp).is_ok_and(|s| s == *fingerprint)
     {
         return Ok(0);
     }
@@ -969,8 +964,7 @@ fn change_list(
             }),
         )?;
         if files == 0 {
-            // The part before ended the list exactly.
-            let _ = fs::remove_file(parts_dir.join(&name));
+            // The part before ended the list exactly (no part was written).
             break;
         }
         count += n;
@@ -1023,8 +1017,9 @@ fn remove_parts(dir: &Path, prefix: &str, keep: u64) {
     }
 }
 
-/// One Change List document (a whole list, or one part of an index). Returns its
-/// entries, its files and the key of its last file (where the next part starts).
+/// One Change List document (a whole list, or one part of an index; a part with no
+/// files is not written). Returns its entries, its files and the key of its last file
+/// (where the next part starts).
 fn change_list_document(
     set: &Set<'_>,
     path: &Path,
@@ -1038,7 +1033,8 @@ fn change_list_document(
     let mut files = 0u64;
     let mut last = None;
     let mut too_large = false;
-    let result = atomic_write(path, |out| {
+    let part = page.is_some();
+    let result = atomic_replace(path, |out| {
         let mut w = DocumentWriter::new(out, Root::UrlSet, lns, md)?;
         let r = set.journal(from, until, page, &mut |e, f| {
             if w.full(4096) {
@@ -1058,14 +1054,18 @@ fn change_list_document(
             set.write_file(&mut w, f, change, None)
         });
         r.map_err(|e| io::Error::other(e.to_string()))?;
-        w.finish().map(drop)
+        // A part past the last file is not written; a whole list is, even empty.
+        if part && files == 0 {
+            return Ok(false);
+        }
+        w.finish().map(|_| true)
     });
     if too_large {
         return Err(PublishError::TooLarge {
             path: path.to_path_buf(),
         });
     }
-    result.map(|()| (count, files, last))
+    result.map(|_| (count, files, last))
 }
 
 /// Writes `path` atomically: a temporary file beside it, fsync, rename, folder fsync.

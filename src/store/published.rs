@@ -96,6 +96,30 @@ pub struct JournalPage {
 const CURRENT_VERSION: &str = "SELECT id FROM versions x WHERE x.deposit_id = d.id
     AND x.state = 'deposited' ORDER BY x.pub_date DESC LIMIT 1";
 
+/// `FROM … WHERE …` of a set's current files (?1 publisher, ?2 access): what
+/// [`Catalog::current_files`] lists and [`Catalog::count_current_files`] counts;
+/// `join` goes before `WHERE`.
+fn current_files_from(join: &str) -> String {
+    format!(
+        "FROM deposits d JOIN versions v ON v.id = ({CURRENT_VERSION})
+         JOIN files f ON f.version_id = v.id {join}
+         WHERE d.publisher = ?1 AND v.access = ?2 AND f.state = 'stored'"
+    )
+}
+
+/// `FROM … WHERE …` of a set's journalled files in a period (?1 publisher, ?2 access,
+/// ?3 from, ?4 until or NULL; a real bound either way, so that SQLite stops at the
+/// period's end): what [`Catalog::journal`] lists and [`Catalog::count_journal`]
+/// counts; `join` goes before `WHERE`.
+fn journal_from(join: &str) -> String {
+    format!(
+        "FROM changes c JOIN versions v ON v.id = c.version_id
+         JOIN files f ON f.version_id = v.id {join}
+         WHERE c.publisher = ?1 AND v.access = ?2 AND f.state = 'stored'
+           AND c.at >= ?3 AND c.at < coalesce(?4, '9999')"
+    )
+}
+
 /// The columns [`read_file`] reads; the query joins `versions v`, `files f` and
 /// `LEFT JOIN record_digests rd ON rd.version_id = v.id` ([`RECORD_JOIN`]).
 const FILE_COLUMNS: &str = "v.deposit_id, v.id, f.url, f.sha256, f.md5, f.length,
@@ -171,12 +195,10 @@ impl Catalog {
         let mut stmt = self
             .conn()
             .prepare_cached(&format!(
-                "SELECT {FILE_COLUMNS} FROM deposits d
-                 JOIN versions v ON v.id = ({CURRENT_VERSION})
-                 JOIN files f ON f.version_id = v.id {RECORD_JOIN}
-                 WHERE d.publisher = ?1 AND v.access = ?2 AND f.state = 'stored'
+                "SELECT {FILE_COLUMNS} {}
                    AND d.id >= ?3 AND (d.id > ?3 OR f.ord > ?4)
-                 ORDER BY d.id, f.ord LIMIT ?5"
+                 ORDER BY d.id, f.ord LIMIT ?5",
+                current_files_from(RECORD_JOIN)
             ))
             .map_err(sql("listing current files"))?;
         let ctx = "listing current files";
@@ -210,12 +232,10 @@ impl Catalog {
     ) -> Result<u64, StoreError> {
         let at_most = i64::try_from(at_most).unwrap_or(i64::MAX);
         self.conn()
-            .prepare_cached(
-                "SELECT count(*) FROM (SELECT 1 FROM changes c JOIN versions v ON v.id = c.version_id
-                 JOIN files f ON f.version_id = v.id
-                 WHERE c.publisher = ?1 AND v.access = ?2 AND f.state = 'stored'
-                   AND c.at >= ?3 AND c.at < coalesce(?4, '9999') LIMIT ?5)",
-            )
+            .prepare_cached(&format!(
+                "SELECT count(*) FROM (SELECT 1 {} LIMIT ?5)",
+                journal_from("")
+            ))
             .and_then(|mut s| {
                 s.query_row(params![publisher, access, from, until, at_most], |r| {
                     r.get::<_, i64>(0)
@@ -235,10 +255,8 @@ impl Catalog {
         let at_most = i64::try_from(at_most).unwrap_or(i64::MAX);
         self.conn()
             .prepare_cached(&format!(
-                "SELECT count(*) FROM (SELECT 1 FROM deposits d
-                 JOIN versions v ON v.id = ({CURRENT_VERSION})
-                 JOIN files f ON f.version_id = v.id
-                 WHERE d.publisher = ?1 AND v.access = ?2 AND f.state = 'stored' LIMIT ?3)"
+                "SELECT count(*) FROM (SELECT 1 {} LIMIT ?3)",
+                current_files_from("")
             ))
             .and_then(|mut s| {
                 s.query_row(params![publisher, access, at_most], |r| r.get::<_, i64>(0))
@@ -273,13 +291,10 @@ impl Catalog {
         let mut stmt = self
             .conn()
             .prepare_cached(&format!(
-                "SELECT c.seq, c.change, c.at, {FILE_COLUMNS} FROM changes c
-                 JOIN versions v ON v.id = c.version_id
-                 JOIN files f ON f.version_id = v.id {RECORD_JOIN}
-                 WHERE c.publisher = ?1 AND v.access = ?2 AND f.state = 'stored'
-                   AND c.at >= ?3 AND c.at < coalesce(?4, '9999')
+                "SELECT c.seq, c.change, c.at, {FILE_COLUMNS} {}
                    AND c.at >= ?6 AND (c.at, c.seq, f.ord) > (?6, ?7, ?8)
-                 ORDER BY c.at, c.seq, f.ord LIMIT ?5"
+                 ORDER BY c.at, c.seq, f.ord LIMIT ?5",
+                journal_from(RECORD_JOIN)
             ))
             .map_err(sql(ctx))?;
         let mut rows = stmt

@@ -493,20 +493,8 @@ fn restricted_sets_are_served_only_to_authenticated_destinations() {
 
 #[test]
 fn change_lists_rotate_daily_and_closed_lists_stay_reachable() {
-    let base: Arc<std::sync::OnceLock<String>> = Default::default();
-    let b2 = base.clone();
-    let server = Server::with_handler(move |r| match r.path.as_str() {
-        "/feed.xml" => Response::ok(feed(&[TestItem::new(
-            "today",
-            &date(0),
-            &format!("{}/a.html", b2.get().unwrap()),
-        )])),
-        p => Response::file(format!("<html>{p}</html>"), "text/html"),
-    });
-    let _ = base.set(server.url(""));
-    let env = Env::plain("rotation", &server.url("/feed.xml"), "");
+    let (_server, env) = one_item_harvested("rotation");
     let srv = serve(&env);
-    assert_eq!(env.harvest().status.code(), Some(0));
     // A version deposited two days ago (written straight into the catalog: the
     // journal only ever gets the current time).
     let two_days_ago = chrono::Utc::now() - chrono::Duration::days(2);
