@@ -86,6 +86,7 @@ pub fn run(args: &ValidateArgs) -> Result<Exit, Error> {
         } else {
             args.max_findings
         },
+        ..Options::default()
     };
     let text = args.format == Format::Text;
     let input_error = |source: io::Error| Error::Input {
@@ -116,13 +117,13 @@ pub fn run(args: &ValidateArgs) -> Result<Exit, Error> {
             .build()
             .map_err(|e| Error::Usage(format!("cannot start the HTTP client: {e}")))?;
         let spool = runtime.block_on(fetch::download(&url, &fetch_options))?;
-        let report = profile::validate(spool.reader().map_err(input_error)?, &options)
+        let report = profile::validate_file(&spool.reader().map_err(input_error)?, &options)
             .map_err(input_error)?;
         (report, Some(spool))
     } else {
         let file = File::open(&args.input).map_err(input_error)?;
         (
-            profile::validate(file, &options).map_err(input_error)?,
+            profile::validate_file(&file, &options).map_err(input_error)?,
             None,
         )
     };

@@ -312,6 +312,9 @@ pub enum FeedEvent {
     },
     /// The root ended; the document is complete and well-formed.
     End,
+    /// The reader is at the offset given to [`XmlReader::stop_at`], between two
+    /// children of the channel, outside any item.
+    Boundary,
 }
 
 /// Where the element being read sits.
@@ -380,6 +383,10 @@ struct State {
     channel: Option<Box<Channel>>,
     items: u32,
     finished: bool,
+    /// Reading items only, from the middle of a channel ([`FeedReader::continuing`]).
+    items_only: bool,
+    /// In `items_only` mode: a child of the channel other than an item started.
+    left_items: bool,
 }
 
 impl<R: Read> FeedReader<R> {
@@ -391,6 +398,29 @@ impl<R: Read> FeedReader<R> {
         }
     }
 
+    /// Reads the items of a channel from the middle of it: `xml` continues inside
+    /// `<rss><channel>` ([`XmlReader::continuing`]). Items are numbered from 1 here.
+    pub fn continuing(xml: XmlReader<R>) -> Self {
+        let state = State {
+            frames: vec![Frame::Rss, Frame::Channel],
+            channel: Some(Box::default()),
+            items_only: true,
+            ..State::default()
+        };
+        Self { xml, state }
+    }
+
+    /// In a reader from [`FeedReader::continuing`]: a child of the channel other than
+    /// an item has started, so what follows is no longer a run of items.
+    pub fn left_items(&self) -> bool {
+        self.state.left_items
+    }
+
+    /// Counts `n` items read elsewhere, so the next one gets the right index.
+    pub fn skip_items(&mut self, n: u32) {
+        self.state.items += n;
+    }
+
     /// Hands back an item the caller is done with; its allocations serve the next one.
     pub fn recycle(&mut self, item: Box<Item>) {
         self.state.spare = Some(item);
@@ -399,6 +429,11 @@ impl<R: Read> FeedReader<R> {
     /// The underlying XML reader.
     pub fn xml(&self) -> &XmlReader<R> {
         &self.xml
+    }
+
+    /// The underlying XML reader, to move it on.
+    pub fn xml_mut(&mut self) -> &mut XmlReader<R> {
+        &mut self.xml
     }
 
     /// The next event, `Ok(None)` after [`FeedEvent::End`] (or after a root that is
@@ -426,6 +461,11 @@ impl<R: Read> FeedReader<R> {
                     }
                 }
                 XmlEvent::End => st.leave(),
+                XmlEvent::Boundary => {
+                    if st.frames == [Frame::Rss, Frame::Channel] && st.item.is_none() {
+                        return Ok(Some(FeedEvent::Boundary));
+                    }
+                }
                 XmlEvent::Eof => {
                     st.finished = true;
                     st.queue.push_back(FeedEvent::End);
@@ -502,6 +542,9 @@ impl State {
         let Some(channel) = self.channel.as_deref_mut() else {
             return Frame::Other;
         };
+        if self.items_only && (s.ns, s.local) != (NsId::NONE, "item") {
+            self.left_items = true;
+        }
         match (s.ns, s.local) {
             (NsId::NONE, "item") => {
                 self.items += 1;

@@ -290,30 +290,35 @@ impl Kb24 {
     /// Every item rule of §3, plus R101 uniqueness and G-ORDER across items.
     pub fn item(&mut self, item: &Item, out: &mut Vec<Finding>) {
         let start = out.len();
+        let keys = self.check_item(item, out);
+        self.across_items(&keys, item.index, item_guid(item), &mut *out, start);
+    }
+
+    /// The rules of §3 that need only the item itself: everything [`Kb24::item`]
+    /// checks but R101 uniqueness and G-ORDER, whose inputs come back as [`ItemKeys`]
+    /// for [`Kb24::across_items`]. Needs no state, so items can be checked on another
+    /// thread (`profile::split`).
+    pub fn check_item(&self, item: &Item, out: &mut Vec<Finding>) -> ItemKeys {
+        let start = out.len();
         let mut c = ItemCheck {
             item,
             out,
             voc: vocabulary::kb24(),
         };
-        c.guid(&mut self.guids);
+        let mut keys = ItemKeys {
+            guid: c.guid(),
+            ..ItemKeys::default()
+        };
+        keys.guid_at = c.out.len() - start;
+        c.guid_perma_link();
         c.identifiers();
         let link = c.link();
-        if let Some(instant) = c.pub_date() {
-            if let Some((prev, prev_item)) = self.previous
-                && instant > prev
-                && let Some(v) = item.pub_dates.first()
-            {
-                c.push(
-                            R::GOrder,
-                            Error,
-                            v.pos,
-                            format!(
-                                "items must be sorted by pubDate, newest first: this item is newer than item {prev_item} before it (compared as instants, zones applied); move it up"
-                            ),
-                        );
-            }
-            self.previous = Some((instant, item.index));
+        if let Some(instant) = c.pub_date()
+            && let Some(v) = item.pub_dates.first()
+        {
+            keys.date = Some((instant, v.pos));
         }
+        keys.date_at = c.out.len() - start;
         c.publisher();
         c.title();
         c.description();
@@ -340,14 +345,93 @@ impl Kb24 {
         c.scoped_hashes();
         c.typed_list(R::S201References, "references", &item.references);
         c.keywords(R::R118, &item.keywords);
-        let guid = item
-            .guids
-            .first()
-            .map(|g| g.value.trimmed())
-            .filter(|g| !g.is_empty());
+        keys
+    }
+
+    /// R101 uniqueness and G-ORDER for item `index` (items in document order), whose
+    /// own findings are `out[start..]`; then marks all of them with the item's index
+    /// and `guid`.
+    pub fn across_items(
+        &mut self,
+        keys: &ItemKeys,
+        index: u32,
+        guid: Option<&str>,
+        out: &mut Vec<Finding>,
+        start: usize,
+    ) {
+        let mut inserted = 0;
+        if let Some((hash, pos)) = keys.guid {
+            match self.guids.get(&hash) {
+                Some(first) => {
+                    let f = Finding::new(
+                        R::R101,
+                        Error,
+                        pos,
+                        format!(
+                            "guid {} is already used by item {first}; every item needs its own guid (a new version keeps its guid and gets a newer pubDate)",
+                            found(guid.unwrap_or_default())
+                        ),
+                    );
+                    out.insert(start + keys.guid_at, f);
+                    inserted = 1;
+                }
+                None => {
+                    self.guids.insert(hash, index);
+                }
+            }
+        }
+        if let Some((instant, pos)) = keys.date {
+            if let Some((prev, prev_item)) = self.previous
+                && instant > prev
+            {
+                let f = Finding::new(
+                    R::GOrder,
+                    Error,
+                    pos,
+                    format!(
+                        "items must be sorted by pubDate, newest first: this item is newer than item {prev_item} before it (compared as instants, zones applied); move it up"
+                    ),
+                );
+                out.insert(start + keys.date_at + inserted, f);
+            }
+            self.previous = Some((instant, index));
+        }
         for f in &mut out[start..] {
-            f.item = Some(item.index);
+            f.item = Some(index);
             f.guid = guid.map(str::to_string);
+        }
+    }
+}
+
+/// The trimmed first guid of `item`, if not empty: what findings name the item by.
+pub fn item_guid(item: &Item) -> Option<&str> {
+    item.guids
+        .first()
+        .map(|g| g.value.trimmed())
+        .filter(|g| !g.is_empty())
+}
+
+/// What the rules across items need of one item ([`Kb24::check_item`]).
+#[derive(Debug, Clone, Default)]
+pub struct ItemKeys {
+    /// Hash of the trimmed guid and its position, when the item has one usable guid.
+    guid: Option<(u64, Pos)>,
+    /// Where among the item's findings a duplicate guid is reported.
+    guid_at: usize,
+    /// The pubDate as an instant, and its position, when it is valid.
+    date: Option<(i64, Pos)>,
+    /// Where among the item's findings G-ORDER is reported.
+    date_at: usize,
+}
+
+impl ItemKeys {
+    /// Moves the positions, for an item read by a reader that started elsewhere.
+    pub fn map_positions(&mut self, f: impl Fn(Pos) -> Pos) {
+        if let Some((_, pos)) = &mut self.guid {
+            *pos = f(*pos);
+        }
+        if let Some((_, pos)) = &mut self.date {
+            *pos = f(*pos);
         }
     }
 }
@@ -411,17 +495,16 @@ impl ItemCheck<'_> {
         !v.has_children
     }
 
-    /// R101.
-    fn guid(&mut self, seen: &mut HashMap<u64, u32>) {
+    /// R101: presence, once, not empty. Returns the hash and position of a usable
+    /// guid, for uniqueness across items.
+    fn guid(&mut self) -> Option<(u64, Pos)> {
         let item = self.item;
-        let Some(v) = self.single(
+        let v = self.single(
             R::R101,
             "guid",
             &item.guids,
             Some("`<guid isPermaLink=\"false\">urn:uuid:…</guid>` that never changes"),
-        ) else {
-            return;
-        };
+        )?;
         let value = v.trimmed();
         if value.is_empty() {
             self.push(
@@ -430,30 +513,29 @@ impl ItemCheck<'_> {
                 v.pos,
                 "`<guid>` is empty; give each item a unique, persistent identifier",
             );
-            return;
+            return None;
         }
         let mut h = DefaultHasher::new();
         value.hash(&mut h);
-        match seen.get(&h.finish()) {
-            Some(first) => self.push(
-                R::R101,
-                Error,
-                v.pos,
-                format!("guid {} is already used by item {first}; every item needs its own guid (a new version keeps its guid and gets a newer pubDate)", found(value)),
-            ),
-            None => {
-                seen.insert(h.finish(), item.index);
-            }
+        Some((h.finish(), v.pos))
+    }
+
+    /// R101: a guid that is not a URL must say `isPermaLink="false"`.
+    fn guid_perma_link(&mut self) {
+        let item = self.item;
+        let Some(g) = item.guids.first() else {
+            return;
+        };
+        let value = g.value.trimmed();
+        if g.value.has_children || value.is_empty() {
+            return;
         }
-        let perma = item.guids[0]
-            .is_perma_link
-            .as_ref()
-            .map(|a| trim_xml(&a.value));
+        let perma = g.is_perma_link.as_ref().map(|a| trim_xml(&a.value));
         if perma != Some("false") && syntax::http_url(value).is_err() {
             self.push(
                 R::R101,
                 Info,
-                v.pos,
+                g.value.pos,
                 format!("guid {} is not an http(s) URL, but `isPermaLink` is not `false` (RSS 2.0 default true); add `isPermaLink=\"false\"`", found(value)),
             );
         }

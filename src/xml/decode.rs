@@ -146,6 +146,24 @@ impl<R: Read> Decoder<R> {
         }
     }
 
+    /// A decoder for UTF-8 input that starts in the middle of a document: no byte-order
+    /// mark or XML declaration is looked for, and positions are counted from 1:1 at its
+    /// first byte (see `profile::split`).
+    pub fn continuing(inner: R, limits: Limits) -> Self {
+        Self {
+            encoding: Some(Encoding::Utf8),
+            ..Self::new(inner, limits)
+        }
+    }
+
+    /// Positions from decoded `offset` on continue from `pos`: the bytes that follow it
+    /// are not the ones that followed it in the source, a stretch was read elsewhere.
+    pub fn jump(&mut self, offset: u64, pos: Pos) {
+        self.resolve(offset);
+        self.line = pos.line;
+        self.column = pos.column;
+    }
+
     /// The encoding in use, once detected.
     pub fn encoding(&self) -> Option<Encoding> {
         self.encoding
@@ -490,6 +508,24 @@ fn check_chars(bytes: &[u8]) -> Option<(usize, u32)> {
         }
     }
     None
+}
+
+/// Whether a document starting with `head` (its first 1 KiB or all of it) is UTF-8
+/// without a byte-order mark, so that its byte offsets are offsets of the decoded stream.
+pub fn is_plain_utf8(head: &[u8]) -> bool {
+    let bom = [
+        [0xEF, 0xBB, 0xBF].as_slice(),
+        &[0xFF, 0xFE],
+        &[0xFE, 0xFF],
+        &[0x00, 0x3C],
+    ];
+    if bom.iter().any(|b| head.starts_with(b)) || head.starts_with(&[0x3C, 0x00]) {
+        return false;
+    }
+    match declared_encoding(head) {
+        None => true,
+        Some(label) => Encoding::from_label(&label) == Some(Encoding::Utf8),
+    }
 }
 
 /// The `encoding` pseudo-attribute of an XML declaration at the start of `head`.

@@ -17,7 +17,7 @@ use std::io::{self, BufRead, Read};
 
 use quick_xml::events::{BytesStart, Event};
 
-pub use decode::{DecodeErrorKind, Encoding, Limits};
+pub use decode::{DecodeErrorKind, Encoding, Limits, is_plain_utf8};
 use decode::{Decoder, is_xml_char};
 
 /// A 1-based line and column (columns count Unicode scalar values).
@@ -165,6 +165,19 @@ pub enum XmlEvent<'a> {
     Text(&'a str),
     /// The document ended after its root element.
     Eof,
+    /// Nothing was read: the reader is exactly at the offset given to
+    /// [`XmlReader::stop_at`], between two events, two elements deep.
+    Boundary,
+}
+
+/// The open elements and in-scope namespace bindings at one point of a document, so
+/// that another reader can read on from there ([`XmlReader::continuing`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scope {
+    /// (prefix, namespace name), outermost first; "" is the default namespace.
+    bindings: Vec<(String, String)>,
+    /// Qualified names of the open elements, outermost first.
+    open: Vec<String>,
 }
 
 /// Why a document is not (namespace-)well-formed, or exceeds a limit: catalogue `G-XML`.
@@ -355,6 +368,10 @@ pub struct XmlReader<R: Read> {
     text: String,
     ns: NsId,
     pos: Pos,
+    /// Read from the middle of a document ([`XmlReader::continuing`]).
+    continued: bool,
+    /// Where to report [`XmlEvent::Boundary`].
+    boundary: Option<u64>,
 }
 
 /// What one quick-xml event amounted to.
@@ -369,7 +386,11 @@ enum Step {
 impl<R: Read> XmlReader<R> {
     /// A reader over `input` with `limits`.
     pub fn new(input: R, limits: ReaderLimits) -> Self {
-        let mut reader = quick_xml::Reader::from_reader(Decoder::new(input, limits.decode));
+        Self::over(Decoder::new(input, limits.decode), limits)
+    }
+
+    fn over(decoder: Decoder<R>, limits: ReaderLimits) -> Self {
+        let mut reader = quick_xml::Reader::from_reader(decoder);
         let config = reader.config_mut();
         config.check_end_names = true;
         config.check_comments = true;
@@ -401,7 +422,77 @@ impl<R: Read> XmlReader<R> {
             text: String::new(),
             ns: NsId::NONE,
             pos: Pos::default(),
+            continued: false,
+            boundary: None,
         }
+    }
+
+    /// A reader over UTF-8 `input` that starts in the middle of a document, just after
+    /// the point where `scope` was taken: its elements are open and its bindings in
+    /// scope. Positions count from 1:1 at the first byte of `input`; an XML declaration
+    /// or DOCTYPE is misplaced here.
+    pub fn continuing(input: R, limits: ReaderLimits, scope: &Scope) -> Result<Self, XmlError> {
+        let mut r = Self::over(Decoder::continuing(input, limits.decode), limits);
+        r.bindings.clear();
+        for (prefix, uri) in &scope.bindings {
+            let id = r.intern(uri).map_err(|kind| XmlError {
+                kind,
+                pos: Pos::default(),
+            })?;
+            r.bindings.push((prefix.clone(), id));
+        }
+        for name in &scope.open {
+            r.open.push((r.bindings.len(), r.open_names.len()));
+            r.open_names.push_str(name);
+        }
+        r.root_seen = true;
+        r.continued = true;
+        Ok(r)
+    }
+
+    /// The open elements and bindings in scope after the last event.
+    pub fn scope(&self) -> Scope {
+        let mut open = Vec::with_capacity(self.open.len());
+        for (i, (_, start)) in self.open.iter().enumerate() {
+            let end = self
+                .open
+                .get(i + 1)
+                .map_or(self.open_names.len(), |(_, e)| *e);
+            open.push(self.open_names[*start..end].to_string());
+        }
+        Scope {
+            bindings: self
+                .bindings
+                .iter()
+                .map(|(p, id)| (p.clone(), self.namespace(*id).to_string()))
+                .collect(),
+            open,
+        }
+    }
+
+    /// Offset in the decoded stream of the next byte to be read.
+    pub fn offset(&self) -> u64 {
+        self.reader.buffer_position()
+    }
+
+    /// The position of [`XmlReader::offset`].
+    pub fn position(&mut self) -> Pos {
+        let at = self.reader.buffer_position();
+        self.reader.get_mut().resolve(at)
+    }
+
+    /// Reports [`XmlEvent::Boundary`] instead of reading on when the reader is exactly
+    /// at decoded `offset` between two events, two elements deep (inside `<rss><channel>`);
+    /// when it reads past `offset` otherwise, nothing is reported.
+    pub fn stop_at(&mut self, offset: u64) {
+        self.boundary = Some(offset);
+    }
+
+    /// Positions from here on continue from `pos`: the bytes that follow were not the
+    /// next ones of the source (a stretch of it was read by another reader).
+    pub fn jump(&mut self, pos: Pos) {
+        let at = self.reader.buffer_position();
+        self.reader.get_mut().jump(at, pos);
     }
 
     /// The namespace name of `id`.
@@ -448,6 +539,15 @@ impl<R: Read> XmlReader<R> {
             self.close_element();
             return Ok(XmlEvent::End);
         }
+        if let Some(at) = self.boundary {
+            let here = self.reader.buffer_position();
+            if here >= at {
+                self.boundary = None;
+                if here == at && !self.done && self.open.len() == 2 {
+                    return Ok(XmlEvent::Boundary);
+                }
+            }
+        }
         loop {
             if self.done {
                 return Ok(XmlEvent::Eof);
@@ -489,7 +589,9 @@ impl<R: Read> XmlReader<R> {
             )
         };
         match event {
-            Event::Decl(_) if start != 0 => Err(self.err_at(misplaced_decl(), start)),
+            Event::Decl(_) if start != 0 || self.continued => {
+                Err(self.err_at(misplaced_decl(), start))
+            }
             Event::PI(pi) if pi.target().eq_ignore_ascii_case("xml") => {
                 Err(self.err_at(misplaced_decl(), start))
             }
