@@ -200,7 +200,13 @@ impl Link {
         let (Some(pause), Some(scope)) = (self.pause, &self.scope) else {
             return 0;
         };
-        if feed.xml().scope() != *scope {
+        // The reader read past the pause already (declined), or the scope differs.
+        let paused = self
+            .gate
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pause;
+        if paused != Some(pause) || feed.xml().scope() != *scope {
             return 0;
         }
         let base = feed.xml_mut().position();

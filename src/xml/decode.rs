@@ -96,8 +96,11 @@ pub struct Decoder<R> {
     encoding: Option<Encoding>,
     /// Raw bytes read but not yet decoded (an incomplete sequence, or the sniffed head).
     raw: Vec<u8>,
-    /// Decoded UTF-8; `out[mark..]` is kept for position resolution.
+    /// Decoded UTF-8 in `out[..end]`; `out[mark..end]` is kept for position
+    /// resolution. `out` keeps its length (initialised bytes) to be read into again.
     out: Vec<u8>,
+    /// End of the decoded bytes in `out`.
+    end: usize,
     /// Next byte handed to the consumer (index into `out`).
     pos: usize,
     /// Index into `out` of the last resolved offset.
@@ -124,7 +127,8 @@ impl<R: Read> Decoder<R> {
             limits,
             encoding: None,
             raw: Vec::new(),
-            out: Vec::with_capacity(CHUNK * 2),
+            out: Vec::new(),
+            end: 0,
             pos: 0,
             mark: 0,
             base: 0,
@@ -181,7 +185,7 @@ impl<R: Read> Decoder<R> {
         let target = offset.saturating_sub(self.base);
         let target = usize::try_from(target)
             .unwrap_or(usize::MAX)
-            .clamp(self.mark, self.out.len());
+            .clamp(self.mark, self.end);
         let span = &self.out[self.mark..target];
         self.mark = target;
         if span.len() <= 32 {
@@ -204,7 +208,11 @@ impl<R: Read> Decoder<R> {
         // and ASCII (the usual case) needs no per-byte count.
         let after_newline = match memchr::memrchr(b'\n', span) {
             Some(last) => {
-                let lines = span[..=last].iter().filter(|&&b| b == b'\n').count();
+                // Usually the only one: the line break before an indented start tag.
+                let lines = match memchr::memchr(b'\n', &span[..last]) {
+                    None => 1,
+                    Some(first) => 1 + count_newlines(&span[first..last]),
+                };
                 self.line = self
                     .line
                     .saturating_add(u32::try_from(lines).unwrap_or(u32::MAX));
@@ -297,7 +305,7 @@ impl<R: Read> Decoder<R> {
 
     fn fail(&mut self, kind: DecodeErrorKind) {
         if self.pending.is_none() {
-            let offset = self.base + self.out.len() as u64;
+            let offset = self.base + self.end as u64;
             self.pending = Some(DecodeError { kind, offset });
         }
     }
@@ -308,13 +316,14 @@ impl<R: Read> Decoder<R> {
             self.mark = self.pos;
         }
         // Keep only the bytes from the last resolved offset on.
-        if self.mark > 0 && self.pos == self.out.len() {
-            self.out.drain(..self.mark);
+        if self.mark > 0 && self.pos == self.end {
+            self.out.copy_within(self.mark..self.end, 0);
+            self.end -= self.mark;
             self.base += self.mark as u64;
             self.pos -= self.mark;
             self.mark = 0;
         }
-        if self.out.len() - self.mark > self.limits.max_event_bytes {
+        if self.end - self.mark > self.limits.max_event_bytes {
             self.fail(DecodeErrorKind::EventTooLarge(self.limits.max_event_bytes));
             return;
         }
@@ -329,8 +338,24 @@ impl<R: Read> Decoder<R> {
             },
         };
         // Read until at least one byte is decoded, or the input ends.
-        let before = self.out.len();
-        while self.out.len() == before && self.pending.is_none() {
+        let before = self.end;
+        while self.end == before && self.pending.is_none() {
+            if encoding == Encoding::Utf8 {
+                if self.eof && self.raw.is_empty() {
+                    return;
+                }
+                if let Err(e) = self.read_utf8() {
+                    return self.fail(DecodeErrorKind::Io(e));
+                }
+                if self.eof && self.end == before && !self.raw.is_empty() {
+                    self.raw.clear();
+                    return self.fail(DecodeErrorKind::InvalidUtf8);
+                }
+                if self.raw_total > self.limits.max_bytes {
+                    return self.fail(DecodeErrorKind::TooLarge(self.limits.max_bytes));
+                }
+                continue;
+            }
             if self.raw.is_empty() || !self.decode_some(encoding) {
                 if self.eof {
                     if !self.raw.is_empty() {
@@ -356,27 +381,15 @@ impl<R: Read> Decoder<R> {
     /// Decodes what it can of `raw` into `out`. Returns false if nothing could be
     /// decoded because more input is needed.
     fn decode_some(&mut self, encoding: Encoding) -> bool {
-        let before = self.out.len();
+        let before = self.end;
         match encoding {
-            Encoding::Utf8 => {
-                let (valid, err) = match std::str::from_utf8(&self.raw) {
-                    Ok(_) => (self.raw.len(), None),
-                    Err(e) => (e.valid_up_to(), Some(e.error_len().is_some() || self.eof)),
-                };
-                let bad = check_chars(&self.raw[..valid]);
-                let upto = bad.map_or(valid, |(i, _)| i);
-                self.out.extend_from_slice(&self.raw[..upto]);
-                self.raw.drain(..upto);
-                if let Some((_, c)) = bad {
-                    self.fail(DecodeErrorKind::ForbiddenChar(c));
-                } else if err == Some(true) {
-                    self.fail(DecodeErrorKind::InvalidUtf8);
-                }
-            }
+            // Read straight into `out` by `read_utf8`.
+            Encoding::Utf8 => {}
             Encoding::Latin1 | Encoding::Windows1252 => {
                 let mut used = 0;
                 let mut bad = None;
-                for &b in &self.raw {
+                let raw = std::mem::take(&mut self.raw);
+                for &b in &raw {
                     let c = if encoding == Encoding::Windows1252 && (0x80..0xA0).contains(&b) {
                         WINDOWS_1252[usize::from(b - 0x80)]
                     } else {
@@ -387,10 +400,10 @@ impl<R: Read> Decoder<R> {
                         break;
                     }
                     let mut tmp = [0; 4];
-                    self.out
-                        .extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+                    self.push(c.encode_utf8(&mut tmp).as_bytes());
                     used += 1;
                 }
+                self.raw = raw;
                 self.raw.drain(..used);
                 if let Some(c) = bad {
                     self.fail(DecodeErrorKind::ForbiddenChar(u32::from(c)));
@@ -434,15 +447,78 @@ impl<R: Read> Decoder<R> {
                         break;
                     }
                     let mut tmp = [0; 4];
-                    self.out
-                        .extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+                    self.push(c.encode_utf8(&mut tmp).as_bytes());
                     i += n;
                     used += 2 * n;
                 }
                 self.raw.drain(..used);
             }
         }
-        self.out.len() > before || self.pending.is_some()
+        self.end > before || self.pending.is_some()
+    }
+
+    /// Appends decoded `bytes` to `out`.
+    fn push(&mut self, bytes: &[u8]) {
+        let end = self.end + bytes.len();
+        if self.out.len() < end {
+            self.out.resize(end.max(2 * self.out.len()), 0);
+        }
+        self.out[self.end..end].copy_from_slice(bytes);
+        self.end = end;
+    }
+
+    /// UTF-8 input: reads straight into `out` (no copy, and `out` is not cleared for
+    /// it) after what waits in `raw` (the sniffed head, or an incomplete character),
+    /// then exposes what is valid: complete characters XML allows. An incomplete
+    /// character at the end waits in `raw` for the next read.
+    fn read_utf8(&mut self) -> io::Result<()> {
+        let start = self.end;
+        let pending = self.raw.len();
+        let want = pending + CHUNK;
+        if self.out.len() < start + want {
+            self.out.resize(start + want, 0);
+        }
+        self.out[start..start + pending].copy_from_slice(&self.raw);
+        self.raw.clear();
+        // More than an incomplete character waiting (the sniffed head): expose it before
+        // reading on, so no byte is read before it is needed.
+        let n = loop {
+            if self.eof || pending > 3 {
+                break 0;
+            }
+            match self
+                .inner
+                .read(&mut self.out[start + pending..start + want])
+            {
+                Ok(0) => {
+                    self.eof = true;
+                    break 0;
+                }
+                Ok(n) => break n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.raw
+                        .extend_from_slice(&self.out[start..start + pending]);
+                    return Err(e);
+                }
+            }
+        };
+        self.raw_total += n as u64;
+        let read = &self.out[start..start + pending + n];
+        let (valid, err) = match std::str::from_utf8(read) {
+            Ok(_) => (read.len(), false),
+            Err(e) => (e.valid_up_to(), e.error_len().is_some() || self.eof),
+        };
+        let bad = check_chars(&read[..valid]);
+        let upto = bad.map_or(valid, |(i, _)| i);
+        self.raw.extend_from_slice(&read[upto..]);
+        self.end = start + upto;
+        if let Some((_, c)) = bad {
+            self.fail(DecodeErrorKind::ForbiddenChar(c));
+        } else if err {
+            self.fail(DecodeErrorKind::InvalidUtf8);
+        }
+        Ok(())
     }
 }
 
@@ -458,11 +534,11 @@ impl<R: Read> Read for Decoder<R> {
 
 impl<R: Read> BufRead for Decoder<R> {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        if self.pos == self.out.len() {
+        if self.pos == self.end {
             if self.pending.is_none() {
                 self.fill();
             }
-            if self.pos == self.out.len()
+            if self.pos == self.end
                 && let Some(e) = self.pending.take()
             {
                 let message = format!("{:?}", e.kind);
@@ -470,12 +546,22 @@ impl<R: Read> BufRead for Decoder<R> {
                 return Err(io::Error::other(message));
             }
         }
-        Ok(&self.out[self.pos..])
+        Ok(&self.out[self.pos..self.end])
     }
 
     fn consume(&mut self, amt: usize) {
-        self.pos = (self.pos + amt).min(self.out.len());
+        self.pos = (self.pos + amt).min(self.end);
     }
+}
+
+/// How many line feeds `bytes` holds (a loop the compiler vectorises, in blocks of 32).
+fn count_newlines(bytes: &[u8]) -> usize {
+    let mut blocks = bytes.chunks_exact(32);
+    let mut n = 0;
+    for block in &mut blocks {
+        n += usize::from(block.iter().fold(0u8, |acc, &b| acc + u8::from(b == b'\n')));
+    }
+    n + blocks.remainder().iter().filter(|&&b| b == b'\n').count()
 }
 
 /// XML 1.0 §2.2 `Char`.
