@@ -15,7 +15,9 @@
 //!           UTF-16), G-XML well-formedness + namespaces, limits, line:column positions
 //! feed      RSS 2.0 + MediaRSS + DCMI Terms model; pulls one Item at a time
 //! profile   KB profile 2.4 rules → Findings (no I/O); Validator (streaming) and
-//!           validate() → Report
+//!           validate() → Report; validate_file() reads a large UTF-8 file on two
+//!           threads (split: a helper checks stretches of items, the main thread
+//!           takes them only at a verified boundary) with the same Report
 //! report    printers of a Report: text (source line + caret), JSON, JUnit
 //! fetch     HTTP client policy: timeouts, minimum speed, size caps while streaming,
 //!           manual redirects (credentials per origin), SSRF guard, retries, limits
@@ -51,7 +53,8 @@
 //! `pending` and the next run fetches what they miss.
 //!
 //! The library API for other callers (harvester, web page) is
-//! [`profile::validate`] (bytes in, [`profile::Report`] out) and
+//! [`profile::validate`] (bytes in, [`profile::Report`] out; [`profile::validate_file`]
+//! for a file, faster on two cores) and
 //! [`profile::Validator`] (items with their findings as they end);
 //! [`harvest::Harvester::run`] harvests one publisher.
 
