@@ -1,6 +1,5 @@
 //! Fuzzes the whole validator: bytes in, report out. Any panic, hang or runaway memory
-//! is a bug; every crash found is copied to `fuzz/regressions/` and replayed by
-//! `tests/it/fuzzing.rs`.
+//! is a bug; a crash it finds becomes a regression test in `tests/it/hostile.rs`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

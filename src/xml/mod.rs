@@ -761,7 +761,9 @@ impl<R: Read> XmlReader<R> {
         self.attrs_len = 0;
         let scope = self.bindings.len();
         let mut attrs = e.attributes();
-        attrs.with_checks(true);
+        // Duplicates are found below, after namespace resolution (quick-xml's own check
+        // allocates for every element with attributes).
+        attrs.with_checks(false);
         for a in attrs {
             let a = match a {
                 Ok(a) => a,
@@ -868,6 +870,9 @@ impl<R: Read> XmlReader<R> {
                 let kind = reserved();
                 return Err(self.err_at(kind, start));
             }
+        }
+        if self.decls.iter().any(|d| d.prefix == prefix) {
+            return Err(self.err_at(Malformed::DuplicateAttribute(key.to_string()), start));
         }
         if value == XMLNS_URI || (prefix.is_none() && value == KNOWN_NAMESPACES[1]) {
             let kind = reserved();

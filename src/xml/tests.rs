@@ -50,6 +50,32 @@ fn same_expanded_attribute_via_two_prefixes_is_malformed() {
 }
 
 #[test]
+fn the_same_attribute_or_declaration_twice_is_malformed() {
+    let twice = |doc: &str, name: &str| {
+        assert_eq!(
+            kind(doc),
+            Malformed::DuplicateAttribute(name.into()),
+            "{doc}"
+        );
+    };
+    twice("<rss><e k=\"1\" k=\"2\"/></rss>", "k");
+    twice(
+        "<rss xmlns:a=\"urn:x\"><e a:k=\"1\" a:k=\"1\"/></rss>",
+        "a:k",
+    );
+    twice(
+        "<rss><e xmlns:p=\"urn:x\" xmlns:p=\"urn:y\"/></rss>",
+        "xmlns:p",
+    );
+    twice("<rss xmlns=\"urn:x\" xmlns=\"urn:x\"/>", "xmlns");
+    // The same local name in two namespaces, and a prefix declared again on a child,
+    // are fine.
+    assert!(
+        read_all("<rss xmlns:a=\"urn:x\"><e k=\"1\" a:k=\"2\" xmlns:a=\"urn:y\"/></rss>").is_ok()
+    );
+}
+
+#[test]
 fn second_root_and_text_after_root_are_malformed() {
     assert!(matches!(kind("<rss/><rss/>"), Malformed::AfterRoot(_)));
     assert!(matches!(kind("<rss/>trailing"), Malformed::AfterRoot(_)));
