@@ -43,7 +43,7 @@ struct Cursor<'a> {
     i: usize,
 }
 
-impl Cursor<'_> {
+impl<'a> Cursor<'a> {
     fn peek(&self) -> Option<u8> {
         self.s.get(self.i).copied()
     }
@@ -55,14 +55,14 @@ impl Cursor<'_> {
         }
         self.i > start
     }
-    fn digits(&mut self) -> &'_ [u8] {
+    fn digits(&mut self) -> &'a [u8] {
         let start = self.i;
         while matches!(self.peek(), Some(b'0'..=b'9')) {
             self.i += 1;
         }
         &self.s[start..self.i]
     }
-    fn alpha(&mut self) -> &[u8] {
+    fn alpha(&mut self) -> &'a [u8] {
         let start = self.i;
         while matches!(self.peek(), Some(b'a'..=b'z' | b'A'..=b'Z')) {
             self.i += 1;
@@ -131,11 +131,11 @@ pub fn parse(value: &str) -> Result<PubDate, DateError> {
     // [ day-of-week "," ]
     let mut weekday = None;
     if matches!(c.peek(), Some(b'a'..=b'z' | b'A'..=b'Z')) {
-        let token = c.alpha().to_vec();
-        let Some(w) = name_index(&DAYS, &token) else {
+        let token = c.alpha();
+        let Some(w) = name_index(&DAYS, token) else {
             return err(format!(
                 "`{}` is not a day name (Mon … Sun)",
-                String::from_utf8_lossy(&token)
+                String::from_utf8_lossy(token)
             ));
         };
         weekday = Some(w);
@@ -157,11 +157,11 @@ pub fn parse(value: &str) -> Result<PubDate, DateError> {
     if !c.fws() {
         return err("expected a space after the day of the month");
     }
-    let month = c.alpha().to_vec();
-    let Some(month) = name_index(&MONTHS, &month) else {
+    let month = c.alpha();
+    let Some(month) = name_index(&MONTHS, month) else {
         return err(format!(
             "`{}` is not an English month abbreviation (Jan … Dec)",
-            String::from_utf8_lossy(&month)
+            String::from_utf8_lossy(month)
         ));
     };
     let month = month as i64 + 1;
@@ -184,14 +184,14 @@ pub fn parse(value: &str) -> Result<PubDate, DateError> {
         return err("expected a space between the year and the time");
     }
     // time-of-day
-    let hour = c.digits().to_vec();
+    let hour = c.digits();
     if hour.len() != 2 || !c.eat(b':') {
         return err(format!(
             "expected the time as `hh:mm` or `hh:mm:ss` (two digits each) at `{}`",
             c.rest()
         ));
     }
-    let hour = number(&hour);
+    let hour = number(hour);
     let minute = c.digits();
     if minute.len() != 2 {
         return err("minutes must have two digits");

@@ -1050,13 +1050,20 @@ impl ItemCheck<'_> {
     /// F305 syntax of a set of hashes (one element's). `content`: the set belongs to
     /// one media:content (so "no MD5" is a warning).
     fn hashes(&mut self, hashes: &[crate::feed::Hash], content: bool) {
-        let mut seen: Vec<(&str, String)> = Vec::new();
+        let mut seen: Vec<(&str, &str)> = Vec::new();
         let mut md5 = false;
         for h in hashes {
             let algo = h.algo.as_ref().map_or("md5", |a| trim_xml(&a.value));
             let value = h.value.trimmed();
-            let lower = algo.to_ascii_lowercase();
-            let Some((name, &len)) = self.voc.hash_algorithms.get_key_value(lower.as_str()) else {
+            // Names in the vocabulary are lower case; most feeds write them so.
+            let lower;
+            let key = if algo.bytes().any(|b| b.is_ascii_uppercase()) {
+                lower = algo.to_ascii_lowercase();
+                lower.as_str()
+            } else {
+                algo
+            };
+            let Some((name, &len)) = self.voc.hash_algorithms.get_key_value(key) else {
                 let pos = h.algo.as_ref().map_or(h.value.pos, |a| a.pos);
                 let known: Vec<&str> = self
                     .voc
@@ -1102,8 +1109,8 @@ impl ItemCheck<'_> {
                         ),
                     );
                 }
-            } else {
-                seen.push((name, value.to_string()));
+            } else if hashes.len() > 1 {
+                seen.push((name, value));
             }
         }
         if content
