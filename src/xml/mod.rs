@@ -933,13 +933,11 @@ pub fn escape(s: &str) -> std::borrow::Cow<'_, str> {
 
 /// Splits `p:local` into prefix and local name; `None` if not a QName.
 fn split_qname(name: &str) -> Option<(Option<&str>, &str)> {
-    match memchr::memchr(b':', name.as_bytes()) {
+    // Names are short: a plain loop beats memchr's set-up.
+    let bytes = name.as_bytes();
+    match bytes.iter().position(|&b| b == b':') {
         None if !name.is_empty() => Some((None, name)),
-        Some(i)
-            if i > 0
-                && i + 1 < name.len()
-                && memchr::memchr(b':', &name.as_bytes()[i + 1..]).is_none() =>
-        {
+        Some(i) if i > 0 && i + 1 < name.len() && !bytes[i + 1..].contains(&b':') => {
             Some((Some(&name[..i]), &name[i + 1..]))
         }
         _ => None,
