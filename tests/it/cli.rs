@@ -319,3 +319,60 @@ fn gzip(b: &[u8]) -> Vec<u8> {
     e.write_all(b).expect("gzip");
     e.finish().expect("gzip")
 }
+
+#[test]
+fn a_large_file_gives_the_report_its_bytes_give_on_standard_input() {
+    // Past 8 MiB a file is read on two threads, standard input on one: the JSON reports
+    // must be the same but for the source's name. The daily newspaper's items written
+    // over and over repeat guids and pubDates, so R101 and G-ORDER fire across the file.
+    let one = fixture("valid-daily-newspaper.xml");
+    let first = one
+        .windows(6)
+        .position(|w| w == b"<item>")
+        .expect("an item");
+    let last = one
+        .windows(7)
+        .rposition(|w| w == b"</item>")
+        .expect("an item end")
+        + 7;
+    let mut feed = one[..first].to_vec();
+    while feed.len() < 9 << 20 {
+        feed.extend_from_slice(&one[first..last]);
+    }
+    feed.extend_from_slice(&one[last..]);
+    let dir = std::env::temp_dir().join(format!("plikt-it-split-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("large.xml");
+    std::fs::write(&path, &feed).expect("write feed");
+
+    let from_file = run(&[
+        "validate",
+        "--format",
+        "json",
+        path.to_str().expect("utf-8 path"),
+    ]);
+    let mut child = plikt()
+        .args(["validate", "--format", "json", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || stdin.write_all(&feed));
+    let from_stdin = child.wait_with_output().expect("wait");
+    writer.join().expect("writer").expect("write stdin");
+    let _ = std::fs::remove_dir_all(&dir);
+
+    assert_eq!(from_file.status.code(), Some(1), "{}", stderr(&from_file));
+    assert_eq!(from_stdin.status.code(), Some(1), "{}", stderr(&from_stdin));
+    let report = |o: &Output| {
+        let mut v: serde_json::Value =
+            serde_json::from_slice(&o.stdout).expect("one JSON document");
+        v.as_object_mut().expect("object").remove("source");
+        v
+    };
+    let (a, b) = (report(&from_file), report(&from_stdin));
+    assert!(a["items"].as_u64().unwrap_or(0) > 1000, "{a}");
+    assert!(a["errors"].as_u64().unwrap_or(0) > 1000, "{a}");
+    assert_eq!(a, b);
+}
