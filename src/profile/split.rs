@@ -81,17 +81,23 @@ enum Msg {
         pos: Pos,
         next: Option<u64>,
     },
-    /// Not sent: the helper is gone.
-    Gone,
 }
 
 /// Where the main thread's reader pauses, and where it goes on from there.
 #[derive(Debug, Default)]
 struct Gate {
-    /// File offset at which reading stops until a decision is taken.
+    /// File offset at which reading stops until a decision is taken; `None` once the
+    /// reader read past a pause without one (the offset was no boundary).
     pause: Option<u64>,
     /// Taken at the pause: the offset to read on from, and the next pause.
     resume: Option<(u64, Option<u64>)>,
+}
+
+/// The gate, shared by the main thread's reader and its [`Link`].
+type SharedGate = Arc<Mutex<Gate>>;
+
+fn lock(gate: &SharedGate) -> std::sync::MutexGuard<'_, Gate> {
+    gate.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The main thread's input: the file, read up to each pause; there it skips the
@@ -100,12 +106,12 @@ struct Gate {
 struct SpliceReader<'f> {
     file: &'f File,
     offset: u64,
-    gate: Arc<Mutex<Gate>>,
+    gate: SharedGate,
 }
 
 impl Read for SpliceReader<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let mut gate = self.gate.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut gate = lock(&self.gate);
         if gate.pause == Some(self.offset) {
             match gate.resume.take() {
                 Some((to, next)) => {
@@ -161,9 +167,7 @@ pub(super) struct Link {
     scope_tx: Option<SyncSender<Scope>>,
     scope: Option<Scope>,
     rx: Receiver<Msg>,
-    gate: Arc<Mutex<Gate>>,
-    /// File offset of the next pause.
-    pause: Option<u64>,
+    gate: SharedGate,
     /// File bytes skipped so far: a file offset minus the reader's decoded offset.
     skipped: u64,
     /// Items taken from the helper so far.
@@ -178,7 +182,7 @@ impl Link {
             return;
         };
         let scope = xml.scope();
-        if let Some(pause) = self.pause
+        if let Some(pause) = lock(&self.gate).pause
             && xml.offset() < pause - self.skipped
             && tx.send(scope.clone()).is_ok()
         {
@@ -197,32 +201,21 @@ impl Link {
         items: u32,
         out: &mut Vec<Finding>,
     ) -> u32 {
-        let (Some(pause), Some(scope)) = (self.pause, &self.scope) else {
+        // No pause left (the reader read past one, declined), or another scope.
+        let (Some(pause), Some(scope)) = (lock(&self.gate).pause, &self.scope) else {
             return 0;
         };
-        // The reader read past the pause already (declined), or the scope differs.
-        let paused = self
-            .gate
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pause;
-        if paused != Some(pause) || feed.xml().scope() != *scope {
+        if feed.xml().scope() != *scope {
             return 0;
         }
         let base = feed.xml_mut().position();
         let at = |p: Pos| moved(base, p);
         let mut n = 0;
         loop {
-            let msg = match self.rx.try_recv() {
-                Ok(msg) => msg,
-                Err(TryRecvError::Empty) => {
-                    self.balance.main_waited.store(true, Ordering::Relaxed);
-                    match self.rx.recv() {
-                        Ok(msg) => msg,
-                        Err(_) => Msg::Gone,
-                    }
-                }
-                Err(TryRecvError::Disconnected) => Msg::Gone,
+            // The helper ended without a word (it panicked): the reader reads on past
+            // the pause by itself; the panic is raised when the threads are joined.
+            let Some(msg) = self.receive() else {
+                return n;
             };
             match msg {
                 Msg::Items(batch) => {
@@ -255,19 +248,9 @@ impl Link {
                         rules.across_items(&item.keys, items + n, guid, out, start);
                     }
                 }
-                // The helper ended without a word (it panicked): read on here; the
-                // panic is raised when the threads are joined.
-                Msg::Gone => {
-                    self.pause = None;
-                    return n;
-                }
                 Msg::End { end, pos, next } => {
-                    self.gate
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .resume = Some((end, next));
+                    lock(&self.gate).resume = Some((end, next));
                     self.skipped += end - pause;
-                    self.pause = next;
                     feed.skip_items(n);
                     self.spliced += n;
                     let xml = feed.xml_mut();
@@ -278,6 +261,19 @@ impl Link {
                     return n;
                 }
             }
+        }
+    }
+
+    /// The helper's next message, noting when the main thread had to wait for it;
+    /// `None` if the helper is gone.
+    fn receive(&self) -> Option<Msg> {
+        match self.rx.try_recv() {
+            Ok(msg) => Some(msg),
+            Err(TryRecvError::Empty) => {
+                self.balance.main_waited.store(true, Ordering::Relaxed);
+                self.rx.recv().ok()
+            }
+            Err(TryRecvError::Disconnected) => None,
         }
     }
 }
@@ -358,7 +354,6 @@ fn run(file: &File, options: &Options) -> io::Result<(Report, u32)> {
             scope: None,
             rx,
             gate,
-            pause: Some(first),
             skipped: 0,
             spliced: 0,
             balance,

@@ -272,35 +272,9 @@ impl<R: Read> Decoder<R> {
         while self.raw.len() < SNIFF && !self.eof {
             self.read_raw().map_err(DecodeErrorKind::Io)?;
         }
-        let head = &self.raw[..];
-        if head.starts_with(&[0xEF, 0xBB, 0xBF]) {
-            self.raw.drain(..3);
-            return Ok(Encoding::Utf8);
-        }
-        if head.starts_with(&[0xFF, 0xFE]) {
-            self.raw.drain(..2);
-            return Ok(Encoding::Utf16Le);
-        }
-        if head.starts_with(&[0xFE, 0xFF]) {
-            self.raw.drain(..2);
-            return Ok(Encoding::Utf16Be);
-        }
-        if head.starts_with(&[0x3C, 0x00, 0x3F, 0x00]) {
-            return Ok(Encoding::Utf16Le);
-        }
-        if head.starts_with(&[0x00, 0x3C, 0x00, 0x3F]) {
-            return Ok(Encoding::Utf16Be);
-        }
-        match declared_encoding(head) {
-            None => Ok(Encoding::Utf8),
-            Some(label) => match Encoding::from_label(&label) {
-                // A UTF-16 label on a document without a BOM that reads as ASCII is a lie;
-                // read it as what it is.
-                Some(Encoding::Utf16Le | Encoding::Utf16Be) => Ok(Encoding::Utf8),
-                Some(e) => Ok(e),
-                None => Err(DecodeErrorKind::UnsupportedEncoding(label)),
-            },
-        }
+        let (encoding, bom) = detect(&self.raw)?;
+        self.raw.drain(..bom);
+        Ok(encoding)
     }
 
     fn fail(&mut self, kind: DecodeErrorKind) {
@@ -599,18 +573,36 @@ fn check_chars(bytes: &[u8]) -> Option<(usize, u32)> {
 /// Whether a document starting with `head` (its first 1 KiB or all of it) is UTF-8
 /// without a byte-order mark, so that its byte offsets are offsets of the decoded stream.
 pub fn is_plain_utf8(head: &[u8]) -> bool {
-    let bom = [
-        [0xEF, 0xBB, 0xBF].as_slice(),
-        &[0xFF, 0xFE],
-        &[0xFE, 0xFF],
-        &[0x00, 0x3C],
-    ];
-    if bom.iter().any(|b| head.starts_with(b)) || head.starts_with(&[0x3C, 0x00]) {
-        return false;
+    matches!(detect(head), Ok((Encoding::Utf8, 0)))
+}
+
+/// The encoding of a document that starts with `head` (its first 1 KiB or all of it),
+/// and the length of its byte-order mark.
+fn detect(head: &[u8]) -> Result<(Encoding, usize), DecodeErrorKind> {
+    for (bom, encoding) in [
+        (&[0xEF, 0xBB, 0xBF][..], Encoding::Utf8),
+        (&[0xFF, 0xFE], Encoding::Utf16Le),
+        (&[0xFE, 0xFF], Encoding::Utf16Be),
+    ] {
+        if head.starts_with(bom) {
+            return Ok((encoding, bom.len()));
+        }
+    }
+    if head.starts_with(&[0x3C, 0x00, 0x3F, 0x00]) {
+        return Ok((Encoding::Utf16Le, 0));
+    }
+    if head.starts_with(&[0x00, 0x3C, 0x00, 0x3F]) {
+        return Ok((Encoding::Utf16Be, 0));
     }
     match declared_encoding(head) {
-        None => true,
-        Some(label) => Encoding::from_label(&label) == Some(Encoding::Utf8),
+        None => Ok((Encoding::Utf8, 0)),
+        Some(label) => match Encoding::from_label(&label) {
+            // A UTF-16 label on a document without a BOM that reads as ASCII is a lie;
+            // read it as what it is.
+            Some(Encoding::Utf16Le | Encoding::Utf16Be) => Ok((Encoding::Utf8, 0)),
+            Some(e) => Ok((e, 0)),
+            None => Err(DecodeErrorKind::UnsupportedEncoding(label)),
+        },
     }
 }
 

@@ -14,6 +14,27 @@ fn run(args: &[&str]) -> Output {
         .expect("run plikt")
 }
 
+/// Runs plikt with `input` on its standard input (written from a thread, so that a large
+/// input cannot block on a full output pipe).
+fn run_with_stdin(args: &[&str], input: Vec<u8>) -> Output {
+    let mut child = plikt()
+        .args(args)
+        .current_dir(root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn plikt");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().expect("wait for plikt");
+    writer
+        .join()
+        .expect("writer")
+        .expect("write standard input");
+    out
+}
+
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
@@ -201,19 +222,10 @@ fn junit_report_has_one_testcase_per_item_plus_the_channel() {
 
 #[test]
 fn standard_input_is_validated_with_source_lines() {
-    let mut child = plikt()
-        .args(["validate", "--color", "never", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(&fixture("r107-free.xml"))
-        .expect("write");
-    let o = child.wait_with_output().expect("wait");
+    let o = run_with_stdin(
+        &["validate", "--color", "never", "-"],
+        fixture("r107-free.xml"),
+    );
     assert_eq!(o.status.code(), Some(1));
     let text = stdout(&o);
     assert!(text.contains("-:"), "{text}");
@@ -351,16 +363,7 @@ fn a_large_file_gives_the_report_its_bytes_give_on_standard_input() {
         "json",
         path.to_str().expect("utf-8 path"),
     ]);
-    let mut child = plikt()
-        .args(["validate", "--format", "json", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let writer = std::thread::spawn(move || stdin.write_all(&feed));
-    let from_stdin = child.wait_with_output().expect("wait");
-    writer.join().expect("writer").expect("write stdin");
+    let from_stdin = run_with_stdin(&["validate", "--format", "json", "-"], feed);
     let _ = std::fs::remove_dir_all(&dir);
 
     assert_eq!(from_file.status.code(), Some(1), "{}", stderr(&from_file));
