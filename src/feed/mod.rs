@@ -407,6 +407,8 @@ impl<R: Read> FeedReader<R> {
             items_only: true,
             ..State::default()
         };
+        let mut xml = xml;
+        xml.skip_space(state.ignores_text());
         Self { xml, state }
     }
 
@@ -447,10 +449,11 @@ impl<R: Read> FeedReader<R> {
             if st.finished {
                 return Ok(None);
             }
-            match self.xml.read_event()? {
+            let moved = match self.xml.read_event()? {
                 XmlEvent::Start(s) => {
                     let frame = st.enter(&s);
                     st.frames.push(frame);
+                    true
                 }
                 XmlEvent::Text(t) => {
                     if let Some(Frame::Value(slot)) = st.frames.last() {
@@ -459,23 +462,38 @@ impl<R: Read> FeedReader<R> {
                             v.raw.push_str(t);
                         }
                     }
+                    false
                 }
-                XmlEvent::End => st.leave(),
+                XmlEvent::End => {
+                    st.leave();
+                    true
+                }
                 XmlEvent::Boundary => {
                     if st.frames == [Frame::Rss, Frame::Channel] && st.item.is_none() {
                         return Ok(Some(FeedEvent::Boundary));
                     }
+                    false
                 }
                 XmlEvent::Eof => {
                     st.finished = true;
                     st.queue.push_back(FeedEvent::End);
+                    false
                 }
+            };
+            if moved {
+                self.xml.skip_space(st.ignores_text());
             }
         }
     }
 }
 
 impl State {
+    /// Text here goes nowhere (only values keep text), so white space between tags
+    /// need not be read as text. Outside the root element text is an error.
+    fn ignores_text(&self) -> bool {
+        !matches!(self.frames.last(), None | Some(Frame::Value(_)))
+    }
+
     fn enter(&mut self, s: &Start<'_>) -> Frame {
         for d in s.decls {
             self.queue.push_back(FeedEvent::Namespace(d.clone()));

@@ -372,6 +372,10 @@ pub struct XmlReader<R: Read> {
     continued: bool,
     /// Where to report [`XmlEvent::Boundary`].
     boundary: Option<u64>,
+    /// White space at the start of text is skipped ([`XmlReader::skip_space`]).
+    skip_space: bool,
+    /// Bytes skipped that way: quick-xml's offsets do not count them.
+    skipped: u64,
 }
 
 /// What one quick-xml event amounted to.
@@ -424,6 +428,8 @@ impl<R: Read> XmlReader<R> {
             pos: Pos::default(),
             continued: false,
             boundary: None,
+            skip_space: false,
+            skipped: 0,
         }
     }
 
@@ -472,12 +478,12 @@ impl<R: Read> XmlReader<R> {
 
     /// Offset in the decoded stream of the next byte to be read.
     pub fn offset(&self) -> u64 {
-        self.reader.buffer_position()
+        self.reader.buffer_position() + self.skipped
     }
 
     /// The position of [`XmlReader::offset`].
     pub fn position(&mut self) -> Pos {
-        let at = self.reader.buffer_position();
+        let at = self.offset();
         self.reader.get_mut().resolve(at)
     }
 
@@ -491,7 +497,7 @@ impl<R: Read> XmlReader<R> {
     /// Positions from here on continue from `pos`: the bytes that follow were not the
     /// next ones of the source (a stretch of it was read by another reader).
     pub fn jump(&mut self, pos: Pos) {
-        let at = self.reader.buffer_position();
+        let at = self.offset();
         self.reader.get_mut().jump(at, pos);
     }
 
@@ -540,7 +546,7 @@ impl<R: Read> XmlReader<R> {
             return Ok(XmlEvent::End);
         }
         if let Some(at) = self.boundary {
-            let here = self.reader.buffer_position();
+            let here = self.offset();
             if here >= at {
                 self.boundary = None;
                 if here == at && !self.done && self.open.len() == 2 {
@@ -575,7 +581,11 @@ impl<R: Read> XmlReader<R> {
 
     /// Reads one quick-xml event into `buf` and turns it into state in `self`.
     fn step(&mut self, buf: &mut Vec<u8>) -> Result<Step, ReadError> {
-        let start = self.reader.buffer_position();
+        let text_start = self.offset();
+        if self.skip_space {
+            self.skip_white_space()?;
+        }
+        let start = self.offset();
         // Positions are resolved at start tags and errors; in between, keep the
         // decoder's window of unresolved bytes small.
         self.reader.get_mut().advance(start);
@@ -624,10 +634,10 @@ impl<R: Read> XmlReader<R> {
                     } else {
                         Malformed::BeforeRoot
                     };
-                    return Err(self.err_at(kind, start));
+                    return Err(self.err_at(kind, text_start));
                 }
                 if memchr::memchr(b']', t.as_bytes()).is_some() && t.contains("]]>") {
-                    return Err(self.err_at(Malformed::BadCharacterData("`]]>`"), start));
+                    return Err(self.err_at(Malformed::BadCharacterData("`]]>`"), text_start));
                 }
                 self.text.clear();
                 self.text.push_str(&t);
@@ -655,7 +665,7 @@ impl<R: Read> XmlReader<R> {
                 }
             }
             Event::Eof => {
-                let end = self.reader.buffer_position();
+                let end = self.offset();
                 if let Some((_, name)) = self.open.last() {
                     let kind = Malformed::Unclosed(self.open_names[*name..].to_string());
                     return Err(self.err_at(kind, end));
@@ -669,6 +679,33 @@ impl<R: Read> XmlReader<R> {
         }
     }
 
+    /// Text from here on is of no interest where it is white space: skip white space at
+    /// its start, so white space between tags makes no event. Errors in text are still
+    /// reported where the text starts.
+    pub fn skip_space(&mut self, on: bool) {
+        self.skip_space = on;
+    }
+
+    /// Consumes the white space at the read position (XML §2.3 `S`).
+    fn skip_white_space(&mut self) -> Result<(), ReadError> {
+        loop {
+            let buf = match self.reader.get_mut().fill_buf() {
+                Ok(buf) => buf,
+                Err(e) => return Err(self.convert_error(quick_xml::Error::Io(e.into()))),
+            };
+            let n = buf
+                .iter()
+                .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+                .unwrap_or(buf.len());
+            let all = n == buf.len() && n > 0;
+            self.reader.get_mut().consume(n);
+            self.skipped += n as u64;
+            if !all {
+                return Ok(());
+            }
+        }
+    }
+
     fn close_element(&mut self) {
         if let Some((len, name)) = self.open.pop() {
             self.bindings.truncate(len);
@@ -678,7 +715,7 @@ impl<R: Read> XmlReader<R> {
 
     fn convert_error(&mut self, e: quick_xml::Error) -> ReadError {
         use quick_xml::errors::{Error as QError, IllFormedError};
-        let offset = self.reader.error_position();
+        let offset = self.reader.error_position() + self.skipped;
         let kind = match e {
             QError::Io(io) => {
                 return match self.reader.get_mut().take_error() {

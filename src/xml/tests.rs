@@ -182,3 +182,53 @@ fn xsi_type_is_resolved_against_the_elements_own_declarations() {
         ]
     );
 }
+
+/// Every event as text (text events with the white space at their start removed), and
+/// the error with its position, reading with white space skipped or not.
+fn events(doc: &[u8], skip: bool) -> Vec<String> {
+    let mut r = XmlReader::new(doc, ReaderLimits::default());
+    r.skip_space(skip);
+    let mut out = Vec::new();
+    loop {
+        match r.read_event() {
+            Ok(XmlEvent::Start(s)) => out.push(format!("<{}@{}", s.local, s.pos)),
+            Ok(XmlEvent::Text(t)) => {
+                let t = t.trim_start_matches([' ', '\t', '\n', '\r']);
+                if !t.is_empty() {
+                    out.push(format!("text {t:?}"));
+                }
+            }
+            Ok(XmlEvent::End) => out.push(format!(">@{}", r.offset())),
+            Ok(XmlEvent::Eof | XmlEvent::Boundary) => return out,
+            Err(ReadError::Malformed(e)) => {
+                out.push(format!("error {:?} at {}", e.kind, e.pos));
+                return out;
+            }
+            Err(ReadError::Io(e)) => panic!("io: {e}"),
+        }
+    }
+}
+
+#[test]
+fn skipping_white_space_between_tags_changes_no_position_or_error() {
+    let docs: [&[u8]; 8] = [
+        b"<rss>\n\t<channel>\n\t\t<item>\n\t\t\t<title>  A &amp; B </title>\n\t\t</item>\n\t</channel>\n</rss>\n",
+        b"<rss>\n  <a>\n  x ]]> y</a></rss>",
+        b"<rss>\n  \n  ]]></rss>",
+        b"<rss>\n   \xff</rss>",
+        b"<rss>\n   \x01<a/></rss>",
+        b"<rss>\n  <p:a/></rss>",
+        b"<rss>\n  &bogus;</rss>",
+        b"<rss>\n  <?xml version=\"1.0\"?></rss>",
+    ];
+    for doc in docs {
+        let plain = events(doc, false);
+        assert!(plain.len() > 1, "{plain:?}");
+        assert_eq!(events(doc, true), plain, "{}", String::from_utf8_lossy(doc));
+    }
+    // White space filling whole decoder reads (64 KiB) is skipped too.
+    let mut long = b"<rss>".to_vec();
+    long.extend(std::iter::repeat_n(b' ', 200_000));
+    long.extend_from_slice(b"<a>\n</a>\n</rss>");
+    assert_eq!(events(&long, true), events(&long, false));
+}
