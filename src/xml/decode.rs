@@ -506,23 +506,36 @@ impl<R: Read> Read for Decoder<R> {
     }
 }
 
+impl<R: Read> Decoder<R> {
+    /// [`BufRead::fill_buf`] when everything decoded has been consumed.
+    #[inline(never)]
+    fn refill(&mut self) -> io::Result<()> {
+        if self.pending.is_none() {
+            self.fill();
+        }
+        if self.pos == self.end
+            && let Some(e) = self.pending.take()
+        {
+            let message = format!("{:?}", e.kind);
+            self.failed = Some(e);
+            return Err(io::Error::other(message));
+        }
+        Ok(())
+    }
+}
+
 impl<R: Read> BufRead for Decoder<R> {
+    // quick-xml calls this several times per event: the common case stays small enough
+    // to inline, and reading on is a call of its own.
+    #[inline]
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
         if self.pos == self.end {
-            if self.pending.is_none() {
-                self.fill();
-            }
-            if self.pos == self.end
-                && let Some(e) = self.pending.take()
-            {
-                let message = format!("{:?}", e.kind);
-                self.failed = Some(e);
-                return Err(io::Error::other(message));
-            }
+            self.refill()?;
         }
         Ok(&self.out[self.pos..self.end])
     }
 
+    #[inline]
     fn consume(&mut self, amt: usize) {
         self.pos = (self.pos + amt).min(self.end);
     }

@@ -970,13 +970,19 @@ pub fn escape(s: &str) -> std::borrow::Cow<'_, str> {
 
 /// Splits `p:local` into prefix and local name; `None` if not a QName.
 fn split_qname(name: &str) -> Option<(Option<&str>, &str)> {
-    // Names are short: a plain loop beats memchr's set-up.
-    let bytes = name.as_bytes();
-    match bytes.iter().position(|&b| b == b':') {
-        None if !name.is_empty() => Some((None, name)),
-        Some(i) if i > 0 && i + 1 < name.len() && !bytes[i + 1..].contains(&b':') => {
-            Some((Some(&name[..i]), &name[i + 1..]))
+    // Names are short: one plain loop beats memchr's set-up.
+    let mut colon = None;
+    for (i, &b) in name.as_bytes().iter().enumerate() {
+        if b == b':' {
+            if colon.is_some() {
+                return None;
+            }
+            colon = Some(i);
         }
+    }
+    match colon {
+        None if !name.is_empty() => Some((None, name)),
+        Some(i) if i > 0 && i + 1 < name.len() => Some((Some(&name[..i]), &name[i + 1..])),
         _ => None,
     }
 }
