@@ -440,6 +440,7 @@ impl<R: Read> FeedReader<R> {
 
     /// The next event, `Ok(None)` after [`FeedEvent::End`] (or after a root that is
     /// not `rss`). Errors are `G-XML` or I/O failures.
+    #[inline]
     pub fn read_event(&mut self) -> Result<Option<FeedEvent>, ReadError> {
         let st = &mut self.state;
         loop {

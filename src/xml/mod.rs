@@ -539,6 +539,7 @@ impl<R: Read> XmlReader<R> {
     }
 
     /// The next event. After an error or [`XmlEvent::Eof`] it keeps returning `Eof`.
+    #[inline]
     pub fn read_event(&mut self) -> Result<XmlEvent<'_>, ReadError> {
         if self.pending_end {
             self.pending_end = false;
@@ -580,6 +581,7 @@ impl<R: Read> XmlReader<R> {
     }
 
     /// Reads one quick-xml event into `buf` and turns it into state in `self`.
+    #[inline(never)]
     fn step(&mut self, buf: &mut Vec<u8>) -> Result<Step, ReadError> {
         let text_start = self.offset();
         if self.skip_space {
@@ -797,39 +799,46 @@ impl<R: Read> XmlReader<R> {
         self.decls.clear();
         self.attrs_len = 0;
         let scope = self.bindings.len();
+        // Most elements have no attributes: no need to set up quick-xml's parser.
+        let has_attributes = e
+            .attributes_raw()
+            .bytes()
+            .any(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
         let mut attrs = e.attributes();
         // Duplicates are found below, after namespace resolution (quick-xml's own check
         // allocates for every element with attributes).
         attrs.with_checks(false);
-        for a in attrs {
-            let a = match a {
-                Ok(a) => a,
-                Err(err) => return Err(self.err_at(Malformed::Syntax(err.to_string()), start)),
-            };
-            let key: &str = a.key.as_ref();
-            let key_offset = (key.as_ptr() as usize - content_ptr) as u64;
-            let apos = match u32::try_from(key_offset) {
-                Ok(k) if one_line_ascii => Pos {
-                    line: pos.line,
-                    column: pos.column.saturating_add(1 + k),
-                },
-                _ => self.reader.get_mut().resolve(start + 1 + key_offset),
-            };
-            if key == "xmlns" || key.starts_with("xmlns:") {
-                let mut value = String::new();
-                if let Err(kind) = attribute_value(&a.value, &mut value) {
-                    return Err(self.err_at(kind, start + 1 + key_offset));
-                }
-                self.declare(key, value, apos, start)?;
-            } else {
-                let slot = self.attr_slot();
-                slot.local.clear();
-                slot.local.push_str(key);
-                slot.value.clear();
-                slot.pos = apos;
-                slot.qname = None;
-                if let Err(kind) = attribute_value(&a.value, &mut slot.value) {
-                    return Err(self.err_at(kind, start + 1 + key_offset));
+        if has_attributes {
+            for a in attrs {
+                let a = match a {
+                    Ok(a) => a,
+                    Err(err) => return Err(self.err_at(Malformed::Syntax(err.to_string()), start)),
+                };
+                let key: &str = a.key.as_ref();
+                let key_offset = (key.as_ptr() as usize - content_ptr) as u64;
+                let apos = match u32::try_from(key_offset) {
+                    Ok(k) if one_line_ascii => Pos {
+                        line: pos.line,
+                        column: pos.column.saturating_add(1 + k),
+                    },
+                    _ => self.reader.get_mut().resolve(start + 1 + key_offset),
+                };
+                if key == "xmlns" || key.starts_with("xmlns:") {
+                    let mut value = String::new();
+                    if let Err(kind) = attribute_value(&a.value, &mut value) {
+                        return Err(self.err_at(kind, start + 1 + key_offset));
+                    }
+                    self.declare(key, value, apos, start)?;
+                } else {
+                    let slot = self.attr_slot();
+                    slot.local.clear();
+                    slot.local.push_str(key);
+                    slot.value.clear();
+                    slot.pos = apos;
+                    slot.qname = None;
+                    if let Err(kind) = attribute_value(&a.value, &mut slot.value) {
+                        return Err(self.err_at(kind, start + 1 + key_offset));
+                    }
                 }
             }
         }
