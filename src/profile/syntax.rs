@@ -171,6 +171,14 @@ fn restricted_name(s: &str) -> bool {
 
 /// §0.3 MIME type: `type "/" subtype` (RFC 6838 restricted-name), optional parameters.
 pub fn mime(value: &str, top_level: &[String]) -> Result<Mime, String> {
+    // The usual value, `type/subtype` without parameters or white space, in one pass;
+    // anything else takes the general path below, which gives the same verdict here.
+    if let Some(slash) = value.bytes().position(|b| b == b'/') {
+        let (t, s) = (&value[..slash], &value[slash + 1..]);
+        if restricted_name(t) && restricted_name(s) {
+            return Ok(top_level_verdict(t, top_level));
+        }
+    }
     let (essence, params) = match value.find(';') {
         Some(i) => (value[..i].trim(), Some(&value[i + 1..])),
         None => (value.trim(), None),
@@ -183,15 +191,20 @@ pub fn mime(value: &str, top_level: &[String]) -> Result<Mime, String> {
     });
     match essence.split_once('/') {
         Some((t, s)) if restricted_name(t) && restricted_name(s) && ok_params => {
-            if top_level.iter().any(|known| known.eq_ignore_ascii_case(t)) {
-                Ok(Mime::Ok)
-            } else {
-                Ok(Mime::UnknownTopLevel(t.to_ascii_lowercase()))
-            }
+            Ok(top_level_verdict(t, top_level))
         }
         _ => Err(format!(
             "`{value}` is not a MIME type; write `type/subtype` from the IANA register, e.g. `text/html`, `application/pdf`, `audio/mpeg`"
         )),
+    }
+}
+
+/// Whether `t` is one of the registered top-level types `top_level` (any case).
+fn top_level_verdict(t: &str, top_level: &[String]) -> Mime {
+    if top_level.iter().any(|known| known.eq_ignore_ascii_case(t)) {
+        Mime::Ok
+    } else {
+        Mime::UnknownTopLevel(t.to_ascii_lowercase())
     }
 }
 
@@ -404,6 +417,13 @@ mod tests {
         assert!(mime_kb("mp3").is_err());
         assert!(mime_kb("html").is_err());
         assert!(mime_kb("text/").is_err());
+        // Past the one-pass path for plain `type/subtype`: the same verdicts.
+        assert_eq!(mime_kb(" Text/HTML "), Ok(Mime::Ok));
+        assert_eq!(mime_kb("FOO/bar"), Ok(Mime::UnknownTopLevel("foo".into())));
+        assert!(mime_kb("text/html/x").is_err());
+        assert!(mime_kb("/html").is_err());
+        assert!(mime_kb("text/html;").is_err());
+        assert!(mime_kb("text/ html").is_err());
     }
 
     #[test]
