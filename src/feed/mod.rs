@@ -400,14 +400,13 @@ impl<R: Read> FeedReader<R> {
 
     /// Reads the items of a channel from the middle of it: `xml` continues inside
     /// `<rss><channel>` ([`XmlReader::continuing`]). Items are numbered from 1 here.
-    pub fn continuing(xml: XmlReader<R>) -> Self {
+    pub fn continuing(mut xml: XmlReader<R>) -> Self {
         let state = State {
             frames: vec![Frame::Rss, Frame::Channel],
             channel: Some(Box::default()),
             items_only: true,
             ..State::default()
         };
-        let mut xml = xml;
         xml.skip_space(state.ignores_text());
         Self { xml, state }
     }
@@ -490,7 +489,8 @@ impl<R: Read> FeedReader<R> {
 
 impl State {
     /// Text here goes nowhere (only values keep text), so white space between tags
-    /// need not be read as text. Outside the root element text is an error.
+    /// need not be read as text. Outside the root element (no frame) text is an error
+    /// and is read.
     fn ignores_text(&self) -> bool {
         !matches!(self.frames.last(), None | Some(Frame::Value(_)))
     }
