@@ -352,6 +352,22 @@ impl<R: Read> Decoder<R> {
         }
     }
 
+    /// [`BufRead::fill_buf`] when everything decoded has been consumed.
+    #[inline(never)]
+    fn refill(&mut self) -> io::Result<()> {
+        if self.pending.is_none() {
+            self.fill();
+        }
+        if self.pos == self.end
+            && let Some(e) = self.pending.take()
+        {
+            let message = format!("{:?}", e.kind);
+            self.failed = Some(e);
+            return Err(io::Error::other(message));
+        }
+        Ok(())
+    }
+
     /// Decodes what it can of `raw` into `out`. Returns false if nothing could be
     /// decoded because more input is needed.
     fn decode_some(&mut self, encoding: Encoding) -> bool {
@@ -503,24 +519,6 @@ impl<R: Read> Read for Decoder<R> {
         buf[..n].copy_from_slice(&available[..n]);
         self.consume(n);
         Ok(n)
-    }
-}
-
-impl<R: Read> Decoder<R> {
-    /// [`BufRead::fill_buf`] when everything decoded has been consumed.
-    #[inline(never)]
-    fn refill(&mut self) -> io::Result<()> {
-        if self.pending.is_none() {
-            self.fill();
-        }
-        if self.pos == self.end
-            && let Some(e) = self.pending.take()
-        {
-            let message = format!("{:?}", e.kind);
-            self.failed = Some(e);
-            return Err(io::Error::other(message));
-        }
-        Ok(())
     }
 }
 

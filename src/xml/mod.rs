@@ -628,7 +628,7 @@ impl<R: Read> XmlReader<R> {
             }
             Event::Text(t) => {
                 if self.open.is_empty() {
-                    if t.bytes().all(|b| b.is_ascii_whitespace()) {
+                    if t.bytes().all(is_xml_space) {
                         return Ok(Step::Skip);
                     }
                     let kind = if self.root_seen {
@@ -697,7 +697,7 @@ impl<R: Read> XmlReader<R> {
             };
             let n = buf
                 .iter()
-                .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+                .position(|&b| !is_xml_space(b))
                 .unwrap_or(buf.len());
             let all = n == buf.len() && n > 0;
             self.reader.get_mut().consume(n);
@@ -776,6 +776,64 @@ impl<R: Read> XmlReader<R> {
         &mut self.attrs[self.attrs_len - 1]
     }
 
+    /// Pass 1 of [`XmlReader::start`]: namespace declarations, and the other attributes
+    /// (qualified names for now) into reused slots, with positions. `start` is the tag's
+    /// offset, `pos` its position.
+    fn read_attributes(
+        &mut self,
+        e: &BytesStart<'_>,
+        start: u64,
+        pos: Pos,
+    ) -> Result<(), ReadError> {
+        // Most elements have no attributes: no need to set up quick-xml's parser.
+        if e.attributes_raw().bytes().all(is_xml_space) {
+            return Ok(());
+        }
+        let content: &str = e;
+        let content_ptr = content.as_ptr() as usize;
+        // In a one-line ASCII tag (the usual case) an attribute's column is the tag's
+        // plus its byte offset: no need to resolve each one.
+        let one_line_ascii =
+            content.is_ascii() && memchr::memchr(b'\n', content.as_bytes()).is_none();
+        let mut attrs = e.attributes();
+        // Duplicates are found in pass 2, after namespace resolution (quick-xml's own
+        // check allocates for every element with attributes).
+        attrs.with_checks(false);
+        for a in attrs {
+            let a = match a {
+                Ok(a) => a,
+                Err(err) => return Err(self.err_at(Malformed::Syntax(err.to_string()), start)),
+            };
+            let key: &str = a.key.as_ref();
+            let key_offset = (key.as_ptr() as usize - content_ptr) as u64;
+            let apos = match u32::try_from(key_offset) {
+                Ok(k) if one_line_ascii => Pos {
+                    line: pos.line,
+                    column: pos.column.saturating_add(1 + k),
+                },
+                _ => self.reader.get_mut().resolve(start + 1 + key_offset),
+            };
+            if key == "xmlns" || key.starts_with("xmlns:") {
+                let mut value = String::new();
+                if let Err(kind) = attribute_value(&a.value, &mut value) {
+                    return Err(self.err_at(kind, start + 1 + key_offset));
+                }
+                self.declare(key, value, apos, start)?;
+            } else {
+                let slot = self.attr_slot();
+                slot.local.clear();
+                slot.local.push_str(key);
+                slot.value.clear();
+                slot.pos = apos;
+                slot.qname = None;
+                if let Err(kind) = attribute_value(&a.value, &mut slot.value) {
+                    return Err(self.err_at(kind, start + 1 + key_offset));
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn start(&mut self, e: &BytesStart<'_>, start: u64, empty: bool) -> Result<Step, ReadError> {
         let qname: &str = e.name().0;
         if self.root_seen && self.open.is_empty() {
@@ -787,61 +845,10 @@ impl<R: Read> XmlReader<R> {
         }
         self.root_seen = true;
         let pos = self.reader.get_mut().resolve(start);
-        let content: &str = e;
-        let content_ptr = content.as_ptr() as usize;
-        // In a one-line ASCII tag (the usual case) an attribute's column is the tag's
-        // plus its byte offset: no need to resolve each one.
-        let one_line_ascii =
-            content.is_ascii() && memchr::memchr(b'\n', content.as_bytes()).is_none();
-
-        // Pass 1: namespace declarations, and the other attributes (qualified names
-        // for now) into reused slots, with positions.
         self.decls.clear();
         self.attrs_len = 0;
         let scope = self.bindings.len();
-        // Most elements have no attributes: no need to set up quick-xml's parser.
-        let has_attributes = e
-            .attributes_raw()
-            .bytes()
-            .any(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
-        let mut attrs = e.attributes();
-        // Duplicates are found below, after namespace resolution (quick-xml's own check
-        // allocates for every element with attributes).
-        attrs.with_checks(false);
-        if has_attributes {
-            for a in attrs {
-                let a = match a {
-                    Ok(a) => a,
-                    Err(err) => return Err(self.err_at(Malformed::Syntax(err.to_string()), start)),
-                };
-                let key: &str = a.key.as_ref();
-                let key_offset = (key.as_ptr() as usize - content_ptr) as u64;
-                let apos = match u32::try_from(key_offset) {
-                    Ok(k) if one_line_ascii => Pos {
-                        line: pos.line,
-                        column: pos.column.saturating_add(1 + k),
-                    },
-                    _ => self.reader.get_mut().resolve(start + 1 + key_offset),
-                };
-                if key == "xmlns" || key.starts_with("xmlns:") {
-                    let mut value = String::new();
-                    if let Err(kind) = attribute_value(&a.value, &mut value) {
-                        return Err(self.err_at(kind, start + 1 + key_offset));
-                    }
-                    self.declare(key, value, apos, start)?;
-                } else {
-                    let slot = self.attr_slot();
-                    slot.local.clear();
-                    slot.local.push_str(key);
-                    slot.value.clear();
-                    slot.pos = apos;
-                    slot.qname = None;
-                    if let Err(kind) = attribute_value(&a.value, &mut slot.value) {
-                        return Err(self.err_at(kind, start + 1 + key_offset));
-                    }
-                }
-            }
-        }
+        self.read_attributes(e, start, pos)?;
 
         // Pass 2: resolve the element name and the attributes.
         let Some((prefix, local)) = split_qname(qname) else {
@@ -975,6 +982,11 @@ pub fn decoded<R: Read>(input: R) -> impl BufRead {
 /// Escapes text for XML content or a double-quoted attribute value.
 pub fn escape(s: &str) -> std::borrow::Cow<'_, str> {
     quick_xml::escape::escape(s)
+}
+
+/// XML 1.0 §2.3 `S`: space, tab, line feed, carriage return.
+fn is_xml_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
 /// Splits `p:local` into prefix and local name; `None` if not a QName.
