@@ -46,7 +46,7 @@ impl Default for Options {
             limits: ReaderLimits::default(),
             profile: ProfileOptions::default(),
             max_findings_per_rule: 0,
-            segment_bytes: 4 << 20,
+            segment_bytes: 1 << 20,
         }
     }
 }

@@ -19,13 +19,18 @@
 //! bytes itself, so every finding, `G-XML` included, comes from the same code at the same
 //! position as on one thread. Memory stays bounded: at most [`QUEUE`] items' results wait
 //! between the threads, and positions are resolved as they are read.
+//!
+//! The helper plans where its next segment starts from how fast each thread has read
+//! so far ([`share`]), so that both threads finish at about the same time.
 
+use std::cell::Cell;
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use super::{Finding, ItemKeys, Kb24, Options, Report, Validator, item_guid};
 use crate::feed::{FeedEvent, FeedReader};
@@ -107,6 +112,7 @@ struct SpliceReader<'f> {
     file: &'f File,
     offset: u64,
     gate: SharedGate,
+    balance: Arc<Balance>,
 }
 
 impl Read for SpliceReader<'_> {
@@ -132,6 +138,9 @@ impl Read for SpliceReader<'_> {
         drop(gate);
         let n = self.file.read_at(&mut buf[..want], self.offset)?;
         self.offset += n as u64;
+        self.balance
+            .main_bytes
+            .fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
     }
 }
@@ -151,13 +160,82 @@ impl Read for ReadAt<'_> {
     }
 }
 
-/// How the threads share the work: the helper reads segments of `segment_bytes`, the
-/// main thread the stretches between them, `gap` bytes long. The gap grows when the
-/// main thread waits for the helper and shrinks when the helper waits for it.
+/// How fast the main thread reads, for the helper to plan by ([`share`]).
 #[derive(Debug)]
 struct Balance {
-    main_waited: AtomicBool,
-    helper_waited: AtomicBool,
+    /// When the main thread started reading.
+    started: Instant,
+    /// File bytes the main thread read itself, not counting the helper's segments.
+    main_bytes: AtomicU64,
+    /// Nanoseconds the main thread spent waiting for the helper.
+    main_waited: AtomicU64,
+}
+
+impl Balance {
+    /// The main thread's bytes so far, and the nanoseconds it spent reading them.
+    fn main_progress(&self) -> (u64, u64) {
+        let busy =
+            nanos(self.started.elapsed()).saturating_sub(self.main_waited.load(Ordering::Relaxed));
+        (self.main_bytes.load(Ordering::Relaxed), busy)
+    }
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Where the helper stands when it plans its next segment, for [`share`].
+#[derive(Debug, Clone, Copy)]
+struct Progress {
+    /// `segment_bytes`.
+    segment: u64,
+    /// File bytes after the segment just read.
+    remaining: u64,
+    /// Bytes the main thread still has to read itself before it reaches that segment.
+    lag: u64,
+    /// Bytes each thread read itself so far, and nanoseconds it was busy doing so:
+    /// their speeds, in which the main thread's work across items is included.
+    main: (u64, u64),
+    helper: (u64, u64),
+}
+
+/// How the threads share the work, so that both finish at the same time: the bytes the
+/// main thread reads after the segment just read (its lag aside) before the next one,
+/// and whether that next segment should run on to the end of the items.
+///
+/// While the helper reads a segment, the main thread reads what the ratio of their
+/// speeds says it can in that time, and half as much again: a main thread that comes
+/// to a segment the helper is still reading waits, while a helper ahead of the main
+/// thread reads on (up to [`QUEUE`] batches). The main thread's lag is taken off, so
+/// it stays about half a segment behind. When the rest of the file is little more than
+/// that, it is cut in the ratio of their speeds, lag included, and the helper reads on
+/// to the end.
+fn share(p: Progress) -> (u64, bool) {
+    // Speeds as bytes per nanosecond: main / helper = a / b, kept within 1/4 and 4 so
+    // that a stall measured early does not leave one thread all the work.
+    let (main_bytes, main_ns) = (u128::from(p.main.0), u128::from(p.main.1));
+    let (helper_bytes, helper_ns) = (u128::from(p.helper.0), u128::from(p.helper.1));
+    let (mut a, mut b) = (main_bytes * helper_ns, main_ns * helper_bytes);
+    if a == 0 || b == 0 {
+        (a, b) = (1, 1);
+    }
+    a = a.min(4 * b);
+    b = b.min(4 * a);
+    let (segment, remaining, lag) = (
+        u128::from(p.segment),
+        u128::from(p.remaining),
+        u128::from(p.lag),
+    );
+    let to_u64 = |n: u128| u64::try_from(n).unwrap_or(u64::MAX);
+    // The last segment would be (remaining + lag) / (1 + a/b) long: at most two.
+    if (remaining + lag) * b <= 2 * segment * (a + b) {
+        let main = (a * remaining).saturating_sub(b * lag) / (a + b);
+        return (to_u64(main), true);
+    }
+    (
+        to_u64((segment * a * 3 / (2 * b)).saturating_sub(lag)),
+        false,
+    )
 }
 
 /// The main thread's end of the split, held by its [`Validator`].
@@ -270,8 +348,13 @@ impl Link {
         match self.rx.try_recv() {
             Ok(msg) => Some(msg),
             Err(TryRecvError::Empty) => {
-                self.balance.main_waited.store(true, Ordering::Relaxed);
-                self.rx.recv().ok()
+                let waiting = Instant::now();
+                let msg = self.rx.recv().ok();
+                let waited = nanos(waiting.elapsed());
+                self.balance
+                    .main_waited
+                    .fetch_add(waited, Ordering::Relaxed);
+                msg
             }
             Err(TryRecvError::Disconnected) => None,
         }
@@ -321,8 +404,9 @@ fn run(file: &File, options: &Options) -> io::Result<(Report, u32)> {
         let (scope_tx, scope_rx) = sync_channel(1);
         let (tx, rx) = sync_channel(QUEUE);
         let balance = Arc::new(Balance {
-            main_waited: AtomicBool::new(false),
-            helper_waited: AtomicBool::new(false),
+            started: Instant::now(),
+            main_bytes: AtomicU64::new(0),
+            main_waited: AtomicU64::new(0),
         });
         let shared = Arc::clone(&balance);
         threads.spawn(move || {
@@ -334,6 +418,7 @@ fn run(file: &File, options: &Options) -> io::Result<(Report, u32)> {
                     &Sender {
                         tx,
                         balance: shared,
+                        waited: Cell::new(0),
                     },
                     options,
                 );
@@ -347,6 +432,7 @@ fn run(file: &File, options: &Options) -> io::Result<(Report, u32)> {
             file,
             offset: 0,
             gate: Arc::clone(&gate),
+            balance: Arc::clone(&balance),
         };
         let mut v = Validator::new(reader, options);
         v.split = Some(Link {
@@ -371,16 +457,21 @@ fn run(file: &File, options: &Options) -> io::Result<(Report, u32)> {
 struct Sender {
     tx: SyncSender<Msg>,
     balance: Arc<Balance>,
+    /// Nanoseconds the helper spent waiting for the main thread.
+    waited: Cell<u64>,
 }
 
 impl Sender {
-    /// Sends `msg`, noting whether the main thread lagged; false if it is gone.
+    /// Sends `msg`, noting how long it waited for room; false if the main thread is gone.
     fn send(&self, msg: Msg) -> bool {
         match self.tx.try_send(msg) {
             Ok(()) => true,
             Err(TrySendError::Full(msg)) => {
-                self.balance.helper_waited.store(true, Ordering::Relaxed);
-                self.tx.send(msg).is_ok()
+                let waiting = Instant::now();
+                let sent = self.tx.send(msg).is_ok();
+                self.waited
+                    .set(self.waited.get() + nanos(waiting.elapsed()));
+                sent
             }
             Err(TrySendError::Disconnected(_)) => false,
         }
@@ -389,11 +480,13 @@ impl Sender {
 
 /// The helper thread: reads segments from file offset `start` on, in `scope`.
 fn helper(file: &File, mut start: u64, scope: &Scope, tx: &Sender, options: &Options) {
+    let started = Instant::now();
     let rules = Kb24::new(options.profile);
     let segment = options.segment_bytes;
-    // What the main thread reads between two segments; it starts a little shorter
-    // than a segment, as the main thread also applies the rules across items.
-    let mut gap = (segment / 4 * 3).max(1);
+    let len = file.metadata().map_or(u64::MAX, |m| m.len());
+    // Bytes of the segments read so far, and whether this one runs to the last item.
+    let mut read = 0;
+    let mut last = false;
     loop {
         let Ok(xml) = XmlReader::continuing(
             ReadAt {
@@ -444,7 +537,7 @@ fn helper(file: &File, mut start: u64, scope: &Scope, tx: &Sender, options: &Opt
                     items += 1;
                     let xml = feed.xml_mut();
                     end = (xml.offset(), xml.position());
-                    if end.0 >= segment || items >= SEGMENT_ITEMS {
+                    if (end.0 >= segment && !last) || items >= SEGMENT_ITEMS {
                         more = true;
                         break;
                     }
@@ -456,15 +549,22 @@ fn helper(file: &File, mut start: u64, scope: &Scope, tx: &Sender, options: &Opt
         if !batch.items.is_empty() && !tx.send(Msg::Items(batch)) {
             return;
         }
-        // Whoever waited had less to do: give the main thread more when it waited.
-        if tx.balance.main_waited.swap(false, Ordering::Relaxed) {
-            gap = gap.saturating_add(gap / 4).min(segment.saturating_mul(2));
-        } else if tx.balance.helper_waited.swap(false, Ordering::Relaxed) {
-            gap = (gap - gap / 4).max(segment / 8).max(1);
-        }
         let end_offset = start + end.0;
+        // What the main thread has to read itself to reach this segment.
+        let before = start.saturating_sub(read);
+        read += end.0;
         let next = if more {
-            after_item_end(file, end_offset + gap).ok().flatten()
+            let main = tx.balance.main_progress();
+            let busy = nanos(started.elapsed()).saturating_sub(tx.waited.get());
+            let gap;
+            (gap, last) = share(Progress {
+                segment,
+                remaining: len.saturating_sub(end_offset),
+                lag: before.saturating_sub(main.0),
+                main,
+                helper: (read, busy),
+            });
+            after_item_end(file, end_offset + gap.max(1)).ok().flatten()
         } else {
             None
         };
