@@ -36,7 +36,7 @@ pub struct Options {
     /// (all are counted); 0 means no limit.
     pub max_findings_per_rule: usize,
     /// [`validate_file`] hands stretches of about this many bytes of items to a second
-    /// thread; 0 reads on one thread.
+    /// thread; a file under twice this size, or 0, is read on one thread.
     pub segment_bytes: u64,
 }
 
