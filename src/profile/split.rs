@@ -227,7 +227,7 @@ fn share(p: Progress) -> (u64, bool) {
         u128::from(p.lag),
     );
     let to_u64 = |n: u128| u64::try_from(n).unwrap_or(u64::MAX);
-    // The last segment would be (remaining + lag) / (1 + a/b) long: at most two.
+    // The last segment would be (remaining + lag) / (1 + a/b) long: at most two segments.
     if (remaining + lag) * b <= 2 * segment * (a + b) {
         let main = (a * remaining).saturating_sub(b * lag) / (a + b);
         return (to_u64(main), true);
