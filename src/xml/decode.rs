@@ -587,9 +587,12 @@ pub fn is_plain_utf8(head: &[u8]) -> bool {
     matches!(detect(head), Ok((Encoding::Utf8, 0)))
 }
 
-/// The encoding of a document that starts with `head` (its first 1 KiB or all of it),
-/// and the length of its byte-order mark.
+/// The encoding of a document that starts with `head`, and the length of its byte-order
+/// mark. Only the first [`SNIFF`] bytes count, however many `head` has, so the verdict does
+/// not depend on how the input arrived (all at once, in pipe-sized reads, or the head
+/// [`is_plain_utf8`] is given).
 fn detect(head: &[u8]) -> Result<(Encoding, usize), DecodeErrorKind> {
+    let head = &head[..head.len().min(SNIFF)];
     for (bom, encoding) in [
         (&[0xEF, 0xBB, 0xBF][..], Encoding::Utf8),
         (&[0xFF, 0xFE], Encoding::Utf16Le),
@@ -654,6 +657,41 @@ mod tests {
         let r = d.read_to_end(&mut out);
         let err = r.err().and_then(|_| d.take_error().map(|e| e.kind));
         (String::from_utf8(out).unwrap_or_default(), err)
+    }
+
+    /// Gives at most `n` bytes per read, as a pipe might.
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.0.len().min(buf.len()).min(self.1);
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn the_encoding_is_decided_by_the_first_kib_however_the_input_arrives() {
+        // An XML declaration whose `?>` comes only after the first KiB (found by the split
+        // fuzz target): its label is not read, whether the decoder gets the whole input
+        // in one read or a few bytes at a time, and the document is read as UTF-8.
+        let mut doc = b"<?xml version=\"1.0\" encoding=\"U\n<rss>".to_vec();
+        doc.extend(std::iter::repeat_n(b' ', 2000));
+        doc.extend_from_slice(b"<?pi x=\"1\"?></rss>");
+        let limits = Limits {
+            max_bytes: 1 << 30,
+            max_event_bytes: 1 << 20,
+        };
+        for step in [usize::MAX, 4096, 100, 1] {
+            let mut d = Decoder::new(Trickle(&doc, step), limits);
+            let mut out = Vec::new();
+            let read = d.read_to_end(&mut out);
+            assert!(read.is_ok(), "reads of {step}: {:?}", d.take_error());
+            assert_eq!(d.encoding(), Some(Encoding::Utf8), "reads of {step}");
+            assert_eq!(out, doc, "reads of {step}");
+        }
+        assert!(is_plain_utf8(&doc));
     }
 
     #[test]

@@ -301,6 +301,36 @@ fn channel_children_after_items_a_second_channel_and_declarations_in_items() {
 }
 
 #[test]
+fn an_xml_declaration_ending_after_the_first_kib_gives_one_verdict() {
+    // Found by the split fuzz target: the `?>` of the XML declaration comes only after the
+    // first KiB, and a quote follows its unclosed label. One thread read the whole input at
+    // once and took the label up to that quote (an unsupported encoding); two threads
+    // looked at the first KiB only and read on as UTF-8.
+    let text = String::from_utf8(feed(
+        40,
+        |i| format!("Text {i}"),
+        |i| {
+            if i == 3 {
+                "<?pi x?>".into()
+            } else {
+                String::new()
+            }
+        },
+    ))
+    .expect("utf-8");
+    let text = text.replacen("encoding=\"UTF-8\"?>", "encoding=\"U", 1);
+    assert!(text.find("?>").is_some_and(|at| at > 1024));
+    let (report, _) = same("late-declaration-end", text.as_bytes(), 1);
+    assert!(
+        report
+            .findings
+            .iter()
+            .all(|f| !f.message.contains("encoding")),
+        "{report:#?}"
+    );
+}
+
+#[test]
 fn other_encodings_and_small_files_are_read_on_one_thread() {
     let utf8 = feed(300, |i| format!("Text {i} åäö"), |_| String::new());
     let latin1: Vec<u8> = String::from_utf8(utf8.clone())
