@@ -2,8 +2,9 @@
 //! `validate_file` in segments of 1 to 256 bytes (the input's first byte picks), must give
 //! exactly the report `validate` gives on one thread, finding by finding. A difference or a
 //! panic is a bug; a case it finds becomes a test in `src/profile/split/tests.rs`.
-//! Inputs under about 1 KiB are always read on one thread, so run it with a larger
-//! `-max_len` (see README).
+//! Inputs under about 1 KiB are always read on one thread, so seed the corpus with
+//! `scripts/fuzz-seed-split` and run it with a larger `-max_len` and `-detect_leaks=0`
+//! (see README: LeakSanitizer takes the helper thread's exit record for a leak).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
