@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use super::{Finding, ItemKeys, Kb24, Options, Report, Validator, item_guid};
 use crate::feed::{FeedEvent, FeedReader};
-use crate::xml::{Pos, Scope, XmlReader, is_plain_utf8};
+use crate::xml::{Pos, SNIFF, Scope, XmlReader, is_plain_utf8};
 
 /// A segment ends after this many items, whatever its size.
 const SEGMENT_ITEMS: u32 = 8192;
@@ -385,7 +385,7 @@ pub(super) fn validate_file(file: &File, options: &Options) -> io::Result<Report
 fn run(file: &File, options: &Options) -> io::Result<(Report, u32)> {
     let len = file.metadata()?.len();
     let segment = options.segment_bytes;
-    let mut head = [0; 1024];
+    let mut head = [0; SNIFF];
     let head_len = read_full_at(file, &mut head, 0)?;
     let first = if segment == 0
         || len / 2 < segment
@@ -394,7 +394,7 @@ fn run(file: &File, options: &Options) -> io::Result<(Report, u32)> {
     {
         None
     } else {
-        // Not within the first KiB, which the decoder reads at once to find the encoding.
+        // Not within the head, which the decoder reads at once to find the encoding.
         after_item_end(file, segment.max(head.len() as u64))?
     };
     let Some(first) = first else {
@@ -413,6 +413,7 @@ fn run(file: &File, options: &Options) -> io::Result<(Report, u32)> {
             if let Ok(scope) = scope_rx.recv() {
                 helper(
                     file,
+                    len,
                     first,
                     &scope,
                     &Sender {
@@ -478,12 +479,12 @@ impl Sender {
     }
 }
 
-/// The helper thread: reads segments from file offset `start` on, in `scope`.
-fn helper(file: &File, mut start: u64, scope: &Scope, tx: &Sender, options: &Options) {
+/// The helper thread: reads segments of the `len`-byte file from offset `start` on, in
+/// `scope`.
+fn helper(file: &File, len: u64, mut start: u64, scope: &Scope, tx: &Sender, options: &Options) {
     let started = Instant::now();
     let rules = Kb24::new(options.profile);
     let segment = options.segment_bytes;
-    let len = file.metadata().map_or(u64::MAX, |m| m.len());
     // Bytes of the segments read so far, and whether this one runs to the last item.
     let mut read = 0;
     let mut last = false;
@@ -556,14 +557,14 @@ fn helper(file: &File, mut start: u64, scope: &Scope, tx: &Sender, options: &Opt
         let next = if more {
             let main = tx.balance.main_progress();
             let busy = nanos(started.elapsed()).saturating_sub(tx.waited.get());
-            let gap;
-            (gap, last) = share(Progress {
+            let (gap, to_the_end) = share(Progress {
                 segment,
                 remaining: len.saturating_sub(end_offset),
                 lag: before.saturating_sub(main.0),
                 main,
                 helper: (read, busy),
             });
+            last = to_the_end;
             after_item_end(file, end_offset + gap.max(1)).ok().flatten()
         } else {
             None

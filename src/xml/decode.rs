@@ -18,8 +18,8 @@ use super::Pos;
 
 /// How much raw input is read at a time.
 const CHUNK: usize = 64 * 1024;
-/// How many bytes are inspected to find the encoding in the XML declaration.
-const SNIFF: usize = 1024;
+/// How many bytes at the start of a document decide its encoding (BOM, XML declaration).
+pub const SNIFF: usize = 1024;
 
 /// An encoding the decoder can read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -647,12 +647,14 @@ const WINDOWS_1252: [char; 32] = [
 mod tests {
     use super::*;
 
+    /// The limits of these tests: far above their inputs.
+    const LIMITS: Limits = Limits {
+        max_bytes: 1 << 30,
+        max_event_bytes: 1 << 20,
+    };
+
     fn decode(input: &[u8]) -> (String, Option<DecodeErrorKind>) {
-        let limits = Limits {
-            max_bytes: 1 << 30,
-            max_event_bytes: 1 << 20,
-        };
-        let mut d = Decoder::new(input, limits);
+        let mut d = Decoder::new(input, LIMITS);
         let mut out = Vec::new();
         let r = d.read_to_end(&mut out);
         let err = r.err().and_then(|_| d.take_error().map(|e| e.kind));
@@ -679,12 +681,8 @@ mod tests {
         let mut doc = b"<?xml version=\"1.0\" encoding=\"U\n<rss>".to_vec();
         doc.extend(std::iter::repeat_n(b' ', 2000));
         doc.extend_from_slice(b"<?pi x=\"1\"?></rss>");
-        let limits = Limits {
-            max_bytes: 1 << 30,
-            max_event_bytes: 1 << 20,
-        };
         for step in [usize::MAX, 4096, 100, 1] {
-            let mut d = Decoder::new(Trickle(&doc, step), limits);
+            let mut d = Decoder::new(Trickle(&doc, step), LIMITS);
             let mut out = Vec::new();
             let read = d.read_to_end(&mut out);
             assert!(read.is_ok(), "reads of {step}: {:?}", d.take_error());
@@ -732,11 +730,7 @@ mod tests {
 
     #[test]
     fn positions_count_characters_and_lines() {
-        let limits = Limits {
-            max_bytes: 1 << 30,
-            max_event_bytes: 1 << 20,
-        };
-        let mut d = Decoder::new("ab\nåäö<x".as_bytes(), limits);
+        let mut d = Decoder::new("ab\nåäö<x".as_bytes(), LIMITS);
         let mut out = Vec::new();
         d.read_to_end(&mut out).unwrap();
         assert_eq!(d.resolve(1), Pos { line: 1, column: 2 });

@@ -17,7 +17,7 @@ use std::io::{self, BufRead, Read};
 
 use quick_xml::events::{BytesStart, Event};
 
-pub use decode::{DecodeErrorKind, Encoding, Limits, is_plain_utf8};
+pub use decode::{DecodeErrorKind, Encoding, Limits, SNIFF, is_plain_utf8};
 use decode::{Decoder, is_xml_char};
 
 /// A 1-based line and column (columns count Unicode scalar values).

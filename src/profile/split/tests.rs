@@ -347,8 +347,8 @@ fn other_encodings_and_small_files_are_read_on_one_thread() {
     assert!(same("utf8", &utf8, 1).1 > 0);
 }
 
-/// [`share`] for a helper `helper_speed` times as fast as the main thread, both busy
-/// for a second so far, with 1 MiB segments.
+/// [`share`] with 1 MiB segments, for threads that have read `main_speed` and
+/// `helper_speed` MiB in one busy second each.
 fn plan(remaining: u64, lag: u64, main_speed: u64, helper_speed: u64) -> (u64, bool) {
     share(Progress {
         segment: 1 << 20,
