@@ -1,9 +1,10 @@
 //! Input decoding and position tracking: the only place that sees every byte of a feed.
 //!
-//! [`Decoder`] sits between the raw input and quick-xml. It
+//! [`Decoder`] sits between the raw input and the reader's scanner. It
 //! - detects the encoding (byte-order mark, then the XML declaration's `encoding`),
-//!   and hands quick-xml UTF-8: UTF-8 passes through, ISO-8859-1, windows-1252 and
-//!   UTF-16 are transcoded (G-XML: "UTF-8 and ISO-8859-1 occur in Swedish feeds");
+//!   and hands the scanner text that is valid UTF-8 (a `str`, so the scanner never
+//!   checks it again): UTF-8 passes through, ISO-8859-1, windows-1252 and UTF-16 are
+//!   transcoded (G-XML: "UTF-8 and ISO-8859-1 occur in Swedish feeds");
 //! - rejects what XML 1.0 forbids at the character level (invalid UTF-8, control
 //!   characters such as U+0001, U+FFFE/U+FFFF), with the position where it occurs;
 //! - enforces the size limits (whole input, one piece of markup), so memory never
@@ -96,11 +97,10 @@ pub struct Decoder<R> {
     encoding: Option<Encoding>,
     /// Raw bytes read but not yet decoded (an incomplete sequence, or the sniffed head).
     raw: Vec<u8>,
-    /// Decoded UTF-8 in `out[..end]`; `out[mark..end]` is kept for position
-    /// resolution. `out` keeps its length (initialised bytes) to be read into again.
-    out: Vec<u8>,
-    /// End of the decoded bytes in `out`.
-    end: usize,
+    /// What UTF-8 input is read into, [`CHUNK`] bytes long once allocated.
+    chunk: Vec<u8>,
+    /// Decoded text; `out[mark..]` is kept for position resolution.
+    out: String,
     /// Next byte handed to the consumer (index into `out`).
     pos: usize,
     /// Index into `out` of the last resolved offset.
@@ -113,8 +113,6 @@ pub struct Decoder<R> {
     raw_total: u64,
     eof: bool,
     pending: Option<DecodeError>,
-    /// Set when the consumer has been told about `pending`.
-    failed: Option<DecodeError>,
     /// Keep consumed bytes for [`Decoder::resolve`]; off for plain decoding.
     track: bool,
 }
@@ -127,8 +125,8 @@ impl<R: Read> Decoder<R> {
             limits,
             encoding: None,
             raw: Vec::new(),
-            out: Vec::new(),
-            end: 0,
+            chunk: Vec::new(),
+            out: String::new(),
             pos: 0,
             mark: 0,
             base: 0,
@@ -137,7 +135,6 @@ impl<R: Read> Decoder<R> {
             raw_total: 0,
             eof: false,
             pending: None,
-            failed: None,
             track: true,
         }
     }
@@ -173,10 +170,6 @@ impl<R: Read> Decoder<R> {
         self.encoding
     }
 
-    /// Takes the error that made the last read fail, if it was the decoder's.
-    pub fn take_error(&mut self) -> Option<DecodeError> {
-        self.failed.take()
-    }
 
     /// Line and column of `offset` (decoded stream). Offsets must be resolved in
     /// non-decreasing order; an offset before the last resolved one gives that one's
@@ -185,8 +178,8 @@ impl<R: Read> Decoder<R> {
         let target = offset.saturating_sub(self.base);
         let target = usize::try_from(target)
             .unwrap_or(usize::MAX)
-            .clamp(self.mark, self.end);
-        let span = &self.out[self.mark..target];
+            .clamp(self.mark, self.out.len());
+        let span = &self.out.as_bytes()[self.mark..target];
         self.mark = target;
         if span.len() <= 32 {
             // The usual span, a line break and indentation before a start tag: a plain
@@ -237,11 +230,52 @@ impl<R: Read> Decoder<R> {
         }
     }
 
-    /// Resolves `offset` if more than 64 KiB lie unresolved before it, so the window
-    /// stays small between start tags without counting at every event.
-    pub fn advance(&mut self, offset: u64) {
-        if offset.saturating_sub(self.base + self.mark as u64) > 64 * 1024 {
-            self.resolve(offset);
+    /// Offset in the decoded stream of the first byte of [`Decoder::window`].
+    pub fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+
+    /// The decoded text not yet consumed: complete characters only.
+    #[inline]
+    pub fn window(&self) -> &str {
+        self.out.get(self.pos..).unwrap_or_default()
+    }
+
+    /// Where [`Decoder::window`] starts, as an index for [`Decoder::text`].
+    pub fn index(&self) -> usize {
+        self.pos
+    }
+
+    /// Text consumed since the last [`Decoder::more`]: `range` holds indexes from
+    /// [`Decoder::index`].
+    pub fn text(&self, range: std::ops::Range<usize>) -> &str {
+        self.out.get(range).unwrap_or_default()
+    }
+
+    /// Consumes `n` bytes of the window (ending on a character boundary).
+    #[inline]
+    pub fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.out.len());
+    }
+
+    /// Decodes more input after the window, for a piece of markup or text the window
+    /// holds only part of. Positions before decoded offset `keep` are resolved and their
+    /// bytes dropped; one piece longer than [`Limits::max_event_bytes`] fails. False when
+    /// the input has ended; an error once everything before it has been handed out.
+    pub fn more(&mut self, keep: u64) -> Result<bool, DecodeError> {
+        if self.track {
+            self.resolve(keep);
+        }
+        let before = self.out.len() - self.pos;
+        if self.pending.is_none() {
+            self.fill();
+        }
+        if self.out.len() - self.pos > before {
+            return Ok(true);
+        }
+        match self.pending.take() {
+            Some(e) => Err(e),
+            None => Ok(false),
         }
     }
 
@@ -279,7 +313,7 @@ impl<R: Read> Decoder<R> {
 
     fn fail(&mut self, kind: DecodeErrorKind) {
         if self.pending.is_none() {
-            let offset = self.base + self.end as u64;
+            let offset = self.base + self.out.len() as u64;
             self.pending = Some(DecodeError { kind, offset });
         }
     }
@@ -289,15 +323,16 @@ impl<R: Read> Decoder<R> {
         if !self.track {
             self.mark = self.pos;
         }
-        // Keep only the bytes from the last resolved offset on.
-        if self.mark > 0 && self.pos == self.end {
-            self.out.copy_within(self.mark..self.end, 0);
-            self.end -= self.mark;
-            self.base += self.mark as u64;
-            self.pos -= self.mark;
-            self.mark = 0;
+        // Keep only the bytes from the last resolved offset (or the read position, if
+        // that comes first) on.
+        let keep = self.mark.min(self.pos);
+        if keep > 0 {
+            self.out.drain(..keep);
+            self.base += keep as u64;
+            self.pos -= keep;
+            self.mark -= keep;
         }
-        if self.end - self.mark > self.limits.max_event_bytes {
+        if self.out.len() > self.limits.max_event_bytes {
             self.fail(DecodeErrorKind::EventTooLarge(self.limits.max_event_bytes));
             return;
         }
@@ -312,8 +347,8 @@ impl<R: Read> Decoder<R> {
             },
         };
         // Read until at least one byte is decoded, or the input ends.
-        let before = self.end;
-        while self.end == before && self.pending.is_none() {
+        let before = self.out.len();
+        while self.out.len() == before && self.pending.is_none() {
             if encoding == Encoding::Utf8 {
                 if self.eof && self.raw.is_empty() {
                     return;
@@ -321,7 +356,7 @@ impl<R: Read> Decoder<R> {
                 if let Err(e) = self.read_utf8() {
                     return self.fail(DecodeErrorKind::Io(e));
                 }
-                if self.eof && self.end == before && !self.raw.is_empty() {
+                if self.eof && self.out.len() == before && !self.raw.is_empty() {
                     self.raw.clear();
                     return self.fail(DecodeErrorKind::InvalidUtf8);
                 }
@@ -353,17 +388,14 @@ impl<R: Read> Decoder<R> {
     }
 
     /// [`BufRead::fill_buf`] when everything decoded has been consumed.
-    #[inline(never)]
     fn refill(&mut self) -> io::Result<()> {
         if self.pending.is_none() {
             self.fill();
         }
-        if self.pos == self.end
+        if self.pos == self.out.len()
             && let Some(e) = self.pending.take()
         {
-            let message = format!("{:?}", e.kind);
-            self.failed = Some(e);
-            return Err(io::Error::other(message));
+            return Err(io::Error::other(format!("{:?}", e.kind)));
         }
         Ok(())
     }
@@ -371,7 +403,7 @@ impl<R: Read> Decoder<R> {
     /// Decodes what it can of `raw` into `out`. Returns false if nothing could be
     /// decoded because more input is needed.
     fn decode_some(&mut self, encoding: Encoding) -> bool {
-        let before = self.end;
+        let before = self.out.len();
         match encoding {
             // Read straight into `out` by `read_utf8`.
             Encoding::Utf8 => {}
@@ -389,8 +421,7 @@ impl<R: Read> Decoder<R> {
                         bad = Some(c);
                         break;
                     }
-                    let mut tmp = [0; 4];
-                    self.push(c.encode_utf8(&mut tmp).as_bytes());
+                    self.out.push(c);
                     used += 1;
                 }
                 self.raw = raw;
@@ -436,73 +467,66 @@ impl<R: Read> Decoder<R> {
                         self.fail(DecodeErrorKind::ForbiddenChar(u32::from(c)));
                         break;
                     }
-                    let mut tmp = [0; 4];
-                    self.push(c.encode_utf8(&mut tmp).as_bytes());
+                    self.out.push(c);
                     i += n;
                     used += 2 * n;
                 }
                 self.raw.drain(..used);
             }
         }
-        self.end > before || self.pending.is_some()
+        self.out.len() > before || self.pending.is_some()
     }
 
-    /// Appends decoded `bytes` to `out`.
-    fn push(&mut self, bytes: &[u8]) {
-        let end = self.end + bytes.len();
-        if self.out.len() < end {
-            self.out.resize(end.max(2 * self.out.len()), 0);
-        }
-        self.out[self.end..end].copy_from_slice(bytes);
-        self.end = end;
-    }
-
-    /// UTF-8 input: reads straight into `out` (no copy, and `out` is not cleared for
-    /// it) after what waits in `raw` (the sniffed head, or an incomplete character),
-    /// then exposes what is valid: complete characters XML allows. An incomplete
-    /// character at the end waits in `raw` for the next read.
+    /// UTF-8 input: reads a chunk after what waits in `raw` (the sniffed head, or an
+    /// incomplete character) and appends what is valid to `out`: complete characters
+    /// XML allows. An incomplete character at the end waits in `raw` for the next read.
     fn read_utf8(&mut self) -> io::Result<()> {
-        let start = self.end;
-        let pending = self.raw.len();
-        let want = pending + CHUNK;
-        if self.out.len() < start + want {
-            self.out.resize(start + want, 0);
-        }
-        self.out[start..start + pending].copy_from_slice(&self.raw);
-        self.raw.clear();
-        // More than an incomplete character waiting (the sniffed head): expose it before
+        // More than an incomplete character waiting (the sniffed head): decode it before
         // reading on, so no byte is read before it is needed.
-        let n = loop {
-            if self.eof || pending > 3 {
-                break 0;
+        let mut n = 0;
+        if !self.eof && self.raw.len() <= 3 {
+            if self.chunk.len() < CHUNK {
+                self.chunk.resize(CHUNK, 0);
             }
-            match self
-                .inner
-                .read(&mut self.out[start + pending..start + want])
-            {
-                Ok(0) => {
-                    self.eof = true;
-                    break 0;
+            n = loop {
+                match self.inner.read(&mut self.chunk) {
+                    Ok(0) => {
+                        self.eof = true;
+                        break 0;
+                    }
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
                 }
-                Ok(n) => break n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    self.raw
-                        .extend_from_slice(&self.out[start..start + pending]);
-                    return Err(e);
-                }
-            }
-        };
+            };
+        }
         self.raw_total += n as u64;
-        let read = &self.out[start..start + pending + n];
-        let (valid, err) = match std::str::from_utf8(read) {
-            Ok(_) => (read.len(), false),
-            Err(e) => (e.valid_up_to(), e.error_len().is_some() || self.eof),
+        // The usual case, nothing waiting: decode straight from the chunk.
+        let from_chunk = self.raw.is_empty();
+        if !from_chunk {
+            self.raw.extend_from_slice(&self.chunk[..n]);
+        }
+        let read = if from_chunk {
+            &self.chunk[..n]
+        } else {
+            &self.raw[..]
         };
-        let bad = check_chars(&read[..valid]);
-        let upto = bad.map_or(valid, |(i, _)| i);
-        self.raw.extend_from_slice(&read[upto..]);
-        self.end = start + upto;
+        let (text, err) = match std::str::from_utf8(read) {
+            Ok(text) => (text, false),
+            Err(e) => (
+                std::str::from_utf8(&read[..e.valid_up_to()]).unwrap_or_default(),
+                e.error_len().is_some() || self.eof,
+            ),
+        };
+        let bad = check_chars(text.as_bytes());
+        // `check_chars` points at the first byte of a character.
+        let upto = bad.map_or(text.len(), |(i, _)| i);
+        self.out.push_str(text.get(..upto).unwrap_or_default());
+        if from_chunk {
+            self.raw.extend_from_slice(&self.chunk[upto..n]);
+        } else {
+            self.raw.drain(..upto);
+        }
         if let Some((_, c)) = bad {
             self.fail(DecodeErrorKind::ForbiddenChar(c));
         } else if err {
@@ -523,19 +547,16 @@ impl<R: Read> Read for Decoder<R> {
 }
 
 impl<R: Read> BufRead for Decoder<R> {
-    // quick-xml calls this several times per event: the common case stays small enough
-    // to inline, and reading on is a call of its own.
-    #[inline]
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        if self.pos == self.end {
+        if self.pos == self.out.len() {
             self.refill()?;
         }
-        Ok(&self.out[self.pos..self.end])
+        // Bytes: a reader of this trait may consume part of a character.
+        Ok(&self.out.as_bytes()[self.pos..])
     }
 
-    #[inline]
     fn consume(&mut self, amt: usize) {
-        self.pos = (self.pos + amt).min(self.end);
+        self.pos = (self.pos + amt).min(self.out.len());
     }
 }
 
@@ -654,11 +675,21 @@ mod tests {
     };
 
     fn decode(input: &[u8]) -> (String, Option<DecodeErrorKind>) {
-        let mut d = Decoder::new(input, LIMITS);
-        let mut out = Vec::new();
-        let r = d.read_to_end(&mut out);
-        let err = r.err().and_then(|_| d.take_error().map(|e| e.kind));
-        (String::from_utf8(out).unwrap_or_default(), err)
+        read(Decoder::new(input, LIMITS))
+    }
+
+    /// Everything `d` decodes, the way the reader takes it, and the error it stops with.
+    fn read<R: Read>(mut d: Decoder<R>) -> (String, Option<DecodeErrorKind>) {
+        let mut out = String::new();
+        loop {
+            out.push_str(d.window());
+            d.consume(d.window().len());
+            match d.more(d.offset()) {
+                Ok(true) => {}
+                Ok(false) => return (out, None),
+                Err(e) => return (out, Some(e.kind)),
+            }
+        }
     }
 
     /// Gives at most `n` bytes per read, as a pipe might.
@@ -683,11 +714,11 @@ mod tests {
         doc.extend_from_slice(b"<?pi x=\"1\"?></rss>");
         for step in [usize::MAX, 4096, 100, 1] {
             let mut d = Decoder::new(Trickle(&doc, step), LIMITS);
-            let mut out = Vec::new();
-            let read = d.read_to_end(&mut out);
-            assert!(read.is_ok(), "reads of {step}: {:?}", d.take_error());
+            d.more(0).expect("the first read");
             assert_eq!(d.encoding(), Some(Encoding::Utf8), "reads of {step}");
-            assert_eq!(out, doc, "reads of {step}");
+            let (out, err) = read(d);
+            assert!(err.is_none(), "reads of {step}: {err:?}");
+            assert_eq!(out.as_bytes(), doc, "reads of {step}");
         }
         assert!(is_plain_utf8(&doc));
     }

@@ -1,10 +1,13 @@
-//! The only module that uses quick-xml.
+//! XML for the whole crate: reading feeds and checking what plikt writes.
 //!
-//! [`XmlReader`] is a streaming pull parser over [`Decoder`] that adds what quick-xml
-//! leaves out and the catalogue's `G-XML` requires: namespace well-formedness
-//! (unbound prefixes, `xmlns:p=""`, duplicate expanded attribute names), one root
-//! element and nothing but markup after it, no undefined entities, no DTD entity
-//! declarations (never expanded, never fetched), a nesting limit, and size limits.
+//! [`XmlReader`] is a streaming pull parser. It scans the text [`Decoder`] hands it
+//! (valid UTF-8, characters XML allows) in place, with `memchr`, and checks what the
+//! catalogue's `G-XML` requires: well-formed markup (XML 1.0 §2–§4: tags, attributes,
+//! comments, CDATA, processing instructions, references), end tags that match,
+//! namespace well-formedness (unbound prefixes, `xmlns:p=""`, duplicate expanded
+//! attribute names), one root element and nothing but markup after it, no undefined
+//! entities, no DTD entity declarations (never expanded, never fetched), a nesting
+//! limit, and size limits.
 //! Names come out as `(namespace, local name)` pairs, never prefixes: publishers bind
 //! DCMI Terms to `dcterms`, `dc` or `dct`. Every element and attribute carries its
 //! 1-based line:column, resolved while its bytes are still in the decoder's window.
@@ -15,10 +18,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, BufRead, Read};
 
-use quick_xml::events::{BytesStart, Event};
-
 pub use decode::{DecodeErrorKind, Encoding, Limits, SNIFF, is_plain_utf8};
-use decode::{Decoder, is_xml_char};
+use decode::{DecodeError, Decoder, is_xml_char};
 
 /// A 1-based line and column (columns count Unicode scalar values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize)]
@@ -184,7 +185,7 @@ pub struct Scope {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Malformed {
-    /// quick-xml's syntax or well-formedness error, as text.
+    /// A syntax error, described.
     Syntax(String),
     /// An end tag that does not match the open element.
     MismatchedEnd {
@@ -344,8 +345,9 @@ pub enum ReadError {
 /// The streaming, namespace-aware reader; see the module docs.
 #[derive(Debug)]
 pub struct XmlReader<R: Read> {
-    reader: quick_xml::Reader<Decoder<R>>,
-    buf: Vec<u8>,
+    dec: Decoder<R>,
+    /// The start tag being read, without `<` and `>`.
+    tag: String,
     limits: ReaderLimits,
     /// Interned namespace names.
     uris: Vec<String>,
@@ -374,17 +376,44 @@ pub struct XmlReader<R: Read> {
     boundary: Option<u64>,
     /// White space at the start of text is skipped ([`XmlReader::skip_space`]).
     skip_space: bool,
-    /// Bytes skipped that way: quick-xml's offsets do not count them.
-    skipped: u64,
 }
 
-/// What one quick-xml event amounted to.
+/// What one piece of the input amounted to.
 enum Step {
     Skip,
     Start,
     End,
+    /// Text in `self.text`.
     Text,
+    /// Text in the decoder, between these indexes (see [`Decoder::text`]).
+    Window(usize, usize),
     Eof,
+}
+
+/// The kinds of markup, for the error when the input ends inside one.
+#[derive(Clone, Copy)]
+enum Markup {
+    StartTag,
+    EndTag,
+    Comment,
+    Cdata,
+    Instruction,
+    Doctype,
+    Declaration,
+}
+
+impl Markup {
+    fn name(self) -> &'static str {
+        match self {
+            Self::StartTag => "a start tag",
+            Self::EndTag => "an end tag",
+            Self::Comment => "a comment",
+            Self::Cdata => "a CDATA section",
+            Self::Instruction => "a processing instruction",
+            Self::Doctype => "a DOCTYPE",
+            Self::Declaration => "markup `<!…`",
+        }
+    }
 }
 
 impl<R: Read> XmlReader<R> {
@@ -393,14 +422,7 @@ impl<R: Read> XmlReader<R> {
         Self::over(Decoder::new(input, limits.decode), limits)
     }
 
-    fn over(decoder: Decoder<R>, limits: ReaderLimits) -> Self {
-        let mut reader = quick_xml::Reader::from_reader(decoder);
-        let config = reader.config_mut();
-        config.check_end_names = true;
-        config.check_comments = true;
-        config.allow_dangling_amp = false;
-        config.expand_empty_elements = false;
-        config.trim_text(false);
+    fn over(dec: Decoder<R>, limits: ReaderLimits) -> Self {
         let uris: Vec<String> = KNOWN_NAMESPACES.iter().map(|s| (*s).to_string()).collect();
         let ids = uris
             .iter()
@@ -408,8 +430,8 @@ impl<R: Read> XmlReader<R> {
             .map(|(i, u)| (u.clone(), NsId(u32::try_from(i).unwrap_or(0))))
             .collect();
         Self {
-            reader,
-            buf: Vec::with_capacity(1024),
+            dec,
+            tag: String::new(),
             limits,
             uris,
             ids,
@@ -429,7 +451,6 @@ impl<R: Read> XmlReader<R> {
             continued: false,
             boundary: None,
             skip_space: false,
-            skipped: 0,
         }
     }
 
@@ -476,15 +497,16 @@ impl<R: Read> XmlReader<R> {
         }
     }
 
+
     /// Offset in the decoded stream of the next byte to be read.
     pub fn offset(&self) -> u64 {
-        self.reader.buffer_position() + self.skipped
+        self.dec.offset()
     }
 
     /// The position of [`XmlReader::offset`].
     pub fn position(&mut self) -> Pos {
         let at = self.offset();
-        self.reader.get_mut().resolve(at)
+        self.dec.resolve(at)
     }
 
     /// Reports [`XmlEvent::Boundary`] instead of reading on when the reader is exactly
@@ -498,7 +520,7 @@ impl<R: Read> XmlReader<R> {
     /// next ones of the source (a stretch of it was read by another reader).
     pub fn jump(&mut self, pos: Pos) {
         let at = self.offset();
-        self.reader.get_mut().jump(at, pos);
+        self.dec.jump(at, pos);
     }
 
     /// The namespace name of `id`.
@@ -508,7 +530,7 @@ impl<R: Read> XmlReader<R> {
 
     /// The encoding of the input, once known.
     pub fn encoding(&self) -> Option<Encoding> {
-        self.reader.get_ref().encoding()
+        self.dec.encoding()
     }
 
     fn intern(&mut self, uri: &str) -> Result<NsId, Malformed> {
@@ -534,7 +556,7 @@ impl<R: Read> XmlReader<R> {
 
     fn err_at(&mut self, kind: Malformed, offset: u64) -> ReadError {
         self.done = true;
-        let pos = self.reader.get_mut().resolve(offset);
+        let pos = self.dec.resolve(offset);
         ReadError::Malformed(XmlError { kind, pos })
     }
 
@@ -559,11 +581,7 @@ impl<R: Read> XmlReader<R> {
             if self.done {
                 return Ok(XmlEvent::Eof);
             }
-            let mut buf = std::mem::take(&mut self.buf);
-            buf.clear();
-            let step = self.step(&mut buf);
-            self.buf = buf;
-            return Ok(match step? {
+            return Ok(match self.step()? {
                 Step::Skip => continue,
                 Step::Start => XmlEvent::Start(Start {
                     ns: self.ns,
@@ -575,110 +593,378 @@ impl<R: Read> XmlReader<R> {
                 }),
                 Step::End => XmlEvent::End,
                 Step::Text => XmlEvent::Text(&self.text),
+                Step::Window(from, to) => XmlEvent::Text(self.dec.text(from..to)),
                 Step::Eof => XmlEvent::Eof,
             });
         }
     }
 
-    /// Reads one quick-xml event into `buf` and turns it into state in `self`.
+    /// Reads one piece of the input (text, a reference or markup) and turns it into
+    /// state in `self`. The scanner follows XML 1.0 §2.4–§2.8, §3.1 and §4.1: what it
+    /// reports as malformed is what those productions do not allow.
     #[inline(never)]
-    fn step(&mut self, buf: &mut Vec<u8>) -> Result<Step, ReadError> {
+    fn step(&mut self) -> Result<Step, ReadError> {
         let text_start = self.offset();
         if self.skip_space {
-            self.skip_white_space()?;
+            self.skip_white_space(text_start)?;
         }
         let start = self.offset();
-        // Positions are resolved at start tags and errors; in between, keep the
-        // decoder's window of unresolved bytes small.
-        self.reader.get_mut().advance(start);
-        let event = match self.reader.read_event_into(buf) {
-            Ok(e) => e,
-            Err(e) => return Err(self.convert_error(e)),
-        };
-        let misplaced_decl = || {
-            Malformed::Syntax(
-                "the XML declaration `<?xml …?>` must come first, before anything else, even whitespace".into(),
-            )
-        };
-        match event {
-            Event::Decl(_) if start != 0 || self.continued => {
-                Err(self.err_at(misplaced_decl(), start))
+        let first = loop {
+            if let Some(&b) = self.dec.window().as_bytes().first() {
+                break b;
             }
-            Event::PI(pi) if pi.target().eq_ignore_ascii_case("xml") => {
-                Err(self.err_at(misplaced_decl(), start))
+            if !self.more(text_start)? {
+                return self.end_of_input();
             }
-            Event::Decl(_) | Event::PI(_) | Event::Comment(_) => Ok(Step::Skip),
-            Event::DocType(d) => {
-                if self.root_seen {
-                    Err(self.err_at(
-                        Malformed::Syntax("DOCTYPE after the root element".into()),
+        };
+        match first {
+            b'<' => self.markup(text_start, start),
+            b'&' => self.reference(text_start, start),
+            _ => self.text(text_start),
+        }
+    }
+
+    /// Character data up to the next `<` or `&` (or the end of the input).
+    fn text(&mut self, text_start: u64) -> Result<Step, ReadError> {
+        let mut from = 0;
+        let len = loop {
+            let w = self.dec.window().as_bytes();
+            if let Some(i) = memchr::memchr2(b'<', b'&', &w[from..]) {
+                break from + i;
+            }
+            from = w.len();
+            if !self.more(text_start)? {
+                break self.dec.window().len();
+            }
+        };
+        let text = self.dec.window().as_bytes().get(..len).unwrap_or_default();
+        if self.open.is_empty() {
+            if text.iter().all(|&b| is_xml_space(b)) {
+                self.dec.consume(len);
+                return Ok(Step::Skip);
+            }
+            let kind = if self.root_seen {
+                Malformed::AfterRoot("text".into())
+            } else {
+                Malformed::BeforeRoot
+            };
+            return Err(self.err_at(kind, text_start));
+        }
+        if memchr::memchr(b']', text).is_some() && memchr::memmem::find(text, b"]]>").is_some() {
+            return Err(self.err_at(Malformed::BadCharacterData("`]]>`"), text_start));
+        }
+        let at = self.dec.index();
+        self.dec.consume(len);
+        Ok(Step::Window(at, at + len))
+    }
+
+    /// `&name;` or `&#…;` (XML §4.1): one character of text.
+    fn reference(&mut self, text_start: u64, start: u64) -> Result<Step, ReadError> {
+        if self.open.is_empty() {
+            return Err(self.err_at(Malformed::AfterRoot("a reference".into()), start));
+        }
+        let mut i = 1;
+        let end = loop {
+            let w = self.dec.window().as_bytes();
+            match w[i..].iter().position(|&b| !is_name_byte(b) && b != b'#') {
+                Some(n) if w[i + n] == b';' => break i + n,
+                Some(_) => {
+                    return Err(self.err_at(
+                        Malformed::Syntax("a bare `&` that starts no reference; write `&amp;` (in URLs too: `?id=1&amp;sektion=2`) or wrap the text in CDATA".into()),
                         start,
-                    ))
-                } else if d.contains("<!ENTITY") {
-                    Err(self.err_at(Malformed::EntityDeclaration, start))
-                } else {
-                    Ok(Step::Skip)
+                    ));
                 }
+                None => i = w.len(),
             }
-            Event::Start(e) => self.start(&e, start, false),
-            Event::Empty(e) => self.start(&e, start, true),
-            Event::End(_) => {
+            if !self.more(text_start)? {
+                return Err(self.err_at(
+                    Malformed::Syntax(
+                        "the input ends inside a reference `&…;`; the feed is truncated".into(),
+                    ),
+                    start,
+                ));
+            }
+        };
+        let name = self.dec.window().get(1..end).unwrap_or_default();
+        match resolve_reference(name) {
+            Ok(c) => {
+                self.dec.consume(end + 1);
+                self.text.clear();
+                self.text.push(c);
+                Ok(Step::Text)
+            }
+            Err(kind) => Err(self.err_at(kind, start)),
+        }
+    }
+
+    /// Markup: a start or end tag, a comment, CDATA, a processing instruction or the
+    /// XML declaration, a DOCTYPE.
+    fn markup(&mut self, text_start: u64, start: u64) -> Result<Step, ReadError> {
+        self.need(text_start, start, 2, Markup::StartTag)?;
+        match self.dec.window().as_bytes().get(1) {
+            Some(b'/') => self.end_tag(text_start, start),
+            Some(b'?') => self.instruction(text_start, start),
+            Some(b'!') => self.declaration(text_start, start),
+            _ => self.start_tag(text_start, start),
+        }
+    }
+
+    /// `</name S?>` (XML §3.1 `ETag`), which must close the innermost open element.
+    fn end_tag(&mut self, text_start: u64, start: u64) -> Result<Step, ReadError> {
+        let gt = self.find(text_start, start, 2, b">", Markup::EndTag)?;
+        let w = self.dec.window();
+        let name = w
+            .get(2..gt)
+            .unwrap_or_default()
+            .trim_end_matches([' ', '\t', '\n', '\r']);
+        let kind = match self.open.last() {
+            None => Malformed::AfterRoot(format!("end tag `</{name}>` without a start tag")),
+            Some((_, at)) if self.open_names.get(*at..) != Some(name) => Malformed::MismatchedEnd {
+                expected: self.open_names.get(*at..).unwrap_or_default().to_string(),
+                found: name.to_string(),
+            },
+            Some(_) => {
+                self.dec.consume(gt + 1);
                 self.close_element();
-                Ok(Step::End)
+                return Ok(Step::End);
             }
-            Event::Text(t) => {
-                if self.open.is_empty() {
-                    if t.bytes().all(is_xml_space) {
-                        return Ok(Step::Skip);
-                    }
-                    let kind = if self.root_seen {
-                        Malformed::AfterRoot("text".into())
-                    } else {
-                        Malformed::BeforeRoot
-                    };
-                    return Err(self.err_at(kind, text_start));
-                }
-                if memchr::memchr(b']', t.as_bytes()).is_some() && t.contains("]]>") {
-                    return Err(self.err_at(Malformed::BadCharacterData("`]]>`"), text_start));
-                }
-                self.text.clear();
-                self.text.push_str(&t);
-                Ok(Step::Text)
+        };
+        Err(self.err_at(kind, start))
+    }
+
+    /// `<?target …?>` (XML §2.6); the XML declaration (§2.8) only at the very start.
+    fn instruction(&mut self, text_start: u64, start: u64) -> Result<Step, ReadError> {
+        let end = self.find(text_start, start, 2, b"?>", Markup::Instruction)?;
+        let w = self.dec.window();
+        let body = w.get(2..end).unwrap_or_default();
+        let target = &body[..body.bytes().position(is_xml_space).unwrap_or(body.len())];
+        if target.eq_ignore_ascii_case("xml") && (target != "xml" || start != 0 || self.continued)
+        {
+            return Err(self.err_at(
+                Malformed::Syntax(
+                    "the XML declaration `<?xml …?>` must come first, before anything else, even whitespace".into(),
+                ),
+                start,
+            ));
+        }
+        if !is_name(target) {
+            let kind = Malformed::Syntax(format!(
+                "`<?{target}` does not start a processing instruction: `<?` must be followed by a name, as in `<?xml-stylesheet …?>`"
+            ));
+            return Err(self.err_at(kind, start));
+        }
+        self.dec.consume(end + 2);
+        Ok(Step::Skip)
+    }
+
+    /// `<!--…-->` (§2.5), `<![CDATA[…]]>` (§2.7) or `<!DOCTYPE …>` (§2.8).
+    fn declaration(&mut self, text_start: u64, start: u64) -> Result<Step, ReadError> {
+        // Enough to tell which, unless the input ends first.
+        let whole = self.fill_to(text_start, 9)?;
+        let w = self.dec.window().as_bytes();
+        if w.starts_with(b"<!--") {
+            let end = self.find(text_start, start, 4, b"--", Markup::Comment)?;
+            self.need(text_start, start, end + 3, Markup::Comment)?;
+            if self.dec.window().as_bytes()[end + 2] != b'>' {
+                let kind = Malformed::Syntax(
+                    "`--` inside a comment, which XML forbids; write `- -` or remove it".into(),
+                );
+                return Err(self.err_at(kind, start));
             }
-            Event::CData(c) => {
-                if self.open.is_empty() {
-                    return Err(self.err_at(Malformed::AfterRoot("a CDATA section".into()), start));
-                }
-                self.text.clear();
-                self.text.push_str(&c);
-                Ok(Step::Text)
+            self.dec.consume(end + 3);
+            return Ok(Step::Skip);
+        }
+        if w.starts_with(b"<![CDATA[") {
+            if self.open.is_empty() {
+                let kind = Malformed::AfterRoot("a CDATA section".into());
+                return Err(self.err_at(kind, start));
             }
-            Event::GeneralRef(r) => {
-                if self.open.is_empty() {
-                    return Err(self.err_at(Malformed::AfterRoot("a reference".into()), start));
-                }
-                match resolve_reference(&r) {
-                    Ok(c) => {
-                        self.text.clear();
-                        self.text.push(c);
-                        Ok(Step::Text)
-                    }
-                    Err(kind) => Err(self.err_at(kind, start)),
-                }
+            let end = self.find(text_start, start, 9, b"]]>", Markup::Cdata)?;
+            let at = self.dec.index();
+            self.dec.consume(end + 3);
+            return Ok(Step::Window(at + 9, at + end));
+        }
+        if w.len() >= 9 && w[2..9].eq_ignore_ascii_case(b"DOCTYPE") {
+            if self.root_seen {
+                let kind = Malformed::Syntax("DOCTYPE after the root element".into());
+                return Err(self.err_at(kind, start));
             }
-            Event::Eof => {
-                let end = self.offset();
-                if let Some((_, name)) = self.open.last() {
-                    let kind = Malformed::Unclosed(self.open_names[*name..].to_string());
-                    return Err(self.err_at(kind, end));
+            let end = self.doctype_end(text_start, start)?;
+            let w = self.dec.window().as_bytes();
+            if memchr::memmem::find(&w[..end], b"<!ENTITY").is_some() {
+                return Err(self.err_at(Malformed::EntityDeclaration, start));
+            }
+            self.dec.consume(end + 1);
+            return Ok(Step::Skip);
+        }
+        if !whole {
+            return Err(self.truncated(Markup::Declaration, start));
+        }
+        let what = String::from_utf8_lossy(&w[..9]).into_owned();
+        let kind = Malformed::Syntax(format!(
+            "`{what}` starts no markup XML knows: `<!` begins a comment `<!--…-->`, a CDATA section `<![CDATA[…]]>` or a DOCTYPE"
+        ));
+        Err(self.err_at(kind, start))
+    }
+
+    /// The index of the `>` that ends the DOCTYPE at the window's start: the first one
+    /// outside quotes and outside the internal subset `[…]`.
+    fn doctype_end(&mut self, text_start: u64, start: u64) -> Result<usize, ReadError> {
+        let mut i = 9;
+        let mut quote = None;
+        let mut depth = 0usize;
+        loop {
+            let w = self.dec.window().as_bytes();
+            while i < w.len() {
+                let b = w[i];
+                match quote {
+                    Some(q) if b == q => quote = None,
+                    Some(_) => {}
+                    None => match b {
+                        b'"' | b'\'' => quote = Some(b),
+                        b'[' => depth += 1,
+                        b']' => depth = depth.saturating_sub(1),
+                        b'>' if depth == 0 => return Ok(i),
+                        _ => {}
+                    },
                 }
-                if !self.root_seen {
-                    return Err(self.err_at(Malformed::Empty, end));
-                }
-                self.done = true;
-                Ok(Step::Eof)
+                i += 1;
+            }
+            if !self.more(text_start)? {
+                return Err(self.truncated(Markup::Doctype, start));
             }
         }
+    }
+
+    /// `<name attributes… >` or `…/>` (XML §3.1 `STag`, `EmptyElemTag`).
+    fn start_tag(&mut self, text_start: u64, start: u64) -> Result<Step, ReadError> {
+        // The `>` outside attribute values.
+        let mut i = 1;
+        let mut quote = None;
+        let gt = 'scan: loop {
+            let w = self.dec.window().as_bytes();
+            while i < w.len() {
+                match quote {
+                    None => match memchr::memchr3(b'>', b'"', b'\'', &w[i..]) {
+                        None => i = w.len(),
+                        Some(n) if w[i + n] == b'>' => break 'scan i + n,
+                        Some(n) => {
+                            quote = Some(w[i + n]);
+                            i += n + 1;
+                        }
+                    },
+                    Some(q) => match memchr::memchr(q, &w[i..]) {
+                        None => i = w.len(),
+                        Some(n) => {
+                            quote = None;
+                            i += n + 1;
+                        }
+                    },
+                }
+            }
+            if !self.more(text_start)? {
+                return Err(self.truncated(Markup::StartTag, start));
+            }
+        };
+        let w = self.dec.window();
+        let (content, empty) = match w.get(1..gt).unwrap_or_default() {
+            c if c.ends_with('/') => (&c[..c.len() - 1], true),
+            c => (c, false),
+        };
+        let mut tag = std::mem::take(&mut self.tag);
+        tag.clear();
+        tag.push_str(content);
+        self.dec.consume(gt + 1);
+        let step = self.start(&tag, start, empty);
+        self.tag = tag;
+        step
+    }
+
+    /// The index of the first `pat` at or after `from` in the window, reading on as
+    /// needed; the input ending first is an error inside `what`.
+    fn find(
+        &mut self,
+        text_start: u64,
+        start: u64,
+        mut from: usize,
+        pat: &[u8],
+        what: Markup,
+    ) -> Result<usize, ReadError> {
+        loop {
+            let w = self.dec.window().as_bytes();
+            let found = match pat {
+                [b] => memchr::memchr(*b, &w[from.min(w.len())..]),
+                _ => memchr::memmem::find(&w[from.min(w.len())..], pat),
+            };
+            if let Some(i) = found {
+                return Ok(from + i);
+            }
+            from = from.max(w.len().saturating_sub(pat.len() - 1));
+            if !self.more(text_start)? {
+                return Err(self.truncated(what, start));
+            }
+        }
+    }
+
+    /// Makes the window at least `n` bytes long, unless the input ends first.
+    fn fill_to(&mut self, text_start: u64, n: usize) -> Result<bool, ReadError> {
+        while self.dec.window().len() < n {
+            if !self.more(text_start)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Makes the window at least `n` bytes long; the input ending first is an error
+    /// inside `what`, which starts at `start`.
+    fn need(
+        &mut self,
+        text_start: u64,
+        start: u64,
+        n: usize,
+        what: Markup,
+    ) -> Result<(), ReadError> {
+        if self.fill_to(text_start, n)? {
+            Ok(())
+        } else {
+            Err(self.truncated(what, start))
+        }
+    }
+
+    /// More input after the window, keeping what lies from `keep` on (see
+    /// [`Decoder::more`]).
+    fn more(&mut self, keep: u64) -> Result<bool, ReadError> {
+        match self.dec.more(keep) {
+            Ok(more) => Ok(more),
+            Err(e) => Err(self.decode_error(e)),
+        }
+    }
+
+    /// The input ended inside `what`, which starts at `start`.
+    fn truncated(&mut self, what: Markup, start: u64) -> ReadError {
+        let name = what.name();
+        let kind = match self.open.last() {
+            Some((_, at)) => Malformed::Unclosed(self.open_names[*at..].to_string()),
+            None => Malformed::Syntax(format!(
+                "the input ends inside {name}; the feed is truncated or {name} is never closed"
+            )),
+        };
+        self.err_at(kind, start)
+    }
+
+    /// Nothing more to read.
+    fn end_of_input(&mut self) -> Result<Step, ReadError> {
+        let end = self.offset();
+        if let Some((_, name)) = self.open.last() {
+            let kind = Malformed::Unclosed(self.open_names[*name..].to_string());
+            return Err(self.err_at(kind, end));
+        }
+        if !self.root_seen {
+            return Err(self.err_at(Malformed::Empty, end));
+        }
+        self.done = true;
+        Ok(Step::Eof)
     }
 
     /// Text from here on is of no interest where it is white space: skip white space at
@@ -689,20 +975,13 @@ impl<R: Read> XmlReader<R> {
     }
 
     /// Consumes the white space at the read position (XML §2.3 `S`).
-    fn skip_white_space(&mut self) -> Result<(), ReadError> {
+    fn skip_white_space(&mut self, text_start: u64) -> Result<(), ReadError> {
         loop {
-            let buf = match self.reader.get_mut().fill_buf() {
-                Ok(buf) => buf,
-                Err(e) => return Err(self.convert_error(quick_xml::Error::Io(e.into()))),
-            };
-            let n = buf
-                .iter()
-                .position(|&b| !is_xml_space(b))
-                .unwrap_or(buf.len());
-            let all = n == buf.len() && n > 0;
-            self.reader.get_mut().consume(n);
-            self.skipped += n as u64;
-            if !all {
+            let w = self.dec.window().as_bytes();
+            let n = w.iter().position(|&b| !is_xml_space(b)).unwrap_or(w.len());
+            let all = n == w.len();
+            self.dec.consume(n);
+            if !all || !self.more(text_start)? {
                 return Ok(());
             }
         }
@@ -715,50 +994,21 @@ impl<R: Read> XmlReader<R> {
         }
     }
 
-    fn convert_error(&mut self, e: quick_xml::Error) -> ReadError {
-        use quick_xml::errors::{Error as QError, IllFormedError};
-        let offset = self.reader.error_position() + self.skipped;
-        let kind = match e {
-            QError::Io(io) => {
-                return match self.reader.get_mut().take_error() {
-                    Some(d) => {
-                        let kind = match d.kind {
-                            DecodeErrorKind::InvalidUtf8 => Malformed::InvalidUtf8,
-                            DecodeErrorKind::InvalidUtf16 => Malformed::InvalidUtf16,
-                            DecodeErrorKind::ForbiddenChar(c) => Malformed::ForbiddenChar(c),
-                            DecodeErrorKind::UnsupportedEncoding(l) => {
-                                Malformed::UnsupportedEncoding(l)
-                            }
-                            DecodeErrorKind::TooLarge(n) => Malformed::TooLarge(n),
-                            DecodeErrorKind::EventTooLarge(n) => Malformed::EventTooLarge(n),
-                            DecodeErrorKind::Io(io) => {
-                                self.done = true;
-                                return ReadError::Io(io);
-                            }
-                        };
-                        self.err_at(kind, d.offset)
-                    }
-                    None => {
-                        self.done = true;
-                        ReadError::Io(io::Error::new(io.kind(), io.to_string()))
-                    }
-                };
+    /// The decoder's failure as a `G-XML` error, or an input error.
+    fn decode_error(&mut self, d: DecodeError) -> ReadError {
+        let kind = match d.kind {
+            DecodeErrorKind::InvalidUtf8 => Malformed::InvalidUtf8,
+            DecodeErrorKind::InvalidUtf16 => Malformed::InvalidUtf16,
+            DecodeErrorKind::ForbiddenChar(c) => Malformed::ForbiddenChar(c),
+            DecodeErrorKind::UnsupportedEncoding(l) => Malformed::UnsupportedEncoding(l),
+            DecodeErrorKind::TooLarge(n) => Malformed::TooLarge(n),
+            DecodeErrorKind::EventTooLarge(n) => Malformed::EventTooLarge(n),
+            DecodeErrorKind::Io(io) => {
+                self.done = true;
+                return ReadError::Io(io);
             }
-            QError::IllFormed(IllFormedError::MismatchedEndTag { expected, found }) => {
-                Malformed::MismatchedEnd { expected, found }
-            }
-            QError::IllFormed(IllFormedError::UnmatchedEndTag(name)) => {
-                Malformed::AfterRoot(format!("end tag `</{name}>` without a start tag"))
-            }
-            QError::IllFormed(IllFormedError::UnclosedReference) => Malformed::Syntax(
-                "a bare `&` that starts no reference; write `&amp;` (in URLs too: `?id=1&amp;sektion=2`) or wrap the text in CDATA".into(),
-            ),
-            QError::Escape(quick_xml::escape::EscapeError::UnrecognizedEntity(_, name)) => {
-                Malformed::UndefinedEntity(name)
-            }
-            other => Malformed::Syntax(other.to_string()),
         };
-        self.err_at(kind, offset)
+        self.err_at(kind, d.offset)
     }
 
     /// A reusable attribute slot (allocations are kept across elements).
@@ -776,47 +1026,84 @@ impl<R: Read> XmlReader<R> {
         &mut self.attrs[self.attrs_len - 1]
     }
 
+
     /// Pass 1 of [`XmlReader::start`]: namespace declarations, and the other attributes
-    /// (qualified names for now) into reused slots, with positions. `start` is the tag's
+    /// (qualified names for now) into reused slots, with positions. `tag` is the tag
+    /// without `<` and `>`, its attributes start at `name_len`; `start` is the tag's
     /// offset, `pos` its position.
     fn read_attributes(
         &mut self,
-        e: &BytesStart<'_>,
+        tag: &str,
+        name_len: usize,
         start: u64,
         pos: Pos,
     ) -> Result<(), ReadError> {
-        // Most elements have no attributes: no need to set up quick-xml's parser.
-        if e.attributes_raw().bytes().all(is_xml_space) {
+        let b = tag.as_bytes();
+        let skip_space = |mut i: usize| {
+            while b.get(i).is_some_and(|&c| is_xml_space(c)) {
+                i += 1;
+            }
+            i
+        };
+        let mut i = skip_space(name_len);
+        // Most elements have no attributes.
+        if i == b.len() {
             return Ok(());
         }
-        let content: &str = e;
-        let content_ptr = content.as_ptr() as usize;
         // In a one-line ASCII tag (the usual case) an attribute's column is the tag's
         // plus its byte offset: no need to resolve each one.
-        let one_line_ascii =
-            content.is_ascii() && memchr::memchr(b'\n', content.as_bytes()).is_none();
-        let mut attrs = e.attributes();
-        // Duplicates are found in pass 2, after namespace resolution (quick-xml's own
-        // check allocates for every element with attributes).
-        attrs.with_checks(false);
-        for a in attrs {
-            let a = match a {
-                Ok(a) => a,
-                Err(err) => return Err(self.err_at(Malformed::Syntax(err.to_string()), start)),
+        let one_line_ascii = tag.is_ascii() && memchr::memchr(b'\n', b).is_none();
+        // XML §3.1: Attribute ::= Name Eq AttValue, separated by white space.
+        while i < b.len() {
+            let key_offset = i;
+            let at = start + 1 + key_offset as u64;
+            while i < b.len() && !is_xml_space(b[i]) && b[i] != b'=' {
+                i += 1;
+            }
+            let key = &tag[key_offset..i];
+            if !is_name(key) {
+                return Err(self.err_at(Malformed::BadName(key.to_string()), at));
+            }
+            i = skip_space(i);
+            if b.get(i) != Some(&b'=') {
+                let kind = Malformed::Syntax(format!(
+                    "attribute `{key}` has no value; write {key}=\"…\""
+                ));
+                return Err(self.err_at(kind, at));
+            }
+            i = skip_space(i + 1);
+            let quote = b.get(i).copied();
+            let close = match quote {
+                Some(q @ (b'"' | b'\'')) => memchr::memchr(q, &b[i + 1..]),
+                _ => None,
             };
-            let key: &str = a.key.as_ref();
-            let key_offset = (key.as_ptr() as usize - content_ptr) as u64;
+            let Some(len) = close else {
+                let kind = Malformed::Syntax(format!(
+                    "the value of attribute `{key}` must be in quotes: {key}=\"…\""
+                ));
+                return Err(self.err_at(kind, at));
+            };
+            let raw = &tag[i + 1..i + 1 + len];
+            i += len + 2;
+            let after = i;
+            i = skip_space(i);
+            if i == after && i < b.len() {
+                let kind = Malformed::Syntax(format!(
+                    "no white space after the value of attribute `{key}`; attributes are separated by spaces"
+                ));
+                return Err(self.err_at(kind, at));
+            }
             let apos = match u32::try_from(key_offset) {
                 Ok(k) if one_line_ascii => Pos {
                     line: pos.line,
                     column: pos.column.saturating_add(1 + k),
                 },
-                _ => self.reader.get_mut().resolve(start + 1 + key_offset),
+                _ => self.dec.resolve(at),
             };
             if key == "xmlns" || key.starts_with("xmlns:") {
                 let mut value = String::new();
-                if let Err(kind) = attribute_value(&a.value, &mut value) {
-                    return Err(self.err_at(kind, start + 1 + key_offset));
+                if let Err(kind) = attribute_value(raw, &mut value) {
+                    return Err(self.err_at(kind, at));
                 }
                 self.declare(key, value, apos, start)?;
             } else {
@@ -826,29 +1113,34 @@ impl<R: Read> XmlReader<R> {
                 slot.value.clear();
                 slot.pos = apos;
                 slot.qname = None;
-                if let Err(kind) = attribute_value(&a.value, &mut slot.value) {
-                    return Err(self.err_at(kind, start + 1 + key_offset));
+                if let Err(kind) = attribute_value(raw, &mut slot.value) {
+                    return Err(self.err_at(kind, at));
                 }
             }
         }
         Ok(())
     }
 
-    fn start(&mut self, e: &BytesStart<'_>, start: u64, empty: bool) -> Result<Step, ReadError> {
-        let qname: &str = e.name().0;
+    /// A start tag: `tag` is its text between `<` and `>` (or `/>`, then `empty`).
+    fn start(&mut self, tag: &str, start: u64, empty: bool) -> Result<Step, ReadError> {
+        let name_len = tag.bytes().position(is_xml_space).unwrap_or(tag.len());
+        let qname = &tag[..name_len];
         if self.root_seen && self.open.is_empty() {
             let kind = Malformed::AfterRoot(format!("a second root element `<{qname}>`"));
             return Err(self.err_at(kind, start));
+        }
+        if !is_name(qname) {
+            return Err(self.err_at(Malformed::BadName(qname.to_string()), start));
         }
         if self.open.len() >= self.limits.max_depth {
             return Err(self.err_at(Malformed::TooDeep(self.limits.max_depth), start));
         }
         self.root_seen = true;
-        let pos = self.reader.get_mut().resolve(start);
+        let pos = self.dec.resolve(start);
         self.decls.clear();
         self.attrs_len = 0;
         let scope = self.bindings.len();
-        self.read_attributes(e, start, pos)?;
+        self.read_attributes(tag, name_len, start, pos)?;
 
         // Pass 2: resolve the element name and the attributes.
         let Some((prefix, local)) = split_qname(qname) else {
@@ -907,6 +1199,7 @@ impl<R: Read> XmlReader<R> {
         self.pos = pos;
         Ok(Step::Start)
     }
+
 
     /// Checks and records one namespace declaration (`key` is `xmlns` or `xmlns:p`).
     fn declare(&mut self, key: &str, value: String, pos: Pos, start: u64) -> Result<(), ReadError> {
@@ -979,14 +1272,44 @@ pub fn decoded<R: Read>(input: R) -> impl BufRead {
     )
 }
 
-/// Escapes text for XML content or a double-quoted attribute value.
+/// Escapes text for XML content or a quoted attribute value: `<`, `>`, `&`, `"`, `'`.
 pub fn escape(s: &str) -> std::borrow::Cow<'_, str> {
-    quick_xml::escape::escape(s)
+    let special = |c: char| matches!(c, '<' | '>' | '&' | '"' | '\'');
+    if !s.contains(special) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// XML 1.0 §2.3 `S`: space, tab, line feed, carriage return.
 fn is_xml_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// A byte of an XML 1.0 `Name` (§2.3 `NameChar`): exact for ASCII; every byte of a
+/// non-ASCII character counts, as the decoder has checked the characters themselves.
+fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b':' | b'-' | b'.') || b >= 0x80
+}
+
+/// XML 1.0 §2.3 `Name`, with [`is_name_byte`]'s approximation for non-ASCII characters:
+/// no digit, `-` or `.` first.
+fn is_name(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.first()
+        .is_some_and(|&c| is_name_byte(c) && !c.is_ascii_digit() && c != b'-' && c != b'.')
+        && b.iter().all(|&c| is_name_byte(c))
 }
 
 /// Splits `p:local` into prefix and local name; `None` if not a QName.
