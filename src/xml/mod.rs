@@ -273,7 +273,7 @@ impl fmt::Display for Malformed {
             Self::ReservedPrefix(p) => write!(f, "reserved prefix or namespace misused: {p}"),
             Self::BadName(n) => write!(
                 f,
-                "`{n}` is not a valid qualified name (at most one colon, non-empty parts)"
+                "`{n}` is not a valid XML name: a name starts with a letter or `_`, goes on with letters, digits, `-`, `.` or `_`, and has at most one `:` between two non-empty parts"
             ),
             Self::DuplicateAttribute(n) => write!(
                 f,
@@ -629,10 +629,21 @@ impl<R: Read> XmlReader<R> {
         let mut from = 0;
         let len = loop {
             let w = self.dec.window().as_bytes();
-            if let Some(i) = memchr::memchr2(b'<', b'&', &w[from..]) {
-                break from + i;
+            match memchr::memchr3(b'<', b'&', b']', &w[from..]) {
+                Some(i) if w[from + i] != b']' => break from + i,
+                Some(i) if w.len() >= from + i + 3 => {
+                    // XML §2.4: `]]>` is not allowed in character data.
+                    if &w[from + i..from + i + 3] == b"]]>" && !self.open.is_empty() {
+                        let kind = Malformed::BadCharacterData("`]]>`");
+                        return Err(self.err_at(kind, text_start));
+                    }
+                    from += i + 1;
+                    continue;
+                }
+                // Too close to the end to tell: look again with more.
+                Some(i) => from += i,
+                None => from = w.len(),
             }
-            from = w.len();
             if !self.more(text_start)? {
                 break self.dec.window().len();
             }
@@ -649,9 +660,6 @@ impl<R: Read> XmlReader<R> {
                 Malformed::BeforeRoot
             };
             return Err(self.err_at(kind, text_start));
-        }
-        if memchr::memchr(b']', text).is_some() && memchr::memmem::find(text, b"]]>").is_some() {
-            return Err(self.err_at(Malformed::BadCharacterData("`]]>`"), text_start));
         }
         let at = self.dec.index();
         self.dec.consume(len);
@@ -711,6 +719,16 @@ impl<R: Read> XmlReader<R> {
 
     /// `</name S?>` (XML §3.1 `ETag`), which must close the innermost open element.
     fn end_tag(&mut self, text_start: u64, start: u64) -> Result<Step, ReadError> {
+        // The usual case: `</name>` for the open element, already in the window.
+        if let Some((_, at)) = self.open.last() {
+            let name = self.open_names.as_bytes().get(*at..).unwrap_or_default();
+            let w = self.dec.window().as_bytes();
+            if w.get(2..2 + name.len()) == Some(name) && w.get(2 + name.len()) == Some(&b'>') {
+                self.dec.consume(name.len() + 3);
+                self.close_element();
+                return Ok(Step::End);
+            }
+        }
         let gt = self.find(text_start, start, 2, b">", Markup::EndTag)?;
         let w = self.dec.window();
         let name = w
@@ -791,6 +809,15 @@ impl<R: Read> XmlReader<R> {
             }
             let end = self.doctype_end(text_start, start)?;
             let w = self.dec.window().as_bytes();
+            // XML §2.8 `doctypedecl ::= '<!DOCTYPE' S Name …`
+            let name = w[9..end].trim_ascii_start();
+            let name = &name[..name.iter().position(|&b| !is_name_byte(b)).unwrap_or(name.len())];
+            if !is_xml_space(w[9]) || !std::str::from_utf8(name).is_ok_and(is_name) {
+                let kind = Malformed::Syntax(
+                    "`<!DOCTYPE` must be followed by a space and the root element's name, as in `<!DOCTYPE rss>`".into(),
+                );
+                return Err(self.err_at(kind, start));
+            }
             if memchr::memmem::find(&w[..end], b"<!ENTITY").is_some() {
                 return Err(self.err_at(Malformed::EntityDeclaration, start));
             }
@@ -838,8 +865,21 @@ impl<R: Read> XmlReader<R> {
 
     /// `<name attributes… >` or `…/>` (XML §3.1 `STag`, `EmptyElemTag`).
     fn start_tag(&mut self, text_start: u64, start: u64) -> Result<Step, ReadError> {
+        // The usual case, a tag without attributes: its name runs up to `>` or `/>`.
+        let w = self.dec.window().as_bytes();
+        let name_len = w[1..].iter().position(|&b| !is_name_byte(b));
+        if let Some(n) = name_len {
+            let simple = match w.get(1 + n..) {
+                Some([b'>', ..]) => Some((n + 1, false)),
+                Some([b'/', b'>', ..]) => Some((n + 2, true)),
+                _ => None,
+            };
+            if let Some((gt, empty)) = simple {
+                return self.start_in(gt, n, start, empty);
+            }
+        }
         // The `>` outside attribute values.
-        let mut i = 1;
+        let mut i = 1 + name_len.unwrap_or(w.len() - 1);
         let mut quote = None;
         let gt = 'scan: loop {
             let w = self.dec.window().as_bytes();
@@ -863,19 +903,45 @@ impl<R: Read> XmlReader<R> {
                 }
             }
             if !self.more(text_start)? {
+                if let Some(q) = quote {
+                    let q = char::from(q);
+                    let kind = Malformed::Syntax(format!(
+                        "an attribute value in this start tag opens with `{q}` and is never closed; add the closing `{q}`"
+                    ));
+                    return Err(self.err_at(kind, start));
+                }
                 return Err(self.truncated(Markup::StartTag, start));
             }
         };
-        let w = self.dec.window();
-        let (content, empty) = match w.get(1..gt).unwrap_or_default() {
-            c if c.ends_with('/') => (&c[..c.len() - 1], true),
-            c => (c, false),
-        };
+        let w = self.dec.window().as_bytes();
+        let empty = gt > 1 && w[gt - 1] == b'/';
+        let content = &w[1..gt - usize::from(empty)];
+        let name_len = content
+            .iter()
+            .position(|&b| !is_name_byte(b))
+            .unwrap_or(content.len());
+        self.start_in(gt, name_len, start, empty)
+    }
+
+    /// The start tag whose `>` is at `gt` in the window, its name `name_len` bytes long
+    /// (the leading run of name bytes); `empty` for `…/>`.
+    fn start_in(
+        &mut self,
+        gt: usize,
+        name_len: usize,
+        start: u64,
+        empty: bool,
+    ) -> Result<Step, ReadError> {
+        let content = self
+            .dec
+            .window()
+            .get(1..gt - usize::from(empty))
+            .unwrap_or_default();
         let mut tag = std::mem::take(&mut self.tag);
         tag.clear();
         tag.push_str(content);
         self.dec.consume(gt + 1);
-        let step = self.start(&tag, start, empty);
+        let step = self.start(&tag, name_len, start, empty);
         self.tag = tag;
         step
     }
@@ -1089,9 +1155,9 @@ impl<R: Read> XmlReader<R> {
             i = skip_space(i);
             if i == after && i < b.len() {
                 let kind = Malformed::Syntax(format!(
-                    "no white space after the value of attribute `{key}`; attributes are separated by spaces"
+                    "no white space between the value of attribute `{key}` and what follows; separate attributes with a space"
                 ));
-                return Err(self.err_at(kind, at));
+                return Err(self.err_at(kind, start + 1 + i as u64));
             }
             let apos = match u32::try_from(key_offset) {
                 Ok(k) if one_line_ascii => Pos {
@@ -1122,15 +1188,23 @@ impl<R: Read> XmlReader<R> {
     }
 
     /// A start tag: `tag` is its text between `<` and `>` (or `/>`, then `empty`).
-    fn start(&mut self, tag: &str, start: u64, empty: bool) -> Result<Step, ReadError> {
-        let name_len = tag.bytes().position(is_xml_space).unwrap_or(tag.len());
+    /// `name_len` is the length of the leading run of name bytes.
+    fn start(
+        &mut self,
+        tag: &str,
+        name_len: usize,
+        start: u64,
+        empty: bool,
+    ) -> Result<Step, ReadError> {
         let qname = &tag[..name_len];
         if self.root_seen && self.open.is_empty() {
             let kind = Malformed::AfterRoot(format!("a second root element `<{qname}>`"));
             return Err(self.err_at(kind, start));
         }
-        if !is_name(qname) {
-            return Err(self.err_at(Malformed::BadName(qname.to_string()), start));
+        let name_ends = tag.as_bytes().get(name_len).is_none_or(|&b| is_xml_space(b));
+        if !name_ends || !qname.bytes().next().is_some_and(is_name_start) {
+            let end = tag.bytes().position(is_xml_space).unwrap_or(tag.len());
+            return Err(self.err_at(Malformed::BadName(tag[..end].to_string()), start));
         }
         if self.open.len() >= self.limits.max_depth {
             return Err(self.err_at(Malformed::TooDeep(self.limits.max_depth), start));
@@ -1300,16 +1374,33 @@ fn is_xml_space(b: u8) -> bool {
 /// A byte of an XML 1.0 `Name` (§2.3 `NameChar`): exact for ASCII; every byte of a
 /// non-ASCII character counts, as the decoder has checked the characters themselves.
 fn is_name_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'_' | b':' | b'-' | b'.') || b >= 0x80
+    NAME_BYTES[usize::from(b)]
 }
+
+/// [`is_name_byte`] as a table: names are checked at every tag.
+const NAME_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0u8;
+    loop {
+        table[b as usize] =
+            b.is_ascii_alphanumeric() || matches!(b, b'_' | b':' | b'-' | b'.') || b >= 0x80;
+        if b == u8::MAX {
+            break table;
+        }
+        b += 1;
+    }
+};
 
 /// XML 1.0 §2.3 `Name`, with [`is_name_byte`]'s approximation for non-ASCII characters:
 /// no digit, `-` or `.` first.
 fn is_name(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.first()
-        .is_some_and(|&c| is_name_byte(c) && !c.is_ascii_digit() && c != b'-' && c != b'.')
-        && b.iter().all(|&c| is_name_byte(c))
+    s.bytes().next().is_some_and(is_name_start) && s.bytes().all(is_name_byte)
+}
+
+/// A byte that can start an XML 1.0 `Name` (§2.3 `NameStartChar`, approximated as in
+/// [`is_name_byte`]): not a digit, `-` or `.`.
+fn is_name_start(b: u8) -> bool {
+    is_name_byte(b) && !b.is_ascii_digit() && b != b'-' && b != b'.'
 }
 
 /// Splits `p:local` into prefix and local name; `None` if not a QName.
