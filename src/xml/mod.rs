@@ -348,6 +348,8 @@ pub struct XmlReader<R: Read> {
     dec: Decoder<R>,
     /// The start tag being read, without `<` and `>`.
     tag: String,
+    /// Its attributes: where the name starts and ends, where the value starts and ends.
+    spans: Vec<(usize, usize, usize, usize)>,
     limits: ReaderLimits,
     /// Interned namespace names.
     uris: Vec<String>,
@@ -432,6 +434,7 @@ impl<R: Read> XmlReader<R> {
         Self {
             dec,
             tag: String::new(),
+            spans: Vec::new(),
             limits,
             uris,
             ids,
@@ -865,73 +868,14 @@ impl<R: Read> XmlReader<R> {
 
     /// `<name attributes… >` or `…/>` (XML §3.1 `STag`, `EmptyElemTag`).
     fn start_tag(&mut self, text_start: u64, start: u64) -> Result<Step, ReadError> {
-        // The usual case, a tag without attributes: its name runs up to `>` or `/>`.
-        let w = self.dec.window().as_bytes();
-        let name_len = w[1..].iter().position(|&b| !is_name_byte(b));
-        if let Some(n) = name_len {
-            let simple = match w.get(1 + n..) {
-                Some([b'>', ..]) => Some((n + 1, false)),
-                Some([b'/', b'>', ..]) => Some((n + 2, true)),
-                _ => None,
-            };
-            if let Some((gt, empty)) = simple {
-                return self.start_in(gt, n, start, empty);
-            }
-        }
-        // The `>` outside attribute values.
-        let mut i = 1 + name_len.unwrap_or(w.len() - 1);
-        let mut quote = None;
-        let gt = 'scan: loop {
+        if self.root_seen && self.open.is_empty() {
             let w = self.dec.window().as_bytes();
-            while i < w.len() {
-                match quote {
-                    None => match memchr::memchr3(b'>', b'"', b'\'', &w[i..]) {
-                        None => i = w.len(),
-                        Some(n) if w[i + n] == b'>' => break 'scan i + n,
-                        Some(n) => {
-                            quote = Some(w[i + n]);
-                            i += n + 1;
-                        }
-                    },
-                    Some(q) => match memchr::memchr(q, &w[i..]) {
-                        None => i = w.len(),
-                        Some(n) => {
-                            quote = None;
-                            i += n + 1;
-                        }
-                    },
-                }
-            }
-            if !self.more(text_start)? {
-                if let Some(q) = quote {
-                    let q = char::from(q);
-                    let kind = Malformed::Syntax(format!(
-                        "an attribute value in this start tag opens with `{q}` and is never closed; add the closing `{q}`"
-                    ));
-                    return Err(self.err_at(kind, start));
-                }
-                return Err(self.truncated(Markup::StartTag, start));
-            }
-        };
-        let w = self.dec.window().as_bytes();
-        let empty = gt > 1 && w[gt - 1] == b'/';
-        let content = &w[1..gt - usize::from(empty)];
-        let name_len = content
-            .iter()
-            .position(|&b| !is_name_byte(b))
-            .unwrap_or(content.len());
-        self.start_in(gt, name_len, start, empty)
-    }
-
-    /// The start tag whose `>` is at `gt` in the window, its name `name_len` bytes long
-    /// (the leading run of name bytes); `empty` for `…/>`.
-    fn start_in(
-        &mut self,
-        gt: usize,
-        name_len: usize,
-        start: u64,
-        empty: bool,
-    ) -> Result<Step, ReadError> {
+            let n = w[1..].iter().take_while(|&&b| is_name_byte(b)).count();
+            let name = String::from_utf8_lossy(&w[1..1 + n]);
+            let kind = Malformed::AfterRoot(format!("a second root element `<{name}>`"));
+            return Err(self.err_at(kind, start));
+        }
+        let (gt, name_len, empty) = self.scan_start_tag(text_start, start)?;
         let content = self
             .dec
             .window()
@@ -941,9 +885,193 @@ impl<R: Read> XmlReader<R> {
         tag.clear();
         tag.push_str(content);
         self.dec.consume(gt + 1);
-        let step = self.start(&tag, name_len, start, empty);
+        let step = self.start(&tag, name_len, start);
+        if step.is_ok() && empty {
+            self.pending_end = true;
+        }
         self.tag = tag;
         step
+    }
+
+    /// Checks the syntax of the start tag at the window's start, reading on as needed,
+    /// and returns the index of its `>`, the length of its name, and whether it ends
+    /// with `/>`. The attributes' names and values go to `self.spans`, as indexes into
+    /// the tag without its `<`.
+    fn scan_start_tag(
+        &mut self,
+        text_start: u64,
+        start: u64,
+    ) -> Result<(usize, usize, bool), ReadError> {
+        /// Where the scan is.
+        #[derive(Clone, Copy)]
+        enum At {
+            Name,
+            /// Between attributes; after white space or not.
+            Space(bool),
+            /// In a name that starts here.
+            Key(usize),
+            /// After a name, before `=`.
+            Eq(usize, usize),
+            /// After `=`, before the value.
+            Quote(usize, usize),
+            /// In a value: the quote, the name, where the value starts.
+            Value(u8, usize, usize, usize),
+            /// After `/`.
+            Slash,
+        }
+        self.spans.clear();
+        let mut at = At::Name;
+        let mut i = 1;
+        let mut name_len = 0;
+        loop {
+            let w = self.dec.window().as_bytes();
+            // Each state takes its run of bytes at once, then looks at the byte after it.
+            while i < w.len() {
+                let fault = match at {
+                    At::Name | At::Key(_) => {
+                        i += run(&w[i..], is_name_byte);
+                        let Some(&b) = w.get(i) else { break };
+                        match at {
+                            At::Name if i > 1 && (is_xml_space(b) || b == b'>' || b == b'/') => {
+                                name_len = i - 1;
+                                at = At::Space(false);
+                                continue;
+                            }
+                            At::Name => {
+                                let end = w[1..].iter().position(|&b| is_xml_space(b) || b == b'>');
+                                let name = String::from_utf8_lossy(&w[1..end.map_or(w.len(), |e| e + 1)]);
+                                Some((Malformed::BadName(name.into_owned()), 0))
+                            }
+                            At::Key(k) if is_xml_space(b) => {
+                                at = At::Eq(k, i);
+                                None
+                            }
+                            At::Key(k) if b == b'=' => {
+                                at = At::Quote(k, i);
+                                None
+                            }
+                            At::Key(k) if b == b'>' || b == b'/' => {
+                                let key = String::from_utf8_lossy(&w[k..i]);
+                                Some((
+                                    Malformed::Syntax(format!(
+                                        "attribute `{key}` has no value; write {key}=\"…\""
+                                    )),
+                                    k,
+                                ))
+                            }
+                            At::Key(k) => {
+                                let end = w[k..]
+                                    .iter()
+                                    .position(|&b| is_xml_space(b) || b == b'=' || b == b'>');
+                                let name = String::from_utf8_lossy(&w[k..end.map_or(w.len(), |e| k + e)]);
+                                Some((Malformed::BadName(name.into_owned()), k))
+                            }
+                            _ => None,
+                        }
+                    }
+                    At::Space(seen) => {
+                        let n = run(&w[i..], is_xml_space);
+                        i += n;
+                        let seen = seen || n > 0;
+                        at = At::Space(seen);
+                        let Some(&b) = w.get(i) else { break };
+                        match b {
+                            b'>' => return Ok((i, name_len, false)),
+                            b'/' => {
+                                at = At::Slash;
+                                None
+                            }
+                            b if seen && is_name_byte(b) => {
+                                at = At::Key(i);
+                                continue;
+                            }
+                            _ if !seen => Some((
+                                Malformed::Syntax(
+                                    "no white space between an attribute's value and what follows; separate attributes with a space".into(),
+                                ),
+                                i,
+                            )),
+                            b => Some((
+                                Malformed::Syntax(format!(
+                                    "`{}` where an attribute name, `>` or `/>` should come",
+                                    char::from(b).escape_default()
+                                )),
+                                i,
+                            )),
+                        }
+                    }
+                    At::Eq(k, e) => {
+                        i += run(&w[i..], is_xml_space);
+                        match w.get(i) {
+                            None => break,
+                            Some(b'=') => {
+                                at = At::Quote(k, e);
+                                None
+                            }
+                            Some(_) => {
+                                let key = String::from_utf8_lossy(&w[k..e]);
+                                Some((
+                                    Malformed::Syntax(format!(
+                                        "attribute `{key}` has no value; write {key}=\"…\""
+                                    )),
+                                    k,
+                                ))
+                            }
+                        }
+                    }
+                    At::Quote(k, e) => {
+                        i += run(&w[i..], is_xml_space);
+                        match w.get(i) {
+                            None => break,
+                            Some(&q @ (b'"' | b'\'')) => {
+                                at = At::Value(q, k, e, i + 1);
+                                None
+                            }
+                            Some(_) => {
+                                let key = String::from_utf8_lossy(&w[k..e]);
+                                Some((
+                                    Malformed::Syntax(format!(
+                                        "the value of attribute `{key}` must be in quotes: {key}=\"…\""
+                                    )),
+                                    k,
+                                ))
+                            }
+                        }
+                    }
+                    At::Value(q, k, e, v) => match memchr::memchr(q, &w[i..]) {
+                        Some(n) => {
+                            i += n;
+                            self.spans.push((k - 1, e - 1, v - 1, i - 1));
+                            at = At::Space(false);
+                            None
+                        }
+                        None => {
+                            i = w.len();
+                            break;
+                        }
+                    },
+                    At::Slash if w[i] == b'>' => return Ok((i, name_len, true)),
+                    At::Slash => Some((
+                        Malformed::Syntax("`/` in a start tag must be followed by `>`".into()),
+                        i - 1,
+                    )),
+                };
+                if let Some((kind, index)) = fault {
+                    return Err(self.err_at(kind, start + index as u64));
+                }
+                i += 1;
+            }
+            if !self.more(text_start)? {
+                if let At::Value(q, ..) = at {
+                    let q = char::from(q);
+                    let kind = Malformed::Syntax(format!(
+                        "an attribute value in this start tag opens with `{q}` and is never closed; add the closing `{q}`"
+                    ));
+                    return Err(self.err_at(kind, start));
+                }
+                return Err(self.truncated(Markup::StartTag, start));
+            }
+        }
     }
 
     /// The index of the first `pat` at or after `from` in the window, reading on as
@@ -1095,71 +1223,35 @@ impl<R: Read> XmlReader<R> {
 
     /// Pass 1 of [`XmlReader::start`]: namespace declarations, and the other attributes
     /// (qualified names for now) into reused slots, with positions. `tag` is the tag
-    /// without `<` and `>`, its attributes start at `name_len`; `start` is the tag's
-    /// offset, `pos` its position.
-    fn read_attributes(
-        &mut self,
-        tag: &str,
-        name_len: usize,
-        start: u64,
-        pos: Pos,
-    ) -> Result<(), ReadError> {
-        let b = tag.as_bytes();
-        let skip_space = |mut i: usize| {
-            while b.get(i).is_some_and(|&c| is_xml_space(c)) {
-                i += 1;
-            }
-            i
-        };
-        let mut i = skip_space(name_len);
+    /// without `<` and `>`, `self.spans` its attributes' names and values; `start` is
+    /// the tag's offset, `pos` its position.
+    fn read_attributes(&mut self, tag: &str, start: u64, pos: Pos) -> Result<(), ReadError> {
         // Most elements have no attributes.
-        if i == b.len() {
+        if self.spans.is_empty() {
             return Ok(());
         }
         // In a one-line ASCII tag (the usual case) an attribute's column is the tag's
         // plus its byte offset: no need to resolve each one.
-        let one_line_ascii = tag.is_ascii() && memchr::memchr(b'\n', b).is_none();
-        // XML §3.1: Attribute ::= Name Eq AttValue, separated by white space.
-        while i < b.len() {
-            let key_offset = i;
-            let at = start + 1 + key_offset as u64;
-            while i < b.len() && !is_xml_space(b[i]) && b[i] != b'=' {
-                i += 1;
-            }
-            let key = &tag[key_offset..i];
-            if !is_name(key) {
-                return Err(self.err_at(Malformed::BadName(key.to_string()), at));
-            }
-            i = skip_space(i);
-            if b.get(i) != Some(&b'=') {
-                let kind = Malformed::Syntax(format!(
-                    "attribute `{key}` has no value; write {key}=\"…\""
-                ));
-                return Err(self.err_at(kind, at));
-            }
-            i = skip_space(i + 1);
-            let quote = b.get(i).copied();
-            let close = match quote {
-                Some(q @ (b'"' | b'\'')) => memchr::memchr(q, &b[i + 1..]),
-                _ => None,
-            };
-            let Some(len) = close else {
-                let kind = Malformed::Syntax(format!(
-                    "the value of attribute `{key}` must be in quotes: {key}=\"…\""
-                ));
-                return Err(self.err_at(kind, at));
-            };
-            let raw = &tag[i + 1..i + 1 + len];
-            i += len + 2;
-            let after = i;
-            i = skip_space(i);
-            if i == after && i < b.len() {
-                let kind = Malformed::Syntax(format!(
-                    "no white space between the value of attribute `{key}` and what follows; separate attributes with a space"
-                ));
-                return Err(self.err_at(kind, start + 1 + i as u64));
-            }
-            let apos = match u32::try_from(key_offset) {
+        let one_line_ascii = tag.is_ascii() && memchr::memchr(b'\n', tag.as_bytes()).is_none();
+        let spans = std::mem::take(&mut self.spans);
+        let read = self.read_spans(tag, &spans, one_line_ascii, start, pos);
+        self.spans = spans;
+        read
+    }
+
+    fn read_spans(
+        &mut self,
+        tag: &str,
+        spans: &[(usize, usize, usize, usize)],
+        one_line_ascii: bool,
+        start: u64,
+        pos: Pos,
+    ) -> Result<(), ReadError> {
+        for &(k, e, v, end) in spans {
+            let key = tag.get(k..e).unwrap_or_default();
+            let raw = tag.get(v..end).unwrap_or_default();
+            let at = start + 1 + k as u64;
+            let apos = match u32::try_from(k) {
                 Ok(k) if one_line_ascii => Pos {
                     line: pos.line,
                     column: pos.column.saturating_add(1 + k),
@@ -1187,24 +1279,12 @@ impl<R: Read> XmlReader<R> {
         Ok(())
     }
 
-    /// A start tag: `tag` is its text between `<` and `>` (or `/>`, then `empty`).
-    /// `name_len` is the length of the leading run of name bytes.
-    fn start(
-        &mut self,
-        tag: &str,
-        name_len: usize,
-        start: u64,
-        empty: bool,
-    ) -> Result<Step, ReadError> {
+    /// A start tag whose syntax [`XmlReader::scan_start_tag`] has checked: `tag` is its
+    /// text between `<` and `>` (or `/>`), its name `name_len` bytes long.
+    fn start(&mut self, tag: &str, name_len: usize, start: u64) -> Result<Step, ReadError> {
         let qname = &tag[..name_len];
-        if self.root_seen && self.open.is_empty() {
-            let kind = Malformed::AfterRoot(format!("a second root element `<{qname}>`"));
-            return Err(self.err_at(kind, start));
-        }
-        let name_ends = tag.as_bytes().get(name_len).is_none_or(|&b| is_xml_space(b));
-        if !name_ends || !qname.bytes().next().is_some_and(is_name_start) {
-            let end = tag.bytes().position(is_xml_space).unwrap_or(tag.len());
-            return Err(self.err_at(Malformed::BadName(tag[..end].to_string()), start));
+        if !qname.bytes().next().is_some_and(is_name_start) {
+            return Err(self.err_at(Malformed::BadName(qname.to_string()), start));
         }
         if self.open.len() >= self.limits.max_depth {
             return Err(self.err_at(Malformed::TooDeep(self.limits.max_depth), start));
@@ -1214,7 +1294,7 @@ impl<R: Read> XmlReader<R> {
         self.decls.clear();
         self.attrs_len = 0;
         let scope = self.bindings.len();
-        self.read_attributes(tag, name_len, start, pos)?;
+        self.read_attributes(tag, start, pos)?;
 
         // Pass 2: resolve the element name and the attributes.
         let Some((prefix, local)) = split_qname(qname) else {
@@ -1266,9 +1346,6 @@ impl<R: Read> XmlReader<R> {
         }
         self.open.push((scope, self.open_names.len()));
         self.open_names.push_str(qname);
-        if empty {
-            self.pending_end = true;
-        }
         self.ns = ns;
         self.pos = pos;
         Ok(Step::Start)
@@ -1375,6 +1452,11 @@ fn is_xml_space(b: u8) -> bool {
 /// non-ASCII character counts, as the decoder has checked the characters themselves.
 fn is_name_byte(b: u8) -> bool {
     NAME_BYTES[usize::from(b)]
+}
+
+/// How many bytes at the start of `bytes` satisfy `pred`.
+fn run(bytes: &[u8], pred: impl Fn(u8) -> bool) -> usize {
+    bytes.iter().position(|&b| !pred(b)).unwrap_or(bytes.len())
 }
 
 /// [`is_name_byte`] as a table: names are checked at every tag.
