@@ -170,7 +170,6 @@ impl<R: Read> Decoder<R> {
         self.encoding
     }
 
-
     /// Line and column of `offset` (decoded stream). Offsets must be resolved in
     /// non-decreasing order; an offset before the last resolved one gives that one's
     /// position, one past the decoded data gives the end of the decoded data.

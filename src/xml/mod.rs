@@ -18,8 +18,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, BufRead, Read};
 
-pub use decode::{DecodeErrorKind, Encoding, Limits, SNIFF, is_plain_utf8};
 use decode::{DecodeError, Decoder, is_xml_char};
+pub use decode::{DecodeErrorKind, Encoding, Limits, SNIFF, is_plain_utf8};
 
 /// A 1-based line and column (columns count Unicode scalar values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize)]
@@ -500,7 +500,6 @@ impl<R: Read> XmlReader<R> {
         }
     }
 
-
     /// Offset in the decoded stream of the next byte to be read.
     pub fn offset(&self) -> u64 {
         self.dec.offset()
@@ -759,8 +758,7 @@ impl<R: Read> XmlReader<R> {
         let w = self.dec.window();
         let body = w.get(2..end).unwrap_or_default();
         let target = &body[..body.bytes().position(is_xml_space).unwrap_or(body.len())];
-        if target.eq_ignore_ascii_case("xml") && (target != "xml" || start != 0 || self.continued)
-        {
+        if target.eq_ignore_ascii_case("xml") && (target != "xml" || start != 0 || self.continued) {
             return Err(self.err_at(
                 Malformed::Syntax(
                     "the XML declaration `<?xml …?>` must come first, before anything else, even whitespace".into(),
@@ -805,7 +803,7 @@ impl<R: Read> XmlReader<R> {
             self.dec.consume(end + 3);
             return Ok(Step::Window(at + 9, at + end));
         }
-        if w.len() >= 9 && w[2..9].eq_ignore_ascii_case(b"DOCTYPE") {
+        if w.starts_with(b"<!DOCTYPE") {
             if self.root_seen {
                 let kind = Malformed::Syntax("DOCTYPE after the root element".into());
                 return Err(self.err_at(kind, start));
@@ -814,7 +812,10 @@ impl<R: Read> XmlReader<R> {
             let w = self.dec.window().as_bytes();
             // XML §2.8 `doctypedecl ::= '<!DOCTYPE' S Name …`
             let name = w[9..end].trim_ascii_start();
-            let name = &name[..name.iter().position(|&b| !is_name_byte(b)).unwrap_or(name.len())];
+            let name = &name[..name
+                .iter()
+                .position(|&b| !is_name_byte(b))
+                .unwrap_or(name.len())];
             if !is_xml_space(w[9]) || !std::str::from_utf8(name).is_ok_and(is_name) {
                 let kind = Malformed::Syntax(
                     "`<!DOCTYPE` must be followed by a space and the root element's name, as in `<!DOCTYPE rss>`".into(),
@@ -868,14 +869,12 @@ impl<R: Read> XmlReader<R> {
 
     /// `<name attributes… >` or `…/>` (XML §3.1 `STag`, `EmptyElemTag`).
     fn start_tag(&mut self, text_start: u64, start: u64) -> Result<Step, ReadError> {
+        let (gt, name_len, empty) = self.scan_start_tag(text_start, start)?;
         if self.root_seen && self.open.is_empty() {
-            let w = self.dec.window().as_bytes();
-            let n = w[1..].iter().take_while(|&&b| is_name_byte(b)).count();
-            let name = String::from_utf8_lossy(&w[1..1 + n]);
+            let name = self.dec.window().get(1..1 + name_len).unwrap_or_default();
             let kind = Malformed::AfterRoot(format!("a second root element `<{name}>`"));
             return Err(self.err_at(kind, start));
         }
-        let (gt, name_len, empty) = self.scan_start_tag(text_start, start)?;
         let content = self
             .dec
             .window()
@@ -939,7 +938,8 @@ impl<R: Read> XmlReader<R> {
                             }
                             At::Name => {
                                 let end = w[1..].iter().position(|&b| is_xml_space(b) || b == b'>');
-                                let name = String::from_utf8_lossy(&w[1..end.map_or(w.len(), |e| e + 1)]);
+                                let name =
+                                    String::from_utf8_lossy(&w[1..end.map_or(w.len(), |e| e + 1)]);
                                 Some((Malformed::BadName(name.into_owned()), 0))
                             }
                             At::Key(k) if is_xml_space(b) => {
@@ -963,7 +963,8 @@ impl<R: Read> XmlReader<R> {
                                 let end = w[k..]
                                     .iter()
                                     .position(|&b| is_xml_space(b) || b == b'=' || b == b'>');
-                                let name = String::from_utf8_lossy(&w[k..end.map_or(w.len(), |e| k + e)]);
+                                let name =
+                                    String::from_utf8_lossy(&w[k..end.map_or(w.len(), |e| k + e)]);
                                 Some((Malformed::BadName(name.into_owned()), k))
                             }
                             _ => None,
@@ -1220,7 +1221,6 @@ impl<R: Read> XmlReader<R> {
         &mut self.attrs[self.attrs_len - 1]
     }
 
-
     /// Pass 1 of [`XmlReader::start`]: namespace declarations, and the other attributes
     /// (qualified names for now) into reused slots, with positions. `tag` is the tag
     /// without `<` and `>`, `self.spans` its attributes' names and values; `start` is
@@ -1251,6 +1251,9 @@ impl<R: Read> XmlReader<R> {
             let key = tag.get(k..e).unwrap_or_default();
             let raw = tag.get(v..end).unwrap_or_default();
             let at = start + 1 + k as u64;
+            if !key.bytes().next().is_some_and(is_name_start) {
+                return Err(self.err_at(Malformed::BadName(key.to_string()), at));
+            }
             let apos = match u32::try_from(k) {
                 Ok(k) if one_line_ascii => Pos {
                     line: pos.line,
@@ -1350,7 +1353,6 @@ impl<R: Read> XmlReader<R> {
         self.pos = pos;
         Ok(Step::Start)
     }
-
 
     /// Checks and records one namespace declaration (`key` is `xmlns` or `xmlns:p`).
     fn declare(&mut self, key: &str, value: String, pos: Pos, start: u64) -> Result<(), ReadError> {

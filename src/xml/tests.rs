@@ -232,3 +232,186 @@ fn skipping_white_space_between_tags_changes_no_position_or_error() {
     long.extend_from_slice(b"<a>\n</a>\n</rss>");
     assert_eq!(events(&long, true), events(&long, false));
 }
+
+/// What reading `doc` ends with: "ok", or the error and its position.
+fn verdict(doc: &str) -> String {
+    match read_all(doc) {
+        Ok(_) => "ok".into(),
+        Err(e) => format!("{:?} at {}", e.kind, e.pos),
+    }
+}
+
+#[test]
+fn markup_xml_allows_is_read() {
+    for doc in [
+        "<rss a='1' b = \"2\"\n  c=\"x>y\" d='\"'/>",
+        "<rss><!-- a - b --><!----><![CDATA[<&>]]]]><?pi x?><?pi?></rss>",
+        "<!DOCTYPE rss [<!ELEMENT rss ANY><!ATTLIST rss a CDATA \"x>]y\">]>\n<rss/>",
+        "<?xml version=\"1.0\"?>\n<!-- c --><rss/>\n<?pi after?>",
+        "<rss>]] ] a]]&gt;b</rss >",
+        "<r:a xmlns:r=\"urn:x\" r:b.c-d_e=\"1\"><ä>ö</ä ></r:a>",
+        "<_a\t\r\nb='1'\n/>",
+    ] {
+        assert_eq!(verdict(doc), "ok", "{doc}");
+    }
+}
+
+#[test]
+fn markup_xml_forbids_is_malformed_where_it_starts() {
+    let syntax = |what: &str| format!("Syntax({what:?})");
+    for (doc, want) in [
+        (
+            "<rss a=\"1\"b=\"2\"/>",
+            format!(
+                "{} at 1:11",
+                syntax(
+                    "no white space between an attribute's value and what follows; separate attributes with a space"
+                )
+            ),
+        ),
+        (
+            "<rss a/>",
+            format!(
+                "{} at 1:6",
+                syntax("attribute `a` has no value; write a=\"…\"")
+            ),
+        ),
+        (
+            "<rss a >",
+            format!(
+                "{} at 1:6",
+                syntax("attribute `a` has no value; write a=\"…\"")
+            ),
+        ),
+        (
+            "<rss a=1/>",
+            format!(
+                "{} at 1:6",
+                syntax("the value of attribute `a` must be in quotes: a=\"…\"")
+            ),
+        ),
+        (
+            "<rss a=\"1/>",
+            format!(
+                "{} at 1:1",
+                syntax(
+                    "an attribute value in this start tag opens with `\"` and is never closed; add the closing `\"`"
+                )
+            ),
+        ),
+        ("<rss 1a=\"x\"/>", "BadName(\"1a\") at 1:6".into()),
+        ("<1rss/>", "BadName(\"1rss\") at 1:1".into()),
+        ("<r<s/>", "BadName(\"r<s/\") at 1:1".into()),
+        (
+            "<rss/ >",
+            format!(
+                "{} at 1:5",
+                syntax("`/` in a start tag must be followed by `>`")
+            ),
+        ),
+        (
+            "<rss a='1' =/>",
+            format!(
+                "{} at 1:12",
+                syntax("`=` where an attribute name, `>` or `/>` should come")
+            ),
+        ),
+        (
+            "<rss><!-- a -- b --></rss>",
+            format!(
+                "{} at 1:6",
+                syntax("`--` inside a comment, which XML forbids; write `- -` or remove it")
+            ),
+        ),
+        (
+            "<rss><!-- a ---></rss>",
+            format!(
+                "{} at 1:6",
+                syntax("`--` inside a comment, which XML forbids; write `- -` or remove it")
+            ),
+        ),
+        ("<rss><![CDATA[x</rss>", "Unclosed(\"rss\") at 1:6".into()),
+        (
+            "<!-- x",
+            format!(
+                "{} at 1:1",
+                syntax(
+                    "the input ends inside a comment; the feed is truncated or a comment is never closed"
+                )
+            ),
+        ),
+        (
+            "<? x?><rss/>",
+            format!(
+                "{} at 1:1",
+                syntax(
+                    "`<?` does not start a processing instruction: `<?` must be followed by a name, as in `<?xml-stylesheet …?>`"
+                )
+            ),
+        ),
+        (
+            "<!DOCTYPE><rss/>",
+            format!(
+                "{} at 1:1",
+                syntax(
+                    "`<!DOCTYPE` must be followed by a space and the root element's name, as in `<!DOCTYPE rss>`"
+                )
+            ),
+        ),
+        (
+            "<!doctype rss><rss/>",
+            format!(
+                "{} at 1:1",
+                syntax(
+                    "`<!doctype` starts no markup XML knows: `<!` begins a comment `<!--…-->`, a CDATA section `<![CDATA[…]]>` or a DOCTYPE"
+                )
+            ),
+        ),
+        (
+            "<rss>\n  <!x></rss>",
+            format!(
+                "{} at 2:3",
+                syntax(
+                    "`<!x></rss` starts no markup XML knows: `<!` begins a comment `<!--…-->`, a CDATA section `<![CDATA[…]]>` or a DOCTYPE"
+                )
+            ),
+        ),
+        (
+            "<!x",
+            format!(
+                "{} at 1:1",
+                syntax(
+                    "the input ends inside markup `<!…`; the feed is truncated or markup `<!…` is never closed"
+                )
+            ),
+        ),
+        (
+            "<rss>a &amp b</rss>",
+            format!(
+                "{} at 1:8",
+                syntax(
+                    "a bare `&` that starts no reference; write `&amp;` (in URLs too: `?id=1&amp;sektion=2`) or wrap the text in CDATA"
+                )
+            ),
+        ),
+        (
+            "<rss>\n x ]]> y</rss>",
+            "BadCharacterData(\"`]]>`\") at 1:6".into(),
+        ),
+        (
+            "<rss></rss><?XML x?>",
+            format!(
+                "{} at 1:12",
+                syntax(
+                    "the XML declaration `<?xml …?>` must come first, before anything else, even whitespace"
+                )
+            ),
+        ),
+        (
+            "<rss><a></b></rss>",
+            "MismatchedEnd { expected: \"a\", found: \"b\" } at 1:9".into(),
+        ),
+    ] {
+        assert_eq!(verdict(doc), want, "{doc}");
+    }
+}

@@ -112,3 +112,41 @@ fn every_feed_time_rule_has_a_fixture_that_breaks_it() {
         .collect();
     assert!(missing.is_empty(), "no fixture breaks {missing:?}");
 }
+
+/// A reader that hands out at most `.1` bytes per read, as a slow pipe or network does.
+struct Trickle<'a>(&'a [u8], usize);
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.0.len().min(self.1).min(buf.len());
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
+
+/// The scanner reads on whenever a tag, text or reference reaches the end of what has
+/// been decoded; wherever the reads split the input, every fixture gets the same
+/// report, finding by finding, as when it arrives in one piece.
+#[test]
+fn every_fixture_gets_the_same_report_however_its_bytes_arrive() {
+    let mut compared = 0;
+    for feed in feed_fixtures() {
+        let bytes = std::fs::read(&feed).expect("read fixture");
+        let name = feed.display();
+        let whole = profile::validate(&bytes[..], &Options::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let whole = format!("{whole:#?}");
+        for step in [1, 2, 3, 7, 61] {
+            let report = profile::validate(Trickle(&bytes, step), &Options::default())
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(
+                format!("{report:#?}"),
+                whole,
+                "{name} read {step} bytes at a time"
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared > 500, "only {compared} reports compared");
+}
