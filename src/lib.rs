@@ -11,8 +11,8 @@
 //!
 //! ```text
 //! config    plikt.toml: serde structs, unknown keys refused, secrets from env/file
-//! xml       the only user of quick-xml: decoding (UTF-8, ISO-8859-1, windows-1252,
-//!           UTF-16), G-XML well-formedness + namespaces, limits, line:column positions
+//! xml       decoding (UTF-8, ISO-8859-1, windows-1252, UTF-16) to text scanned in
+//!           place: G-XML well-formedness + namespaces, limits, line:column positions
 //! feed      RSS 2.0 + MediaRSS + DCMI Terms model; pulls one Item at a time
 //! profile   KB profile 2.4 rules → Findings (no I/O); Validator (streaming) and
 //!           validate() → Report; validate_file() reads a large UTF-8 file on two

@@ -936,6 +936,12 @@ impl<R: Read> XmlReader<R> {
                                 at = At::Space(false);
                                 continue;
                             }
+                            At::Name if i == 1 => Some((
+                                Malformed::Syntax(
+                                    "a `<` that starts no tag; write `&lt;` for a `<` in text".into(),
+                                ),
+                                0,
+                            )),
                             At::Name => {
                                 let end = w[1..].iter().position(|&b| is_xml_space(b) || b == b'>');
                                 let name =
