@@ -938,7 +938,8 @@ impl<R: Read> XmlReader<R> {
                             }
                             At::Name if i == 1 => Some((
                                 Malformed::Syntax(
-                                    "a `<` that starts no tag; write `&lt;` for a `<` in text".into(),
+                                    "a `<` that starts no tag; write `&lt;` for a `<` in text"
+                                        .into(),
                                 ),
                                 0,
                             )),

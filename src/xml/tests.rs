@@ -301,7 +301,13 @@ fn markup_xml_forbids_is_malformed_where_it_starts() {
         ),
         ("<rss 1a=\"x\"/>", "BadName(\"1a\") at 1:6".into()),
         ("<1rss/>", "BadName(\"1rss\") at 1:1".into()),
-        ("<rss>\n if a < b</rss>", format!("{} at 2:7", syntax("a `<` that starts no tag; write `&lt;` for a `<` in text"))),
+        (
+            "<rss>\n if a < b</rss>",
+            format!(
+                "{} at 2:7",
+                syntax("a `<` that starts no tag; write `&lt;` for a `<` in text")
+            ),
+        ),
         ("<r<s/>", "BadName(\"r<s/\") at 1:1".into()),
         (
             "<rss/ >",
