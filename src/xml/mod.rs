@@ -957,15 +957,7 @@ impl<R: Read> XmlReader<R> {
                                 at = At::Quote(k, i);
                                 None
                             }
-                            At::Key(k) if b == b'>' || b == b'/' => {
-                                let key = String::from_utf8_lossy(&w[k..i]);
-                                Some((
-                                    Malformed::Syntax(format!(
-                                        "attribute `{key}` has no value; write {key}=\"…\""
-                                    )),
-                                    k,
-                                ))
-                            }
+                            At::Key(k) if b == b'>' || b == b'/' => Some((no_value(&w[k..i]), k)),
                             At::Key(k) => {
                                 let end = w[k..]
                                     .iter()
@@ -1016,15 +1008,7 @@ impl<R: Read> XmlReader<R> {
                                 at = At::Quote(k, e);
                                 None
                             }
-                            Some(_) => {
-                                let key = String::from_utf8_lossy(&w[k..e]);
-                                Some((
-                                    Malformed::Syntax(format!(
-                                        "attribute `{key}` has no value; write {key}=\"…\""
-                                    )),
-                                    k,
-                                ))
-                            }
+                            Some(_) => Some((no_value(&w[k..e]), k)),
                         }
                     }
                     At::Quote(k, e) => {
@@ -1037,12 +1021,10 @@ impl<R: Read> XmlReader<R> {
                             }
                             Some(_) => {
                                 let key = String::from_utf8_lossy(&w[k..e]);
-                                Some((
-                                    Malformed::Syntax(format!(
-                                        "the value of attribute `{key}` must be in quotes: {key}=\"…\""
-                                    )),
-                                    k,
-                                ))
+                                let kind = Malformed::Syntax(format!(
+                                    "the value of attribute `{key}` must be in quotes: {key}=\"…\""
+                                ));
+                                Some((kind, k))
                             }
                         }
                     }
@@ -1461,6 +1443,12 @@ fn is_xml_space(b: u8) -> bool {
 /// non-ASCII character counts, as the decoder has checked the characters themselves.
 fn is_name_byte(b: u8) -> bool {
     NAME_BYTES[usize::from(b)]
+}
+
+/// `G-XML` for an attribute written without `="…"`.
+fn no_value(key: &[u8]) -> Malformed {
+    let key = String::from_utf8_lossy(key);
+    Malformed::Syntax(format!("attribute `{key}` has no value; write {key}=\"…\""))
 }
 
 /// How many bytes at the start of `bytes` satisfy `pred`.
