@@ -768,6 +768,54 @@ mod tests {
         assert_eq!(d.resolve(lt), Pos { line: 2, column: 4 });
     }
 
+    /// Whatever the steps between the offsets resolved (short spans counted byte by byte,
+    /// long ones with SIMD searches), positions are those of a plain count.
+    #[test]
+    fn positions_agree_with_a_plain_count_for_every_span_length() {
+        // Line feeds at irregular places, non-ASCII characters, CR LF.
+        let text: String = (0..3000)
+            .map(|i| match i % 37 {
+                0 | 9 | 10 => '\n',
+                5 => 'å',
+                20 => '\r',
+                _ if i % 101 == 0 => '€',
+                _ => 'x',
+            })
+            .collect();
+        let plain = |offset: usize| {
+            let before = &text.as_bytes()[..offset];
+            let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+            let start = before
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
+            let column = 1 + before[start..]
+                .iter()
+                .filter(|&&b| b & 0xC0 != 0x80)
+                .count();
+            Pos {
+                line: u32::try_from(line).unwrap(),
+                column: u32::try_from(column).unwrap(),
+            }
+        };
+        for step in [1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 255, 700] {
+            let mut d = Decoder::new(text.as_bytes(), LIMITS);
+            let mut out = Vec::new();
+            d.read_to_end(&mut out).unwrap();
+            let mut offset = 0;
+            while offset <= text.len() {
+                if text.is_char_boundary(offset) {
+                    assert_eq!(
+                        d.resolve(offset as u64),
+                        plain(offset),
+                        "step {step}, offset {offset}"
+                    );
+                }
+                offset += step;
+            }
+        }
+    }
+
     #[test]
     fn unsupported_encoding_is_named() {
         let (_, e) = decode(b"<?xml version=\"1.0\" encoding=\"Shift_JIS\"?><a/>");
