@@ -386,25 +386,12 @@ impl<R: Read> Decoder<R> {
         }
     }
 
-    /// [`BufRead::fill_buf`] when everything decoded has been consumed.
-    fn refill(&mut self) -> io::Result<()> {
-        if self.pending.is_none() {
-            self.fill();
-        }
-        if self.pos == self.out.len()
-            && let Some(e) = self.pending.take()
-        {
-            return Err(io::Error::other(format!("{:?}", e.kind)));
-        }
-        Ok(())
-    }
-
     /// Decodes what it can of `raw` into `out`. Returns false if nothing could be
     /// decoded because more input is needed.
     fn decode_some(&mut self, encoding: Encoding) -> bool {
         let before = self.out.len();
         match encoding {
-            // Read straight into `out` by `read_utf8`.
+            // Decoded as it is read, by `read_utf8`.
             Encoding::Utf8 => {}
             Encoding::Latin1 | Encoding::Windows1252 => {
                 let mut used = 0;
@@ -548,7 +535,10 @@ impl<R: Read> Read for Decoder<R> {
 impl<R: Read> BufRead for Decoder<R> {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
         if self.pos == self.out.len() {
-            self.refill()?;
+            // Everything from the last resolved offset is kept.
+            let keep = self.base + self.mark as u64;
+            self.more(keep)
+                .map_err(|e| io::Error::other(format!("{:?}", e.kind)))?;
         }
         // Bytes: a reader of this trait may consume part of a character.
         Ok(&self.out.as_bytes()[self.pos..])

@@ -812,11 +812,7 @@ impl<R: Read> XmlReader<R> {
             let w = self.dec.window().as_bytes();
             // XML §2.8 `doctypedecl ::= '<!DOCTYPE' S Name …`
             let name = w[9..end].trim_ascii_start();
-            let name = &name[..name
-                .iter()
-                .position(|&b| !is_name_byte(b))
-                .unwrap_or(name.len())];
-            if !is_xml_space(w[9]) || !std::str::from_utf8(name).is_ok_and(is_name) {
+            if !is_xml_space(w[9]) || !name.first().is_some_and(|&b| is_name_start(b)) {
                 let kind = Malformed::Syntax(
                     "`<!DOCTYPE` must be followed by a space and the root element's name, as in `<!DOCTYPE rss>`".into(),
                 );
@@ -943,12 +939,7 @@ impl<R: Read> XmlReader<R> {
                                 ),
                                 0,
                             )),
-                            At::Name => {
-                                let end = w[1..].iter().position(|&b| is_xml_space(b) || b == b'>');
-                                let name =
-                                    String::from_utf8_lossy(&w[1..end.map_or(w.len(), |e| e + 1)]);
-                                Some((Malformed::BadName(name.into_owned()), 0))
-                            }
+                            At::Name => Some((bad_name(w, 1, b">"), 0)),
                             At::Key(k) if is_xml_space(b) => {
                                 at = At::Eq(k, i);
                                 None
@@ -958,14 +949,7 @@ impl<R: Read> XmlReader<R> {
                                 None
                             }
                             At::Key(k) if b == b'>' || b == b'/' => Some((no_value(&w[k..i]), k)),
-                            At::Key(k) => {
-                                let end = w[k..]
-                                    .iter()
-                                    .position(|&b| is_xml_space(b) || b == b'=' || b == b'>');
-                                let name =
-                                    String::from_utf8_lossy(&w[k..end.map_or(w.len(), |e| k + e)]);
-                                Some((Malformed::BadName(name.into_owned()), k))
-                            }
+                            At::Key(k) => Some((bad_name(w, k, b"=>"), k)),
                             _ => None,
                         }
                     }
@@ -1443,6 +1427,16 @@ fn is_xml_space(b: u8) -> bool {
 /// non-ASCII character counts, as the decoder has checked the characters themselves.
 fn is_name_byte(b: u8) -> bool {
     NAME_BYTES[usize::from(b)]
+}
+
+/// `G-XML` for the name that starts at `from` in `w` and runs to white space or one of
+/// `stops`.
+fn bad_name(w: &[u8], from: usize, stops: &[u8]) -> Malformed {
+    let end = w[from..]
+        .iter()
+        .position(|&b| is_xml_space(b) || stops.contains(&b))
+        .map_or(w.len(), |e| from + e);
+    Malformed::BadName(String::from_utf8_lossy(&w[from..end]).into_owned())
 }
 
 /// `G-XML` for an attribute written without `="…"`.
