@@ -47,6 +47,12 @@ pub enum Error {
     /// A harvest could not be set up.
     #[error(transparent)]
     Harvest(Box<crate::harvest::HarvestError>),
+    /// The ResourceSync documents could not be written.
+    #[error("publishing failed: {0}")]
+    Publish(Box<crate::resourcesync::PublishError>),
+    /// Change notifications could not be stored or sent.
+    #[error("change notification failed: {0}")]
+    Notify(Box<crate::notify::NotifyError>),
     /// A command-line value is wrong.
     #[error("{0}")]
     Usage(String),
@@ -73,5 +79,7 @@ boxed_from!(
     Fetch: FetchError,
     Config: crate::config::ConfigError,
     Store: crate::store::StoreError,
-    Harvest: crate::harvest::HarvestError
+    Harvest: crate::harvest::HarvestError,
+    Publish: crate::resourcesync::PublishError,
+    Notify: crate::notify::NotifyError
 );

@@ -64,6 +64,7 @@ pub mod error;
 pub mod feed;
 pub mod fetch;
 pub mod harvest;
+pub mod notify;
 pub mod profile;
 pub mod report;
 pub mod resourcesync;

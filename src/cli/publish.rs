@@ -25,16 +25,27 @@ pub fn publish(args: &PublishArgs) -> Result<Exit, Error> {
     } else {
         crate::resourcesync::Dumps::Write
     };
-    let p = crate::resourcesync::publish(&config, dumps)
-        .map_err(|e| Error::Usage(format!("publishing failed: {e}")))?;
+    let p = crate::resourcesync::publish(&config, dumps)?;
+    // The changes since each topic's last notification, for the hub to deliver (a
+    // running `plikt serve` or `plikt run` sends them).
+    let n = crate::notify::enqueue(&config)?;
     println!(
-        "published {} sets: {} resources, {} changes, {} dump packages written (under {})",
+        "published {} sets: {} resources, {} changes, {} dump packages written (under {}); {} change notifications queued",
         p.sets,
         p.resources,
         p.changes,
         p.dump_packages,
-        crate::resourcesync::www(&config).display()
+        crate::resourcesync::www(&config).display(),
+        n.notifications
     );
+    if !n.public_topics.is_empty() && !config.notification.external_hubs.is_empty() {
+        let client = crate::notify::client(&config)?;
+        super::runtime()?.block_on(crate::notify::ping_external_hubs(
+            &config,
+            &client,
+            &n.public_topics,
+        ));
+    }
     Ok(Exit::Ok)
 }
 
@@ -49,9 +60,18 @@ pub fn serve(args: &super::ConfigArgs) -> Result<Exit, Error> {
             .await
             .map_err(|e| Error::Usage(format!("cannot listen on {}: {e}", config.listen)))?;
         tracing::info!(listen = %config.listen, base_url = %config.base_url, "plikt serve started");
-        crate::server::serve(listener, AppState::open(config.clone())?, shutdown)
+        let state = AppState::open(config.clone())?;
+        // Deliveries of the notifications `plikt publish` queues.
+        let deliveries = tokio::spawn(crate::notify::deliver::run(
+            config.clone(),
+            shutdown.clone(),
+            std::sync::Arc::new(tokio::sync::Notify::new()),
+        ));
+        let served = crate::server::serve(listener, state, shutdown)
             .await
-            .map_err(|e| Error::Usage(format!("the HTTP server failed: {e}")))
+            .map_err(|e| Error::Usage(format!("the HTTP server failed: {e}")));
+        deliveries.abort();
+        served
     })?;
     Ok(Exit::Ok)
 }

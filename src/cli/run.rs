@@ -20,18 +20,40 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
             .map_err(|e| Error::Usage(format!("cannot listen on {}: {e}", config.listen)))?;
         tracing::info!(listen = %config.listen, publishers = config.publishers.len(), "plikt run started");
         let harvester = Harvester::new(config.clone(), shutdown.clone(), std::sync::Arc::new(NoProgress))?;
-        // After every run: publish the ResourceSync documents (one at a time).
-        let publish_lock = std::sync::Arc::new(std::sync::Mutex::new(()));
-        let c = config.clone();
+        // After every run: publish the ResourceSync documents (one publish at a time:
+        // `publish` holds the data folder's publish lock), queue the change
+        // notifications and wake the deliveries.
+        let wake = std::sync::Arc::new(tokio::sync::Notify::new());
+        let hub_client = crate::notify::client(&config)?;
+        let (c, w, handle) = (config.clone(), wake.clone(), tokio::runtime::Handle::current());
         let after_run: std::sync::Arc<dyn Fn() + Send + Sync> = std::sync::Arc::new(move || {
-            let _one = publish_lock.lock().unwrap_or_else(|e| e.into_inner());
             match crate::resourcesync::publish(&c, crate::resourcesync::Dumps::Write) {
                 Ok(p) => tracing::info!(sets = p.sets, resources = p.resources, changes = p.changes, "published"),
                 Err(e) => tracing::error!(error = %e, "publishing failed"),
             }
+            match crate::notify::enqueue(&c) {
+                Ok(n) => {
+                    w.notify_one();
+                    if !n.public_topics.is_empty() && !c.notification.external_hubs.is_empty() {
+                        let (c, client) = (c.clone(), hub_client.clone());
+                        handle.spawn(async move {
+                            crate::notify::ping_external_hubs(&c, &client, &n.public_topics).await;
+                        });
+                    }
+                }
+                Err(e) => tracing::error!(error = %e, "queuing change notifications failed"),
+            }
         });
         // Documents for what is already in the catalog, before the first run.
-        after_run();
+        let first = after_run.clone();
+        tokio::task::spawn_blocking(move || first())
+            .await
+            .map_err(|e| Error::Usage(format!("the first publish panicked: {e}")))?;
+        let deliveries = tokio::spawn(crate::notify::deliver::run(
+            config.clone(),
+            shutdown.clone(),
+            wake.clone(),
+        ));
         let mut set = tokio::task::JoinSet::new();
         for p in config.publishers.clone() {
             set.spawn(crate::schedule::publisher_loop(
@@ -63,6 +85,7 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
             Ok(Err(e)) => tracing::error!(error = %e, "the HTTP server failed"),
             Err(e) => tracing::error!(error = %e, "the HTTP server panicked"),
         }
+        deliveries.abort();
         tracing::info!("plikt run stopped");
         Ok::<_, Error>(())
     })?;

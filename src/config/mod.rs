@@ -80,6 +80,9 @@ pub struct Config {
     /// Republishing.
     #[serde(default)]
     pub resourcesync: ResourceSyncConfig,
+    /// Change notification: the hub and deliveries.
+    #[serde(default)]
+    pub notification: NotificationConfig,
     /// The publishers, `[[publisher]]`.
     #[serde(default, rename = "publisher")]
     pub publishers: Vec<PublisherConfig>,
@@ -301,13 +304,79 @@ impl Default for HarvestConfig {
 pub struct ResourceSyncConfig {
     /// Largest Resource Dump package (ZIP); a single larger file gets a package of its own.
     pub dump_package_bytes: u64,
+    /// Days a snapshot of a Resource List or Resource Dump stays in its archive
+    /// (Archives 0.9.1); 0 keeps every snapshot for ever. An expired snapshot leaves
+    /// the archive before its files are removed.
+    pub snapshot_retention_days: u32,
 }
 
 impl Default for ResourceSyncConfig {
     fn default() -> Self {
         Self {
             dump_package_bytes: 100 << 20,
+            snapshot_retention_days: 0,
         }
+    }
+}
+
+/// `[notification]`: Change Notification 1.0.1 over WebSub: plikt's own hub, its
+/// subscriptions and its deliveries.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NotificationConfig {
+    /// Allow callbacks (and external hubs) on loopback, private and link-local
+    /// addresses (default: refused, also after DNS resolution). A contract name that
+    /// outside tools rely on; tests on loopback set it.
+    pub allow_private: bool,
+    /// Lease granted when a subscriber asks for none (WebSub §5.1).
+    pub default_lease_secs: u64,
+    /// Shortest lease granted.
+    pub min_lease_secs: u64,
+    /// Longest lease granted.
+    pub max_lease_secs: u64,
+    /// Changes per notification; a larger burst is split into several.
+    pub max_changes: u64,
+    /// Delivery attempts of one notification to one subscriber before it is given up.
+    pub max_attempts: u32,
+    /// First retry delay of a failed delivery; doubled each time, with jitter.
+    pub retry_base_secs: u64,
+    /// Longest retry delay.
+    pub max_retry_secs: u64,
+    /// Time for one delivery or verification request, connection included.
+    pub timeout_secs: u64,
+    /// Deliveries in flight at once (each subscriber gets its notifications in order,
+    /// one at a time).
+    pub max_concurrent_deliveries: usize,
+    /// External WebSub hubs to ping (`hub.mode=publish`) after each notification,
+    /// for a library that runs its own hub.
+    pub external_hubs: Vec<Url>,
+    /// Notifications kept in the catalog after every subscriber has them.
+    pub keep_days: u32,
+}
+
+impl Default for NotificationConfig {
+    fn default() -> Self {
+        Self {
+            allow_private: false,
+            default_lease_secs: 10 * 86_400,
+            min_lease_secs: 60,
+            max_lease_secs: 30 * 86_400,
+            max_changes: 1000,
+            max_attempts: 12,
+            retry_base_secs: 10,
+            max_retry_secs: 6 * 3600,
+            timeout_secs: 10,
+            max_concurrent_deliveries: 32,
+            external_hubs: Vec::new(),
+            keep_days: 30,
+        }
+    }
+}
+
+impl NotificationConfig {
+    /// The time limit of one request.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs(self.timeout_secs.max(1))
     }
 }
 
@@ -437,6 +506,27 @@ impl Config {
                 "base_url `{}` must end with `/`",
                 config.base_url
             )));
+        }
+        let n = &config.notification;
+        if n.min_lease_secs == 0
+            || n.min_lease_secs > n.max_lease_secs
+            || !(n.min_lease_secs..=n.max_lease_secs).contains(&n.default_lease_secs)
+        {
+            return Err(invalid(
+                "[notification] leases must satisfy 1 <= min_lease_secs <= default_lease_secs <= max_lease_secs".into(),
+            ));
+        }
+        if n.max_changes == 0 || n.max_attempts == 0 || n.max_concurrent_deliveries == 0 {
+            return Err(invalid(
+                "[notification] max_changes, max_attempts and max_concurrent_deliveries must be at least 1".into(),
+            ));
+        }
+        for hub in &n.external_hubs {
+            if !matches!(hub.scheme(), "http" | "https") {
+                return Err(invalid(format!(
+                    "[notification] external hub `{hub}` must be an http(s) URL"
+                )));
+            }
         }
         if config.http.max_connections == 0 || config.http.max_connections_per_host == 0 {
             return Err(invalid(

@@ -170,9 +170,7 @@ impl Client {
                 .no_proxy()
                 .gzip(gzip)
                 .pool_max_idle_per_host(http.max_connections_per_host.max(1))
-                .dns_resolver(Arc::new(GuardedResolver {
-                    allow_private: options.allow_private,
-                }));
+                .dns_resolver(guarded_resolver(options.allow_private, "this publisher"));
             for c in &roots {
                 b = b.add_root_certificate(c.clone());
             }
@@ -562,11 +560,28 @@ pub fn is_private(ip: IpAddr) -> bool {
 #[derive(Debug)]
 struct GuardedResolver {
     allow_private: bool,
+    /// Who may not use them, and the setting that would allow it (for the message).
+    whose: &'static str,
+}
+
+/// The DNS resolver of every client plikt builds: with `allow_private = false` a name
+/// that resolves only to loopback, private or link-local addresses is refused (`whose`
+/// completes the message: who may not use them, and the setting). Names that resolve
+/// to both keep only their public addresses.
+pub fn guarded_resolver(
+    allow_private: bool,
+    whose: &'static str,
+) -> Arc<impl reqwest::dns::Resolve + 'static> {
+    Arc::new(GuardedResolver {
+        allow_private,
+        whose,
+    })
 }
 
 impl reqwest::dns::Resolve for GuardedResolver {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
         let allow = self.allow_private;
+        let whose = self.whose;
         Box::pin(async move {
             let host = name.as_str().to_string();
             let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
@@ -575,7 +590,7 @@ impl reqwest::dns::Resolve for GuardedResolver {
                 .collect();
             if addrs.is_empty() {
                 let e: Box<dyn std::error::Error + Send + Sync> = format!(
-                    "{host} resolves only to private addresses, which this publisher may not use (allow_private = false)"
+                    "{host} resolves only to private addresses, which {whose} may not use (allow_private = false)"
                 )
                 .into();
                 return Err(e);
@@ -586,7 +601,7 @@ impl reqwest::dns::Resolve for GuardedResolver {
 }
 
 /// A random number for jitter (no RNG dependency: std's hasher keys are random).
-fn random() -> u64 {
+pub(crate) fn random() -> u64 {
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u64(u64::from(std::process::id()));
     h.finish()

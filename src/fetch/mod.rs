@@ -15,8 +15,10 @@ use std::time::Duration;
 
 use url::Url;
 
+pub(crate) use client::random;
 pub use client::{
-    Client, ClientOptions, Conditional, Credentials, Kind, Limits, Response, Retry, is_private,
+    Client, ClientOptions, Conditional, Credentials, Kind, Limits, Response, Retry,
+    guarded_resolver, is_private,
 };
 pub use spool::{Spool, Tee};
 
@@ -156,16 +158,21 @@ pub enum FetchError {
 }
 
 pub(crate) fn transport(url: &Url, e: &reqwest::Error) -> FetchError {
-    let reason = if e.is_timeout() {
+    FetchError::Transport {
+        url: url.clone(),
+        reason: describe(e),
+    }
+}
+
+/// What went wrong with a request, in words: a time-out, a failed connection (with its
+/// cause), or the error's root cause.
+pub fn describe(e: &reqwest::Error) -> String {
+    if e.is_timeout() {
         "timed out".to_string()
     } else if e.is_connect() {
         format!("could not connect ({})", root_cause(e))
     } else {
         root_cause(e)
-    };
-    FetchError::Transport {
-        url: url.clone(),
-        reason,
     }
 }
 

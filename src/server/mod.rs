@@ -20,7 +20,10 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-use crate::config::Config;
+mod hub;
+
+use crate::config::{Config, DestinationConfig};
+use crate::resourcesync::layout::SetTarget;
 use crate::resourcesync::{self, PUBLIC};
 use crate::store::{Blobs, Catalog};
 use axum::http::HeaderMap;
@@ -33,13 +36,16 @@ pub struct AppState {
     pub config: Arc<Config>,
     catalog: Arc<std::sync::Mutex<Catalog>>,
     blobs: Blobs,
+    /// The client that verifies subscribers' intent (the hub's target policy).
+    hub_client: reqwest::Client,
 }
 
 impl AppState {
     /// Opens the data folder of `config` for reading (creating it if needed).
-    pub fn open(config: Arc<Config>) -> Result<Self, crate::store::StoreError> {
+    pub fn open(config: Arc<Config>) -> Result<Self, crate::notify::NotifyError> {
         let store = crate::store::Store::open(&config.data_dir, crate::store::Mode::Read)?;
         Ok(Self {
+            hub_client: crate::notify::client(&config)?,
             config,
             catalog: Arc::new(std::sync::Mutex::new(store.catalog)),
             blobs: store.blobs,
@@ -71,18 +77,10 @@ pub fn app(state: AppState) -> Router {
         .route("/status", get(status))
         .route("/robots.txt", get(robots))
         .route("/.well-known/resourcesync", get(source_description))
-        .route("/resourcesync/{publisher}/{document}", get(document))
+        .route("/resourcesync/{publisher}/{*rest}", get(set_file))
         .route(
-            "/resourcesync/{publisher}/restricted/{document}",
-            get(restricted_document),
-        )
-        .route(
-            "/resourcesync/{publisher}/{folder}/{document}",
-            get(nested_document),
-        )
-        .route(
-            "/resourcesync/{publisher}/restricted/{folder}/{document}",
-            get(restricted_nested_document),
+            &format!("/{}", resourcesync::layout::HUB),
+            get(hub::about).post(hub::subscription),
         )
         .route("/d/{publisher}/{deposit}/", get(deposit))
         .route("/d/{publisher}/{deposit}/{key}", get(resource))
@@ -166,14 +164,21 @@ async fn robots(State(state): State<AppState>) -> Response {
 /// True when the request carries credentials of a `[[destination]]` that may see
 /// `publisher`'s restricted set (any publisher when `None`).
 pub fn authorised(config: &Config, headers: &HeaderMap, publisher: Option<&str>) -> bool {
-    let Some(given) = headers
+    destination(config, headers, publisher).is_some()
+}
+
+/// The `[[destination]]` whose credentials the request carries, if it may see
+/// `publisher`'s restricted set (any publisher when `None`).
+pub fn destination<'c>(
+    config: &'c Config,
+    headers: &HeaderMap,
+    publisher: Option<&str>,
+) -> Option<&'c DestinationConfig> {
+    let given = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-    else {
-        return false;
-    };
-    config.destinations.iter().any(|d| {
+        .map(str::trim)?;
+    config.destinations.iter().find(|d| {
         let Ok(secret) = &d.secret else { return false };
         let expected = match &d.username {
             Some(user) => format!("Basic {}", base64(&format!("{user}:{}", secret.expose()))),
@@ -215,80 +220,39 @@ async fn source_description(
     let file = if authorised(&state.config, &headers, None) {
         resourcesync::FULL_SOURCE_DESCRIPTION
     } else {
-        ".well-known/resourcesync"
+        resourcesync::SOURCE_DESCRIPTION
     };
     static_file(resourcesync::www(&state.config).join(file)).await
 }
 
-async fn restricted_document(
+/// Everything below `resourcesync/<publisher>/`: the documents and packages of the
+/// publisher's sets, where [`resourcesync::layout`] says the publisher writes them (404
+/// for anything else, without touching the disk), and the sets' topics; 401 for a
+/// restricted set without the right credentials.
+async fn set_file(
     State(state): State<AppState>,
-    Path((publisher, document)): Path<(String, String)>,
+    Path((publisher, rest)): Path<(String, String)>,
+    method: axum::http::Method,
     headers: HeaderMap,
 ) -> Result<Response, AppError> {
-    let access = resourcesync::RESTRICTED;
-    set_document(&state, &headers, &publisher, access, None, &document).await
-}
-
-/// Folders of a set: Resource List parts, closed Change Lists, Resource Dump packages.
-const SET_FOLDERS: &[&str] = &["resourcelist", "changelist", "resourcedump"];
-
-async fn nested_document(
-    State(state): State<AppState>,
-    Path((publisher, folder, document)): Path<(String, String, String)>,
-    headers: HeaderMap,
-) -> Result<Response, AppError> {
-    set_document(
-        &state,
-        &headers,
-        &publisher,
-        PUBLIC,
-        Some(&folder),
-        &document,
-    )
-    .await
-}
-
-async fn restricted_nested_document(
-    State(state): State<AppState>,
-    Path((publisher, folder, document)): Path<(String, String, String)>,
-    headers: HeaderMap,
-) -> Result<Response, AppError> {
-    let access = resourcesync::RESTRICTED;
-    set_document(
-        &state,
-        &headers,
-        &publisher,
-        access,
-        Some(&folder),
-        &document,
-    )
-    .await
-}
-
-/// A document of a set (`folder`: one of [`SET_FOLDERS`], if any): 404 for names that
-/// are not documents, 401 for a restricted set without the right credentials.
-async fn set_document(
-    state: &AppState,
-    headers: &HeaderMap,
-    publisher: &str,
-    access: &str,
-    folder: Option<&str>,
-    document: &str,
-) -> Result<Response, AppError> {
-    if state.config.publisher(publisher).is_none()
-        || folder.is_some_and(|f| !SET_FOLDERS.contains(&f))
-        || !safe_document(document)
-    {
+    let Some(request) = resourcesync::layout::parse_set_request(&rest) else {
+        return Err(AppError::NotFound);
+    };
+    if state.config.publisher(&publisher).is_none() {
         return Err(AppError::NotFound);
     }
-    if access != PUBLIC && !authorised(&state.config, headers, Some(publisher)) {
+    if request.access != PUBLIC && !authorised(&state.config, &headers, Some(&publisher)) {
         return Err(AppError::Unauthorized);
     }
-    let mut path = resourcesync::www(&state.config).join(resourcesync::set_path(publisher, access));
-    if let Some(f) = folder {
-        path.push(f);
+    match request.target {
+        SetTarget::File(file) => {
+            let path = resourcesync::www(&state.config)
+                .join(resourcesync::set_path(&publisher, request.access))
+                .join(file);
+            static_file(path).await
+        }
+        SetTarget::Topic => hub::topic(&state, &publisher, request.access, &method).await,
     }
-    static_file(path.join(document)).await
 }
 
 /// A published file, streamed (dump packages can be large), typed by its extension.
@@ -317,20 +281,6 @@ async fn static_file(path: std::path::PathBuf) -> Result<Response, AppError> {
         body,
     )
         .into_response())
-}
-
-fn safe_document(document: &str) -> bool {
-    (document.ends_with(".xml") || document.ends_with(".zip"))
-        && !document.contains(['/', '\\'])
-        && !document.starts_with('.')
-}
-
-async fn document(
-    State(state): State<AppState>,
-    Path((publisher, document)): Path<(String, String)>,
-    headers: HeaderMap,
-) -> Result<Response, AppError> {
-    set_document(&state, &headers, &publisher, PUBLIC, None, &document).await
 }
 
 async fn resource(

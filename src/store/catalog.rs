@@ -160,6 +160,8 @@ CREATE TABLE record_digests (
     // a sort of all the publisher's files; files by version come from the UNIQUE
     // (version_id, ord) index, in file order, which makes `files_version` redundant.
     "CREATE INDEX deposits_publisher ON deposits(publisher); DROP INDEX files_version;",
+    // 5: the Change Notification hub: topics, subscriptions, the outbox.
+    super::notify::MIGRATION,
 ];
 
 /// A run's outcome.
@@ -650,6 +652,17 @@ impl Catalog {
                 }
             }
         }
+        // The journal's time: taken here, inside the transaction that journals the
+        // changes (writers take turns), and never before the journal's last change, so
+        // journal order is forward chronological (Change Lists, change notifications).
+        let at: String = tx
+            .query_row(
+                "SELECT max(?1, ?2, coalesce(max(at), '')) FROM changes",
+                params![now, super::now()],
+                |r| r.get(0),
+            )
+            .map_err(sql("reading the change journal"))?;
+        let now = at.as_str();
         let mut settled = Vec::new();
         for &version in settle {
             let (missing, error): (i64, Option<String>) = tx

@@ -10,6 +10,7 @@
 mod blobs;
 mod catalog;
 mod digest;
+mod notify;
 mod published;
 mod query;
 
@@ -22,6 +23,9 @@ pub use catalog::{
     RunCounts, Settled, Stage, StoredFile, StoredFinding,
 };
 pub use digest::{Digester, Digests, INLINE_LIMIT, digest_file, hex};
+pub use notify::{
+    ClaimedDelivery, DeliveryResult, NewNotification, OutboxCounts, Subscription, TopicCursor,
+};
 pub use published::{JournalEntry, JournalKey, JournalPage, Page, PublishedFile};
 pub use query::{AuditReport, LastRun, PublisherStatus, Unsettled};
 

@@ -324,6 +324,96 @@ impl Catalog {
         Ok(())
     }
 
+    /// The last of the next `changes` journalled changes of a set (`publisher`, its
+    /// versions of access `access`) after journal position `after`: its position and
+    /// time; `None` when there is none. With [`Catalog::journal_range`], a change
+    /// notification's changes (journal order is forward chronological: a change's time
+    /// is taken inside the transaction that journals it, never before the last one's).
+    pub fn journal_bound(
+        &self,
+        publisher: &str,
+        access: &str,
+        after: i64,
+        changes: u64,
+    ) -> Result<Option<(i64, String)>, StoreError> {
+        let changes = i64::try_from(changes).unwrap_or(i64::MAX);
+        self.conn()
+            .prepare_cached(
+                "SELECT seq, at FROM (SELECT c.seq, c.at FROM changes c
+                   JOIN versions v ON v.id = c.version_id
+                   WHERE c.seq > ?3 AND c.publisher = ?1 AND v.access = ?2
+                   ORDER BY c.seq LIMIT ?4)
+                 ORDER BY seq DESC LIMIT 1",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![publisher, access, after, changes], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .optional()
+            })
+            .map_err(sql("reading the change journal"))
+    }
+
+    /// Calls `each` for every stored file of the set's changes at journal positions in
+    /// (`after`, `upto`], in journal order (a change's files in order).
+    pub fn journal_range(
+        &self,
+        publisher: &str,
+        access: &str,
+        after: i64,
+        upto: i64,
+        each: &mut dyn FnMut(&JournalEntry, &PublishedFile) -> std::io::Result<()>,
+    ) -> Result<(), StoreError> {
+        let ctx = "reading the change journal";
+        let mut stmt = self
+            .conn()
+            .prepare_cached(&format!(
+                "SELECT c.seq, c.change, c.at, {FILE_COLUMNS}
+                 FROM changes c JOIN versions v ON v.id = c.version_id
+                 JOIN files f ON f.version_id = v.id {RECORD_JOIN}
+                 WHERE c.seq > ?3 AND c.seq <= ?4 AND c.publisher = ?1 AND v.access = ?2
+                   AND f.state = 'stored'
+                 ORDER BY c.seq, f.ord"
+            ))
+            .map_err(sql(ctx))?;
+        let mut rows = stmt
+            .query(params![publisher, access, after, upto])
+            .map_err(sql(ctx))?;
+        let mut previous = None;
+        let (mut e, mut f) = (JournalEntry::default(), PublishedFile::default());
+        while let Some(row) = rows.next().map_err(sql(ctx))? {
+            e.seq = row.get(0).map_err(sql(ctx))?;
+            for (c, into) in [(1, &mut e.change), (2, &mut e.at)] {
+                into.clear();
+                into.push_str(
+                    row.get_ref(c)
+                        .and_then(|v| Ok(v.as_str()?))
+                        .map_err(sql(ctx))?,
+                );
+            }
+            read_file(row, 3, &mut f).map_err(sql(ctx))?;
+            f.first_of_version = previous != Some(e.seq);
+            previous = Some(e.seq);
+            each(&e, &f).map_err(|source| StoreError::Io {
+                path: "change notification".into(),
+                source,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The journal's last position and its time (`None` when it is empty).
+    pub fn journal_end(&self) -> Result<Option<(i64, String)>, StoreError> {
+        self.conn()
+            .query_row(
+                "SELECT seq, at FROM changes ORDER BY seq DESC LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(sql("reading the change journal"))
+    }
+
     /// Changes the journal holds for `publisher` (the last sequence number): every
     /// deposited version is journalled as it is deposited, so a set whose last change
     /// is unchanged has unchanged content.

@@ -703,8 +703,19 @@ fn a_large_resource_list_is_split_under_an_index() {
         &index[..500.min(index.len())]
     );
     assert_eq!(index.matches("<sitemap>").count(), 2, "{index}");
-    let part1 = std::fs::read_to_string(dir.join("resourcelist/part-00001.xml")).unwrap();
-    let part2 = std::fs::read_to_string(dir.join("resourcelist/part-00002.xml")).unwrap();
+    // The live index is a copy of today's snapshot, over today's parts.
+    let day = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    let parts = listed(&dir, "resourcelist.xml");
+    assert_eq!(
+        parts,
+        [1, 2].map(|n| dir.join(format!("resourcelist/{day}-part-0000{n}.xml")))
+    );
+    assert_eq!(
+        std::fs::read(dir.join(format!("resourcelist/{day}.xml"))).unwrap(),
+        index.as_bytes()
+    );
+    let part1 = std::fs::read_to_string(&parts[0]).unwrap();
+    let part2 = std::fs::read_to_string(&parts[1]).unwrap();
     // The deposit's record comes before its first file, once.
     assert_eq!(
         part1.matches("<url>").count() as u64,
@@ -718,21 +729,21 @@ fn a_large_resource_list_is_split_under_an_index() {
         1
     );
     for part in [&part1, &part2] {
-        assert!(part.contains(
-            "rel=\"index\" href=\"http://127.0.0.1:8080/resourcesync/test/resourcelist.xml\""
-        ));
+        assert!(part.contains(&format!(
+            "rel=\"index\" href=\"http://127.0.0.1:8080/resourcesync/test/resourcelist/{day}.xml\""
+        )));
         assert!(part.contains("rel=\"up\""));
     }
     for doc in [
-        "resourcelist.xml",
-        "resourcelist/part-00001.xml",
-        "resourcelist/part-00002.xml",
+        "resourcelist.xml".to_string(),
+        format!("resourcelist/{day}-part-00001.xml"),
+        format!("resourcelist/{day}-part-00002.xml"),
     ] {
         let o = Command::new("xmllint")
             .arg("--noout")
             .arg("--schema")
             .arg(root().join("schemas/sitemap-resourcesync.xsd"))
-            .arg(dir.join(doc))
+            .arg(dir.join(&doc))
             .output()
             .expect("xmllint: run scripts/setup");
         assert!(
@@ -743,27 +754,27 @@ fn a_large_resource_list_is_split_under_an_index() {
     }
     // The Resource Dump: packages of at most PART_ENTRIES files (a manifest is a Sitemap
     // document: at most 50,000 entries), however small the files.
-    let m1 = package_manifest(&dir.join("resourcedump/part-00001.zip"));
-    let m2 = package_manifest(&dir.join("resourcedump/part-00002.zip"));
+    let packages: Vec<_> = listed(&dir, "resourcedump.xml")
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "zip"))
+        .collect();
+    assert_eq!(packages.len(), 2, "{packages:?}");
+    let m1 = package_manifest(&packages[0]);
+    let m2 = package_manifest(&packages[1]);
     assert_eq!(
         m1.matches("<url>").count() as u64,
         plikt::resourcesync::PART_ENTRIES + 1
     );
     assert_eq!(m2.matches("<url>").count(), 10);
-    assert!(!dir.join("resourcedump/part-00003.zip").exists());
     let dump = std::fs::read_to_string(dir.join("resourcedump.xml")).unwrap();
     assert_eq!(dump.matches("<url>").count(), 2, "{dump}");
+    let part1_path = dir.join(format!("resourcelist/{day}-part-00001.xml"));
+    let part2_path = dir.join(format!("resourcelist/{day}-part-00002.xml"));
     // Publishing again with nothing changed rewrites no part.
-    let before = std::fs::metadata(dir.join("resourcelist/part-00001.xml"))
-        .unwrap()
-        .modified()
-        .unwrap();
+    let before = std::fs::metadata(&part1_path).unwrap().modified().unwrap();
     std::thread::sleep(Duration::from_millis(20));
     assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
-    let after = std::fs::metadata(dir.join("resourcelist/part-00001.xml"))
-        .unwrap()
-        .modified()
-        .unwrap();
+    let after = std::fs::metadata(&part1_path).unwrap().modified().unwrap();
     assert_eq!(before, after, "an unchanged Resource List was rewritten");
     // One more file in a new deposit (the end of the list): only the last part is
     // rewritten.
@@ -773,27 +784,18 @@ fn a_large_resource_list_is_split_under_an_index() {
         "http://p.example/late",
         "2026-11-22T00:00:00.000Z",
     );
-    let part2_before = std::fs::metadata(dir.join("resourcelist/part-00002.xml"))
-        .unwrap()
-        .modified()
-        .unwrap();
+    let part2_before = std::fs::metadata(&part2_path).unwrap().modified().unwrap();
     std::thread::sleep(Duration::from_millis(20));
     assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
-    let after = std::fs::metadata(dir.join("resourcelist/part-00001.xml"))
-        .unwrap()
-        .modified()
-        .unwrap();
+    let after = std::fs::metadata(&part1_path).unwrap().modified().unwrap();
     assert_eq!(before, after, "part 1 did not change but was rewritten");
-    let part2_after = std::fs::metadata(dir.join("resourcelist/part-00002.xml"))
-        .unwrap()
-        .modified()
-        .unwrap();
+    let part2_after = std::fs::metadata(&part2_path).unwrap().modified().unwrap();
     assert_ne!(
         part2_before, part2_after,
         "part 2 changed but was not rewritten"
     );
     assert!(
-        std::fs::read_to_string(dir.join("resourcelist/part-00002.xml"))
+        std::fs::read_to_string(&part2_path)
             .unwrap()
             .contains("p.example/late")
     );
@@ -819,7 +821,12 @@ fn a_large_resource_list_is_split_under_an_index() {
         single.contains("<urlset") && single.matches("<url>").count() == 2,
         "{single}"
     );
-    assert!(!dir.join("resourcelist").exists());
+    // The day's snapshot is the single list again; its parts are gone.
+    assert_eq!(
+        std::fs::read_to_string(dir.join(format!("resourcelist/{day}.xml"))).unwrap(),
+        single
+    );
+    assert!(!part1_path.exists() && !part2_path.exists());
 }
 
 #[test]
@@ -871,8 +878,13 @@ fn resource_dumps_are_zip_packages_with_matching_manifests() {
     let cap = std::fs::read_to_string(dir.join("capabilitylist.xml")).unwrap();
     assert!(cap.contains("resourcedump.xml"));
     let mut synced = 0;
-    for n in 1..=2 {
-        let zip = dir.join(format!("resourcedump/part-{n:05}.zip"));
+    let packages: Vec<_> = listed(&dir, "resourcedump.xml")
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "zip"))
+        .collect();
+    assert_eq!(packages.len(), 2, "{packages:?}");
+    for (n, zip) in packages.iter().enumerate() {
+        let stem = zip.file_stem().unwrap().to_str().unwrap();
         let t = Command::new("unzip")
             .arg("-t")
             .arg(&zip)
@@ -889,7 +901,7 @@ fn resource_dumps_are_zip_packages_with_matching_manifests() {
             dump.contains(&format!("md5:{}", crate::harvest::md5_hex(&bytes))),
             "{dump}"
         );
-        assert!(dump.contains(&format!("rel=\"contents\" href=\"http://127.0.0.1:8080/resourcesync/test/resourcedump/part-{n:05}-manifest.xml\"")));
+        assert!(dump.contains(&format!("rel=\"contents\" href=\"http://127.0.0.1:8080/resourcesync/test/resourcedump/{stem}-manifest.xml\"")));
         let out = env.dir.join(format!("unzipped-{n}"));
         let x = Command::new("unzip")
             .arg("-q")
@@ -901,8 +913,7 @@ fn resource_dumps_are_zip_packages_with_matching_manifests() {
         assert!(x.status.success());
         let inside = std::fs::read_to_string(out.join("manifest.xml")).unwrap();
         let copy =
-            std::fs::read_to_string(dir.join(format!("resourcedump/part-{n:05}-manifest.xml")))
-                .unwrap();
+            std::fs::read_to_string(dir.join(format!("resourcedump/{stem}-manifest.xml"))).unwrap();
         assert_eq!(inside, copy);
         assert!(
             inside.contains("capability=\"resourcedump-manifest\""),
@@ -1047,6 +1058,20 @@ fn a_large_change_list_is_split_under_an_index() {
 
 /// A dump package's manifest: the copy inside the ZIP (`unzip -p`), after checking the
 /// package with `unzip -t` and that the copy beside it is byte for byte the same.
+/// The files (in the set folder `dir` of publisher `test`) that a document of the set
+/// lists in its `<loc>`s, in order.
+fn listed(dir: &Path, doc: &str) -> Vec<std::path::PathBuf> {
+    let text = std::fs::read_to_string(dir.join(doc)).unwrap();
+    text.split("<loc>")
+        .skip(1)
+        .map(|l| {
+            let url = l.split('<').next().unwrap();
+            let rel = url.split_once("/resourcesync/test/").unwrap().1;
+            dir.join(rel)
+        })
+        .collect()
+}
+
 fn package_manifest(zip: &Path) -> String {
     let t = Command::new("unzip")
         .arg("-tq")
@@ -1136,7 +1161,8 @@ fn publishing_without_dumps_writes_the_lists_and_leaves_the_dumps_as_they_were()
     // A plain publish writes them.
     assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
     let dump = std::fs::read(dir.join("resourcedump.xml")).unwrap();
-    let package = std::fs::read(dir.join("resourcedump/part-00001.zip")).unwrap();
+    let first_package = listed(&dir, "resourcedump.xml").remove(0);
+    let package = std::fs::read(&first_package).unwrap();
     // A new deposit, published without dumps: in the lists, not in the dump.
     let at = first_change_moved(&env, "+1 seconds");
     add_deposit(&env, "later", "http://p.example/later", &at);
@@ -1147,14 +1173,12 @@ fn publishing_without_dumps_writes_the_lists_and_leaves_the_dumps_as_they_were()
         assert!(doc.contains("p.example/later"), "{list}: {doc}");
     }
     assert_eq!(std::fs::read(dir.join("resourcedump.xml")).unwrap(), dump);
-    assert_eq!(
-        std::fs::read(dir.join("resourcedump/part-00001.zip")).unwrap(),
-        package
-    );
-    // The next plain publish brings the dump up to date.
+    assert_eq!(std::fs::read(&first_package).unwrap(), package);
+    // The next plain publish brings the dump up to date: a new package (named by its
+    // content) with the new deposit.
     assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
     assert_ne!(std::fs::read(dir.join("resourcedump.xml")).unwrap(), dump);
-    let manifest = package_manifest(&dir.join("resourcedump/part-00001.zip"));
+    let manifest = package_manifest(&listed(&dir, "resourcedump.xml").remove(0));
     assert!(manifest.contains("p.example/later"), "{manifest}");
 }
 

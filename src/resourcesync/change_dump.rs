@@ -1,0 +1,194 @@
+//! Change Dumps (§13): the changes of each closed UTC day (the period of its closed
+//! Change List) in one package `changedump/<YYYY-MM-DD>.zip`, or past [`PART_ENTRIES`]
+//! files in parts `<day>-part-NNNNN.zip`; each file at its version's path, so a resource
+//! changed twice in a day has two bitstreams (§13.2). Each closed day has its own Change
+//! Dump `changedump/<day>.xml` (`from`, `until`), written once with its packages and
+//! listed in the Change Dump Archive (Archives §6); the live `changedump.xml` lists the
+//! packages of the last [`LIVE_DAYS`] closed days.
+
+use std::fs;
+use std::path::Path;
+
+use super::archive::{self, ArchiveEntry};
+use super::change_list::Periods;
+use super::files::{read_sidecar, write_err, write_sidecar};
+use super::layout::Kind;
+use super::package::{Package, PackageWriter, Paths};
+use super::{DocumentWriter, Ln, Md, PART_ENTRIES, PublishError, Root, Set, SetSpec};
+
+/// Closed days whose packages the live Change Dump lists.
+pub(super) const LIVE_DAYS: usize = 31;
+
+/// The version of a day's packages: a day written by an earlier layout (files at the
+/// resource's path, manifest `up` to the dump) is written again.
+const LAYOUT: &str = "2";
+
+/// Writes the Change Dump of every closed day not written yet, the live Change Dump
+/// and the archive. Returns the packages written.
+pub(super) fn write_change_dump(set: &Set<'_>, closed: &Periods) -> Result<u64, PublishError> {
+    let SetSpec { www, base, dir, .. } = set.spec;
+    let kind = Kind::ChangeDump;
+    let folder = www.join(format!("{dir}/{}", kind.capability()));
+    fs::create_dir_all(&folder).map_err(write_err(&folder))?;
+    let folder_url = format!("{base}{dir}/{}", kind.capability());
+    let mut written = 0;
+    let mut days: Vec<(Vec<Package>, &str, &str)> = Vec::new();
+    let mut archived = Vec::new();
+    for (from, until) in closed {
+        let day = from.get(..10).unwrap_or(from);
+        let packages = match written_day(&folder, &folder_url, day) {
+            Some(p) => p,
+            None => {
+                let p = write_day(set, &folder, &folder_url, day, from, until)?;
+                written += p.len() as u64;
+                // Its Change Dump goes with its packages (again, if they were rewritten).
+                let _ = fs::remove_file(www.join(format!("{dir}/{}", kind.dated(day))));
+                p
+            }
+        };
+        let doc = www.join(format!("{dir}/{}", kind.dated(day)));
+        if !doc.exists() {
+            dump_document(set, &doc, from, Some(until), &[(&packages, from, until)])?;
+        }
+        archived.push(ArchiveEntry {
+            loc: format!("{base}{dir}/{}", kind.dated(day)),
+            md: Md::default()
+                .with("from", from.clone())
+                .with("until", until.clone()),
+        });
+        days.push((packages, from, until));
+    }
+    archive::write(set, kind, &archived, archive::MAX_ARCHIVE_ENTRIES)?;
+    // The live Change Dump: the last closed days, up to the open days.
+    let recent = &days[days.len().saturating_sub(LIVE_DAYS)..];
+    let open_from = set.open_from();
+    let from = recent.first().map_or(open_from.as_str(), |d| d.1);
+    let listed: Vec<(&Vec<Package>, &str, &str)> =
+        recent.iter().map(|(p, f, u)| (p, *f, *u)).collect();
+    dump_document(
+        set,
+        &www.join(format!("{dir}/{}", kind.document())),
+        from,
+        Some(&open_from),
+        &listed,
+    )?;
+    Ok(written)
+}
+
+/// Writes a Change Dump document covering [`from`, `until`) listing `days`' packages.
+fn dump_document(
+    set: &Set<'_>,
+    path: &Path,
+    from: &str,
+    until: Option<&str>,
+    days: &[(&Vec<Package>, &str, &str)],
+) -> Result<(), PublishError> {
+    let kind = Kind::ChangeDump;
+    let mut md = Md::capability(kind.capability()).with("from", from);
+    if let Some(u) = until {
+        md = md.with("until", u);
+    }
+    let own = [Ln::new("up", set.cap.clone()), set.archives_link(kind)];
+    super::files::atomic_write(path, |out| {
+        let mut w = DocumentWriter::new(out, Root::UrlSet, &own, &md)?;
+        for (packages, from, until) in days {
+            for p in *packages {
+                w.entry(&p.entry(Md::default().with("from", *from).with("until", *until)))?;
+            }
+        }
+        w.finish().map(drop)
+    })
+}
+
+/// Packs the changes of one closed day; returns its packages (none for a day without
+/// changes) after recording them (each package's sidecar, then the day's marker).
+fn write_day(
+    set: &Set<'_>,
+    folder: &Path,
+    folder_url: &str,
+    day: &str,
+    from: &str,
+    until: &str,
+) -> Result<Vec<Package>, PublishError> {
+    // A day past PART_ENTRIES files is packed in parts.
+    let files = set.count_journal(from, Some(until), PART_ENTRIES + 1)?;
+    let parted = files > PART_ENTRIES;
+    let stem = |n: u64| {
+        if parted {
+            format!("{day}-part-{n:05}")
+        } else {
+            day.to_string()
+        }
+    };
+    let md = Md::capability("changedump-manifest")
+        .with("from", from)
+        .with("until", until);
+    let mut package: Option<PackageWriter> = None;
+    let mut done: Vec<Package> = Vec::new();
+    let mut failure: Option<PublishError> = None;
+    set.journal(from, Some(until), None, &mut |e, f| {
+        if failure.is_some() {
+            return Ok(());
+        }
+        let step = (|| {
+            if package.as_ref().is_some_and(|p| p.files >= PART_ENTRIES) {
+                let p = package.take().expect("checked");
+                done.push(p.finish(folder_url)?);
+            }
+            if package.is_none() {
+                let n = done.len() as u64 + 1;
+                package = Some(PackageWriter::new(
+                    folder,
+                    &stem(n),
+                    md.clone(),
+                    &set.cap,
+                    Paths::Version,
+                )?);
+            }
+            package
+                .as_mut()
+                .expect("set above")
+                .add(set, f, Some((&e.change, &e.at)))
+        })();
+        if let Err(e) = step {
+            failure = Some(e);
+        }
+        Ok(())
+    })?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    if let Some(p) = package {
+        done.push(p.finish(folder_url)?);
+    }
+    for (n, p) in done.iter().enumerate() {
+        p.record(folder, &stem(n as u64 + 1))?;
+    }
+    // The day is complete: how many packages it has, and in which layout.
+    write_sidecar(
+        &folder.join(format!(".{day}.packages")),
+        &[&done.len().to_string(), LAYOUT],
+    )?;
+    Ok(done)
+}
+
+/// The packages of a closed day written before (its `.packages` marker is written
+/// last), from their sidecar files; `None` if the day is not written completely, or
+/// was written by an earlier layout.
+fn written_day(folder: &Path, folder_url: &str, day: &str) -> Option<Vec<Package>> {
+    let marker = read_sidecar(&folder.join(format!(".{day}.packages")))?;
+    if marker.get(1).map(String::as_str) != Some(LAYOUT) {
+        return None;
+    }
+    let count: u64 = marker.first()?.trim().parse().ok()?;
+    let mut out = Vec::new();
+    for n in 1..=count {
+        let stem = if count == 1 && folder.join(format!(".{day}.meta")).exists() {
+            day.to_string()
+        } else {
+            format!("{day}-part-{n:05}")
+        };
+        out.push(Package::recorded(folder, folder_url, &stem)?);
+    }
+    Some(out)
+}

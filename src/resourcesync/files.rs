@@ -1,0 +1,170 @@
+//! Writing documents to `data_dir/www/`: each replaced atomically (a temporary file
+//! beside it, fsync, rename, folder fsync), so a Destination reads the old document or
+//! the new one, never half of one; list documents stream their body and get their
+//! `completed` time filled in at the end; small sidecar files (`.<name>.meta`) record
+//! what listing a document elsewhere needs without reading it back.
+
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use super::{DocumentWriter, Ln, MAX_BYTES, MAX_ENTRIES, Md, PublishError, Root};
+use crate::store::sync_dir;
+
+/// An I/O error at `path` as a [`PublishError`].
+pub(super) fn write_err(path: &Path) -> impl Fn(io::Error) -> PublishError + use<> {
+    let path = path.to_path_buf();
+    move |source| PublishError::Write {
+        path: path.clone(),
+        source,
+    }
+}
+
+/// Writes `path` atomically: a temporary file beside it, fsync, rename, folder fsync.
+/// A reader sees the old document or the new one, never half of one.
+pub(super) fn atomic_write(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+) -> Result<(), PublishError> {
+    atomic_replace(path, |out| write(out).map(|()| true)).map(drop)
+}
+
+/// [`atomic_write`], where `write` may return false: the new content is dropped and
+/// `path` left as it was. Returns whether `path` was replaced.
+pub(super) fn atomic_replace(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<bool>,
+) -> Result<bool, PublishError> {
+    let dir = path.parent().expect("documents live in folders");
+    fs::create_dir_all(dir).map_err(write_err(path))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("doc"),
+        std::process::id()
+    ));
+    let result = (|| {
+        let mut out = BufWriter::new(File::create(&tmp)?);
+        if !write(&mut out)? {
+            return Ok(false);
+        }
+        let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)?;
+        sync_dir(dir).map(|()| true)
+    })();
+    if !matches!(result, Ok(true)) {
+        let _ = fs::remove_file(&tmp);
+    }
+    result.map_err(write_err(path))
+}
+
+/// Replaces `to` atomically with a copy of `from` (a live document that is also at its
+/// dated URL).
+pub(super) fn atomic_copy(from: &Path, to: &Path) -> Result<(), PublishError> {
+    let mut input = File::open(from).map_err(write_err(from))?;
+    atomic_write(to, |out| io::copy(&mut input, out).map(drop))
+}
+
+/// Writes a small sidecar file of lines (atomically).
+pub(super) fn write_sidecar(path: &Path, lines: &[&str]) -> Result<(), PublishError> {
+    atomic_write(path, |out| {
+        for l in lines {
+            writeln!(out, "{l}")?;
+        }
+        Ok(())
+    })
+}
+
+/// The lines of a sidecar file, if it is there.
+pub(super) fn read_sidecar(path: &Path) -> Option<Vec<String>> {
+    fs::read_to_string(path)
+        .ok()
+        .map(|t| t.lines().map(str::to_string).collect())
+}
+
+/// Removes `<prefix>NNNNN.xml` parts numbered above `keep` from `dir`.
+pub(super) fn remove_parts(dir: &Path, prefix: &str, keep: u64) {
+    if let Ok(entries) = fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            let n: Option<u64> = name
+                .strip_prefix(prefix)
+                .and_then(|n| n.strip_suffix(".xml"))
+                .and_then(|n| n.parse().ok());
+            if n.is_some_and(|n| n > keep) {
+                let _ = fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+/// A `completed` time of the same width, filled in when the document's body is written.
+pub(super) const COMPLETED_PLACEHOLDER: &str = "0000-00-00T00:00:00.000Z";
+
+/// Where the `completed` placeholder sits in a document whose `<rs:md>` ends with it.
+pub(super) fn completed_offset(root: Root, lns: &[Ln], md: &Md) -> io::Result<u64> {
+    let header = DocumentWriter::new(Vec::new(), root, lns, md)?.bytes();
+    Ok(header - "\"/>\n".len() as u64 - COMPLETED_PLACEHOLDER.len() as u64)
+}
+
+/// A list document [`list_document`] wrote.
+#[derive(Debug)]
+pub(super) struct ListWritten {
+    /// Its entries.
+    pub entries: u64,
+    /// Its `at`.
+    pub at: String,
+    /// Its `completed`.
+    pub completed: String,
+}
+
+/// Writes a document whose `<rs:md>` has `at` (now) and `completed` (when the body is
+/// written): `completed` goes in as a placeholder of the same width and is filled in
+/// at the end, so the body streams to disk. `body` returns false when what it wrote
+/// is what the document held already: the new one is dropped and the old one kept
+/// (`None`).
+pub(super) fn list_document(
+    path: &Path,
+    root: Root,
+    lns: &[Ln],
+    capability: &str,
+    body: &mut dyn FnMut(&mut DocumentWriter<&mut BufWriter<File>>) -> io::Result<bool>,
+) -> Result<Option<ListWritten>, PublishError> {
+    let at = crate::store::now();
+    let md = Md::capability(capability)
+        .with("at", at.clone())
+        .with("completed", COMPLETED_PLACEHOLDER);
+    let completed_at = completed_offset(root, lns, &md).map_err(write_err(path))?;
+    let mut entries = 0u64;
+    let mut completed = String::new();
+    let mut too_large = false;
+    let result = atomic_replace(path, |out| {
+        let mut w = DocumentWriter::new(&mut *out, root, lns, &md)?;
+        if !body(&mut w)? {
+            return Ok(false);
+        }
+        entries = w.entries() as u64;
+        if w.entries() > MAX_ENTRIES || w.bytes() > MAX_BYTES {
+            // Refused before the rename: the previous document stays in place.
+            too_large = true;
+            return Err(io::Error::other("over the Sitemap limits"));
+        }
+        w.finish()?;
+        out.flush()?;
+        let file = out.get_mut();
+        completed = crate::store::now();
+        file.seek(SeekFrom::Start(completed_at))?;
+        file.write_all(completed.as_bytes())?;
+        file.seek(SeekFrom::End(0)).map(|_| true)
+    });
+    if too_large {
+        return Err(PublishError::TooLarge {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(result?.then_some(ListWritten {
+        entries,
+        at,
+        completed,
+    }))
+}

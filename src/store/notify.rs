@@ -1,0 +1,498 @@
+//! What the Change Notification hub keeps (Change Notification 1.0.1 over WebSub): each
+//! topic's position in the change journal, the verified subscriptions with their
+//! leases, and an outbox of notifications with one delivery per subscriber.
+//!
+//! A notification and its deliveries are inserted in the transaction that moves its
+//! topic's position past its changes, guarded by the position it started from, so
+//! consecutive notifications of a topic cover consecutive stretches of the journal,
+//! whoever makes them and however often a publish is retried. Deliveries are claimed
+//! with a lease (`claimed_until`), one at a time per subscriber and oldest first, so a
+//! subscriber gets its notifications in order and a claim a dead process left behind
+//! expires.
+
+use rusqlite::{OptionalExtension, TransactionBehavior, params};
+
+use super::StoreError;
+use super::catalog::Catalog;
+
+fn sql(context: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
+    move |source| StoreError::Sql { context, source }
+}
+
+/// The schema of the hub's tables (a migration of the catalog).
+pub(super) const MIGRATION: &str = r#"
+CREATE TABLE topics (
+    publisher TEXT NOT NULL,
+    access    TEXT NOT NULL CHECK (access IN ('gratis', 'restricted')),
+    last_seq  INTEGER NOT NULL,   -- the journal position the last notification ended at
+    until_at  TEXT NOT NULL,      -- and its `until`: the next one's `from`
+    PRIMARY KEY (publisher, access)
+);
+CREATE TABLE subscriptions (
+    id               INTEGER PRIMARY KEY,
+    publisher        TEXT NOT NULL,
+    access           TEXT NOT NULL CHECK (access IN ('gratis', 'restricted')),
+    callback         TEXT NOT NULL,
+    secret           TEXT,        -- hub.secret: signs deliveries; never shown
+    destination      TEXT,        -- the [[destination]] of a restricted topic
+    lease_expires_at TEXT NOT NULL,
+    created_at       TEXT NOT NULL,
+    UNIQUE (publisher, access, callback)
+);
+CREATE TABLE notifications (
+    id         INTEGER PRIMARY KEY,
+    publisher  TEXT NOT NULL,
+    access     TEXT NOT NULL,
+    after_seq  INTEGER NOT NULL,
+    last_seq   INTEGER NOT NULL,
+    from_at    TEXT NOT NULL,
+    until_at   TEXT NOT NULL,
+    changes    INTEGER NOT NULL,
+    body       BLOB NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX notifications_topic ON notifications(publisher, access, id);
+CREATE TABLE deliveries (
+    subscription_id INTEGER NOT NULL REFERENCES subscriptions(id) ON DELETE CASCADE,
+    notification_id INTEGER NOT NULL REFERENCES notifications(id) ON DELETE CASCADE,
+    state           TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at TEXT NOT NULL,
+    claimed_until   TEXT,
+    last_error      TEXT,
+    delivered_at    TEXT,
+    PRIMARY KEY (subscription_id, notification_id)
+);
+CREATE INDEX deliveries_pending ON deliveries(state, subscription_id, notification_id);
+CREATE INDEX deliveries_notification ON deliveries(notification_id);
+"#;
+
+/// A topic's position: where its last notification ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicCursor {
+    /// The journal position of the last change notified.
+    pub last_seq: i64,
+    /// The last notification's `until` (the next one's `from`).
+    pub until: String,
+}
+
+/// A notification to store, with the position it starts after.
+#[derive(Debug, Clone, Copy)]
+pub struct NewNotification<'a> {
+    /// The publisher.
+    pub publisher: &'a str,
+    /// The set's access level.
+    pub access: &'a str,
+    /// The position its topic must still be at.
+    pub after_seq: i64,
+    /// The position of its last change.
+    pub last_seq: i64,
+    /// `from`.
+    pub from: &'a str,
+    /// `until`.
+    pub until: &'a str,
+    /// Changes in it.
+    pub changes: u64,
+    /// The payload.
+    pub body: &'a [u8],
+}
+
+/// A verified subscription (WebSub §5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subscription {
+    /// The publisher of the topic.
+    pub publisher: String,
+    /// The topic's set.
+    pub access: String,
+    /// `hub.callback`.
+    pub callback: String,
+    /// `hub.secret`.
+    pub secret: Option<String>,
+    /// The `[[destination]]` that subscribed to a restricted topic.
+    pub destination: Option<String>,
+    /// When the lease ends.
+    pub lease_expires_at: String,
+}
+
+/// A delivery claimed for sending.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimedDelivery {
+    /// The subscription.
+    pub subscription_id: i64,
+    /// The notification.
+    pub notification_id: i64,
+    /// Attempts before this one.
+    pub attempts: u32,
+    /// Where and how to send it.
+    pub subscription: Subscription,
+    /// The payload.
+    pub body: Vec<u8>,
+}
+
+/// How an attempt ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeliveryResult {
+    /// The callback answered 2xx.
+    Delivered,
+    /// Failed; try again at this time.
+    Retry {
+        /// Why.
+        error: String,
+        /// When.
+        at: String,
+    },
+    /// Failed for the last time, or the subscriber said it is gone (410).
+    GiveUp {
+        /// Why.
+        error: String,
+    },
+}
+
+/// Counts of the outbox, for status and tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct OutboxCounts {
+    /// Active subscriptions.
+    pub subscriptions: u64,
+    /// Notifications kept.
+    pub notifications: u64,
+    /// Deliveries waiting.
+    pub pending: u64,
+    /// Deliveries made.
+    pub delivered: u64,
+    /// Deliveries given up.
+    pub failed: u64,
+}
+
+impl Catalog {
+    /// The position of a topic, if it has one.
+    pub fn topic_cursor(
+        &self,
+        publisher: &str,
+        access: &str,
+    ) -> Result<Option<TopicCursor>, StoreError> {
+        self.conn()
+            .prepare_cached(
+                "SELECT last_seq, until_at FROM topics WHERE publisher = ?1 AND access = ?2",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![publisher, access], |r| {
+                    Ok(TopicCursor {
+                        last_seq: r.get(0)?,
+                        until: r.get(1)?,
+                    })
+                })
+                .optional()
+            })
+            .map_err(sql("reading a topic"))
+    }
+
+    /// Gives a topic that has none a position: the end of the journal as it is now
+    /// (what came before is in the Resource List a subscriber baselines from), with
+    /// `until` the time of the journal's last change, or `now` when it is empty.
+    /// Returns the topic's position.
+    pub fn start_topic(
+        &mut self,
+        publisher: &str,
+        access: &str,
+        now: &str,
+    ) -> Result<TopicCursor, StoreError> {
+        let tx = self
+            .conn_mut()
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql("starting a topic"))?;
+        tx.execute(
+            "INSERT OR IGNORE INTO topics (publisher, access, last_seq, until_at)
+             SELECT ?1, ?2, coalesce(max(seq), 0), coalesce(max(at), ?3) FROM changes",
+            params![publisher, access, now],
+        )
+        .map_err(sql("starting a topic"))?;
+        tx.commit().map_err(sql("starting a topic"))?;
+        self.topic_cursor(publisher, access)?
+            .ok_or(StoreError::Sql {
+                context: "starting a topic",
+                source: rusqlite::Error::QueryReturnedNoRows,
+            })
+    }
+
+    /// Stores a notification and a pending delivery of it for every subscription of
+    /// its topic whose lease has not ended, and moves the topic to its end, in one
+    /// transaction; only if the topic is still where the notification starts (else
+    /// another publish notified those changes: `None`). Returns its id.
+    pub fn add_notification(
+        &mut self,
+        n: &NewNotification<'_>,
+        now: &str,
+    ) -> Result<Option<i64>, StoreError> {
+        let ctx = "storing a notification";
+        let tx = self
+            .conn_mut()
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql(ctx))?;
+        let moved = tx
+            .execute(
+                "UPDATE topics SET last_seq = ?3, until_at = ?4
+                 WHERE publisher = ?1 AND access = ?2 AND last_seq = ?5",
+                params![n.publisher, n.access, n.last_seq, n.until, n.after_seq],
+            )
+            .map_err(sql(ctx))?;
+        if moved != 1 {
+            return Ok(None);
+        }
+        let changes = i64::try_from(n.changes).unwrap_or(i64::MAX);
+        let id: i64 = tx
+            .query_row(
+                "INSERT INTO notifications (publisher, access, after_seq, last_seq, from_at,
+                   until_at, changes, body, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id",
+                params![
+                    n.publisher,
+                    n.access,
+                    n.after_seq,
+                    n.last_seq,
+                    n.from,
+                    n.until,
+                    changes,
+                    n.body,
+                    now
+                ],
+                |r| r.get(0),
+            )
+            .map_err(sql(ctx))?;
+        tx.execute(
+            "INSERT INTO deliveries (subscription_id, notification_id, state, next_attempt_at)
+             SELECT id, ?3, 'pending', ?4 FROM subscriptions
+             WHERE publisher = ?1 AND access = ?2 AND lease_expires_at > ?4",
+            params![n.publisher, n.access, id, now],
+        )
+        .map_err(sql(ctx))?;
+        tx.commit().map_err(sql(ctx))?;
+        Ok(Some(id))
+    }
+
+    /// The payload of the latest notification of a topic.
+    pub fn latest_notification(
+        &self,
+        publisher: &str,
+        access: &str,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        self.conn()
+            .prepare_cached(
+                "SELECT body FROM notifications WHERE publisher = ?1 AND access = ?2
+                 ORDER BY id DESC LIMIT 1",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![publisher, access], |r| r.get(0))
+                    .optional()
+            })
+            .map_err(sql("reading a notification"))
+    }
+
+    /// Records a verified subscription, or renews one (a new lease and secret; its
+    /// pending deliveries go on).
+    pub fn subscribe(&self, s: &Subscription, now: &str) -> Result<(), StoreError> {
+        self.conn()
+            .execute(
+                "INSERT INTO subscriptions (publisher, access, callback, secret, destination,
+                   lease_expires_at, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT (publisher, access, callback) DO UPDATE SET
+                   secret = ?4, destination = ?5, lease_expires_at = ?6",
+                params![
+                    s.publisher,
+                    s.access,
+                    s.callback,
+                    s.secret,
+                    s.destination,
+                    s.lease_expires_at,
+                    now
+                ],
+            )
+            .map_err(sql("recording a subscription"))?;
+        Ok(())
+    }
+
+    /// Ends a subscription (its pending deliveries go with it). Returns whether there
+    /// was one.
+    pub fn unsubscribe(
+        &self,
+        publisher: &str,
+        access: &str,
+        callback: &str,
+    ) -> Result<bool, StoreError> {
+        self.conn()
+            .execute(
+                "DELETE FROM subscriptions WHERE publisher = ?1 AND access = ?2 AND callback = ?3",
+                params![publisher, access, callback],
+            )
+            .map(|n| n > 0)
+            .map_err(sql("ending a subscription"))
+    }
+
+    /// The subscriptions whose lease has not ended at `now`.
+    pub fn subscriptions(&self, now: &str) -> Result<Vec<Subscription>, StoreError> {
+        let mut stmt = self
+            .conn()
+            .prepare_cached(
+                "SELECT publisher, access, callback, secret, destination, lease_expires_at
+                 FROM subscriptions WHERE lease_expires_at > ?1 ORDER BY id",
+            )
+            .map_err(sql("listing subscriptions"))?;
+        let rows = stmt
+            .query_map(params![now], subscription)
+            .map_err(sql("listing subscriptions"))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(sql("listing subscriptions"))
+    }
+
+    /// Claims up to `limit` deliveries that are due at `now`: for each subscription
+    /// (whose lease has not ended) its oldest pending one, if no one holds a claim on
+    /// it; the claim lasts until `until`.
+    pub fn claim_deliveries(
+        &mut self,
+        now: &str,
+        until: &str,
+        limit: usize,
+    ) -> Result<Vec<ClaimedDelivery>, StoreError> {
+        let ctx = "claiming deliveries";
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let tx = self
+            .conn_mut()
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql(ctx))?;
+        let claimed: Vec<(i64, i64, u32)> = {
+            let mut stmt = tx
+                .prepare_cached(
+                    "UPDATE deliveries SET claimed_until = ?2 WHERE rowid IN (
+                       SELECT d.rowid FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
+                       WHERE d.state = 'pending' AND s.lease_expires_at > ?1
+                         AND d.notification_id = (SELECT min(x.notification_id) FROM deliveries x
+                               WHERE x.subscription_id = d.subscription_id AND x.state = 'pending')
+                         AND d.next_attempt_at <= ?1
+                         AND (d.claimed_until IS NULL OR d.claimed_until <= ?1)
+                       LIMIT ?3)
+                     RETURNING subscription_id, notification_id, attempts",
+                )
+                .map_err(sql(ctx))?;
+            let rows = stmt
+                .query_map(params![now, until, limit], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
+                .map_err(sql(ctx))?;
+            rows.collect::<Result<_, _>>().map_err(sql(ctx))?
+        };
+        let mut out = Vec::with_capacity(claimed.len());
+        for (subscription_id, notification_id, attempts) in claimed {
+            let (subscription, body) = tx
+                .prepare_cached(
+                    "SELECT s.publisher, s.access, s.callback, s.secret, s.destination,
+                       s.lease_expires_at, n.body
+                     FROM subscriptions s, notifications n WHERE s.id = ?1 AND n.id = ?2",
+                )
+                .and_then(|mut s| {
+                    s.query_row(params![subscription_id, notification_id], |r| {
+                        Ok((subscription(r)?, r.get(6)?))
+                    })
+                })
+                .map_err(sql(ctx))?;
+            out.push(ClaimedDelivery {
+                subscription_id,
+                notification_id,
+                attempts,
+                subscription,
+                body,
+            });
+        }
+        tx.commit().map_err(sql(ctx))?;
+        Ok(out)
+    }
+
+    /// Records how an attempt of a delivery ended, and releases its claim.
+    pub fn delivery_attempted(
+        &self,
+        subscription_id: i64,
+        notification_id: i64,
+        result: &DeliveryResult,
+        now: &str,
+    ) -> Result<(), StoreError> {
+        let (state, error, next) = match result {
+            DeliveryResult::Delivered => ("delivered", None, now),
+            DeliveryResult::Retry { error, at } => ("pending", Some(error.as_str()), at.as_str()),
+            DeliveryResult::GiveUp { error } => ("failed", Some(error.as_str()), now),
+        };
+        self.conn()
+            .execute(
+                "UPDATE deliveries SET state = ?3, last_error = ?4, next_attempt_at = ?5,
+                   attempts = attempts + 1, claimed_until = NULL,
+                   delivered_at = CASE WHEN ?3 = 'delivered' THEN ?6 END
+                 WHERE subscription_id = ?1 AND notification_id = ?2 AND state = 'pending'",
+                params![subscription_id, notification_id, state, error, next, now],
+            )
+            .map_err(sql("recording a delivery"))?;
+        Ok(())
+    }
+
+    /// Removes subscriptions whose lease ended before `now` (and their deliveries), and
+    /// notifications created before `before` that no delivery waits for, apart from the
+    /// latest of each topic (a topic's GET returns it). Returns (subscriptions,
+    /// notifications) removed.
+    pub fn prune_notifications(
+        &self,
+        now: &str,
+        before: &str,
+    ) -> Result<(usize, usize), StoreError> {
+        let ctx = "pruning notifications";
+        let subscriptions = self
+            .conn()
+            .execute(
+                "DELETE FROM subscriptions WHERE lease_expires_at <= ?1",
+                params![now],
+            )
+            .map_err(sql(ctx))?;
+        let notifications = self
+            .conn()
+            .execute(
+                "DELETE FROM notifications WHERE created_at < ?1
+                   AND id NOT IN (SELECT max(id) FROM notifications GROUP BY publisher, access)
+                   AND NOT EXISTS (SELECT 1 FROM deliveries d
+                                   WHERE d.notification_id = notifications.id AND d.state = 'pending')",
+                params![before],
+            )
+            .map_err(sql(ctx))?;
+        Ok((subscriptions, notifications))
+    }
+
+    /// Counts of the outbox.
+    pub fn outbox_counts(&self, now: &str) -> Result<OutboxCounts, StoreError> {
+        self.conn()
+            .query_row(
+                "SELECT (SELECT count(*) FROM subscriptions WHERE lease_expires_at > ?1),
+                   (SELECT count(*) FROM notifications),
+                   (SELECT count(*) FROM deliveries WHERE state = 'pending'),
+                   (SELECT count(*) FROM deliveries WHERE state = 'delivered'),
+                   (SELECT count(*) FROM deliveries WHERE state = 'failed')",
+                params![now],
+                |r| {
+                    let n = |i: usize| r.get::<_, i64>(i).map(|n| n.max(0).unsigned_abs());
+                    Ok(OutboxCounts {
+                        subscriptions: n(0)?,
+                        notifications: n(1)?,
+                        pending: n(2)?,
+                        delivered: n(3)?,
+                        failed: n(4)?,
+                    })
+                },
+            )
+            .map_err(sql("counting notifications"))
+    }
+}
+
+fn subscription(r: &rusqlite::Row<'_>) -> rusqlite::Result<Subscription> {
+    Ok(Subscription {
+        publisher: r.get(0)?,
+        access: r.get(1)?,
+        callback: r.get(2)?,
+        secret: r.get(3)?,
+        destination: r.get(4)?,
+        lease_expires_at: r.get(5)?,
+    })
+}
