@@ -5,9 +5,9 @@
 //! `type`, and the same links). Never a `<sitemapindex>`: a large burst is split into
 //! several notifications of at most `max_changes` changes each.
 //!
-//! A topic's notifications cover consecutive intervals: each starts (`from`) where the
-//! one before ended (`until`, the time of its last change), and lists the journal's
-//! changes after the position the one before ended at. The caller keeps that position
+//! A topic's notifications cover consecutive intervals [`from`, `until`): each starts
+//! where the one before ended (a millisecond after its last change), and lists the
+//! journal's changes after the position the one before ended at. The caller keeps that position
 //! and time (`notify`): the payload is made from the catalog, so the same position
 //! always gives the same changes.
 
@@ -25,7 +25,7 @@ pub struct Notification {
     pub last_seq: i64,
     /// `from`: where the notification before ended.
     pub from: String,
-    /// `until`: the time of its last change.
+    /// `until`: a millisecond after its last change.
     pub until: String,
     /// Changes (deposited versions) in it.
     pub changes: u64,
@@ -73,9 +73,14 @@ pub fn write_notification(
         catalog,
         spec: &spec,
     };
-    // Times are written alike (RFC 3339, milliseconds, Z), so they compare as text.
-    let until = if last_at.as_str() > from {
-        last_at
+    // The interval is [from, until): it ends a millisecond after its last change, where
+    // the next notification starts (a later transaction's changes are at least that
+    // late: `Catalog::record`). Times are written alike, so they compare as text.
+    let after_last = chrono::DateTime::parse_from_rfc3339(&last_at)
+        .map(|t| crate::store::instant(t.to_utc() + chrono::Duration::milliseconds(1)))
+        .unwrap_or(last_at);
+    let until = if after_last.as_str() > from {
+        after_last
     } else {
         from.to_string()
     };

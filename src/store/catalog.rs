@@ -653,11 +653,13 @@ impl Catalog {
             }
         }
         // The journal's time: taken here, inside the transaction that journals the
-        // changes (writers take turns), and never before the journal's last change, so
-        // journal order is forward chronological (Change Lists, change notifications).
+        // changes (writers take turns), and at least a millisecond after the journal's
+        // last change, so journal order is forward chronological and every transaction's
+        // changes have a time of their own (Change Lists, change notifications).
         let at: String = tx
             .query_row(
-                "SELECT max(?1, ?2, coalesce(max(at), '')) FROM changes",
+                "SELECT max(?1, ?2, coalesce(strftime('%Y-%m-%dT%H:%M:%fZ', max(at), '+0.001 seconds'), ''))
+                 FROM changes",
                 params![now, super::now()],
                 |r| r.get(0),
             )

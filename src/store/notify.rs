@@ -188,7 +188,7 @@ impl Catalog {
 
     /// Gives a topic that has none a position: the end of the journal as it is now
     /// (what came before is in the Resource List a subscriber baselines from), with
-    /// `until` the time of the journal's last change, or `now` when it is empty.
+    /// `until` a millisecond after the journal's last change, or `now` when it is empty.
     /// Returns the topic's position.
     pub fn start_topic(
         &mut self,
@@ -202,7 +202,9 @@ impl Catalog {
             .map_err(sql("starting a topic"))?;
         tx.execute(
             "INSERT OR IGNORE INTO topics (publisher, access, last_seq, until_at)
-             SELECT ?1, ?2, coalesce(max(seq), 0), coalesce(max(at), ?3) FROM changes",
+             SELECT ?1, ?2, coalesce(max(seq), 0),
+               coalesce(strftime('%Y-%m-%dT%H:%M:%fZ', max(at), '+0.001 seconds'), ?3)
+             FROM changes",
             params![publisher, access, now],
         )
         .map_err(sql("starting a topic"))?;

@@ -325,10 +325,12 @@ impl Catalog {
     }
 
     /// The last of the next `changes` journalled changes of a set (`publisher`, its
-    /// versions of access `access`) after journal position `after`: its position and
-    /// time; `None` when there is none. With [`Catalog::journal_range`], a change
-    /// notification's changes (journal order is forward chronological: a change's time
-    /// is taken inside the transaction that journals it, never before the last one's).
+    /// versions of access `access`) after journal position `after`, or of the changes
+    /// journalled at the same time as that one (a transaction's changes share one time
+    /// and go in one notification): its position and time; `None` when there is none.
+    /// With [`Catalog::journal_range`], a change notification's changes (journal order
+    /// is forward chronological, and each transaction's time is later than the one
+    /// before: [`Catalog::record`]).
     pub fn journal_bound(
         &self,
         publisher: &str,
@@ -339,11 +341,15 @@ impl Catalog {
         let changes = i64::try_from(changes).unwrap_or(i64::MAX);
         self.conn()
             .prepare_cached(
-                "SELECT seq, at FROM (SELECT c.seq, c.at FROM changes c
+                "WITH nth AS (SELECT seq, at FROM (SELECT c.seq, c.at FROM changes c
                    JOIN versions v ON v.id = c.version_id
                    WHERE c.seq > ?3 AND c.publisher = ?1 AND v.access = ?2
                    ORDER BY c.seq LIMIT ?4)
-                 ORDER BY seq DESC LIMIT 1",
+                 ORDER BY seq DESC LIMIT 1)
+                 SELECT max(c.seq), nth.at FROM nth JOIN changes c ON c.at = nth.at
+                   JOIN versions v ON v.id = c.version_id
+                 WHERE c.seq >= nth.seq AND c.publisher = ?1 AND v.access = ?2
+                 GROUP BY nth.at",
             )
             .and_then(|mut s| {
                 s.query_row(params![publisher, access, after, changes], |r| {

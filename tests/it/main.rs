@@ -3,6 +3,7 @@
 
 mod cli;
 mod crash;
+mod destination;
 mod golden;
 mod harvest;
 mod hostile;

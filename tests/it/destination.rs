@@ -1,0 +1,364 @@
+//! ResourceSync as a Destination meets it: over HTTP, after several days of history
+//! (issue 14). Harvests and publishes run on earlier days under Debian's `faketime`,
+//! so closed Change Lists, Change Dumps, archives and snapshots exist; then `plikt
+//! serve` answers on loopback and the Destination crawler (`tests/destination/
+//! crawl.py`) follows every URL every document names, in the public sets and, with
+//! and without credentials, in the restricted ones. The reference client `resync`
+//! 2.0.1 syncs the same history.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use crate::harvest::{Env, TestItem, date, feed, text};
+use crate::support::{Response, Server, plikt, root};
+
+/// The token of the `[[destination]]` `libris` that may see the restricted set.
+pub const TOKEN: &str = "t0ken-for-libris";
+
+/// A publisher whose feed changes with `generation`: `a` (a PDF that changes in
+/// generations 2, 3 and 4), `r` (restricted), `b` from generation 2, `c` from 3.
+pub fn changing_publisher(generation: Arc<AtomicU32>) -> Server {
+    let base: Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let server =
+        Server::with_handler(move |r| {
+            let b = b2.get().expect("base set");
+            let g = generation.load(Ordering::SeqCst);
+            let pdf = |name: &str, g: u32| format!("%PDF-1.4 {name} generation {g}\n").into_bytes();
+            match r.path.as_str() {
+                "/feed.xml" => {
+                    let mut items = Vec::new();
+                    if g >= 3 {
+                        items.push(
+                            TestItem::new("c", &date(300), &format!("{b}/c.html")).content(
+                                &format!("{b}/c.pdf"),
+                                "application/pdf",
+                                &pdf("c", 3),
+                            ),
+                        );
+                    }
+                    if g >= 2 {
+                        items.push(
+                            TestItem::new("b", &date(200), &format!("{b}/b.html")).content(
+                                &format!("{b}/b.pdf"),
+                                "application/pdf",
+                                &pdf("b", 2),
+                            ),
+                        );
+                    }
+                    // `a`: a new version (a later pubDate) in every generation.
+                    items.push(
+                        TestItem::new("a", &date(100 + i64::from(g)), &format!("{b}/a.html"))
+                            .content(&format!("{b}/a.pdf"), "application/pdf", &pdf("a", g)),
+                    );
+                    items.push(
+                        TestItem::new("r", &date(10), &format!("{b}/r.html")).content(
+                            &format!("{b}/r.pdf"),
+                            "application/pdf",
+                            &pdf("r", 1),
+                        ),
+                    );
+                    // `r` (the last item) is restricted.
+                    let f = feed(&items);
+                    let at = f.rfind(">gratis<").expect("an item");
+                    Response::ok(format!("{}>restricted<{}", &f[..at], &f[at + 8..]))
+                }
+                p => {
+                    let g = g.to_string();
+                    let name = p.trim_start_matches('/');
+                    if let Some(stem) = name.strip_suffix(".pdf") {
+                        let g = if stem == "a" {
+                            g.parse().unwrap_or(1)
+                        } else if stem == "b" {
+                            2
+                        } else if stem == "c" {
+                            3
+                        } else {
+                            1
+                        };
+                        Response::file(pdf(stem, g), "application/pdf")
+                    } else {
+                        Response::file(format!("<html>{name}</html>"), "text/html")
+                    }
+                }
+            }
+        });
+    let _ = base.set(server.url(""));
+    server
+}
+
+/// A free port on 127.0.0.1 for `plikt serve`, chosen before the history is published
+/// (the documents name `base_url`); `plikt serve` is then checked to be the one
+/// answering on it.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// The environment of a Destination test: a publisher, the `[[destination]]` with
+/// its token, `listen` and `base_url` on a free port, and `extra` configuration.
+pub fn destination_env(name: &str, feed_url: &str, extra: &str) -> (Env, String) {
+    let env = Env::plain(name, feed_url, "").with_env("TEST_DEST_TOKEN", TOKEN);
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}/");
+    let cfg = std::fs::read_to_string(&env.config).unwrap().replace(
+        "data_dir = \"data\"",
+        &format!("data_dir = \"data\"\nlisten = \"127.0.0.1:{port}\"\nbase_url = \"{base}\""),
+    ) + &format!(
+        "\n[[destination]]\nid = \"libris\"\ntoken_env = \"TEST_DEST_TOKEN\"\n{extra}\n"
+    );
+    std::fs::write(&env.config, cfg).unwrap();
+    (env, base)
+}
+
+/// Runs `plikt <args>` as if it were `when` (UTC, `YYYY-MM-DD hh:mm:ss`), under
+/// Debian's faketime (real monotonic clock: timeouts stay real).
+pub fn plikt_at(env: &Env, when: &str, args: &[&str]) -> Output {
+    let faketime = Path::new("/usr/bin/faketime");
+    assert!(
+        faketime.exists(),
+        "faketime is missing: run scripts/setup (it installs Debian's faketime)"
+    );
+    let mut c = Command::new(faketime);
+    c.arg(when)
+        .arg(env!("CARGO_BIN_EXE_plikt"))
+        .args(args)
+        .arg("--config")
+        .arg(&env.config)
+        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+        .env("TZ", "UTC")
+        .env("RUST_LOG", "warn");
+    for (k, v) in &env.env {
+        c.env(k, v);
+    }
+    c.output().expect("run faketime plikt")
+}
+
+/// `plikt serve` of `env` on its `listen`, stopped when dropped; panics unless it
+/// answers there.
+pub struct Serving {
+    child: Child,
+    /// Its `base_url`.
+    pub base: String,
+}
+
+impl Serving {
+    pub fn start(env: &Env, base: &str) -> Self {
+        let mut cmd = plikt();
+        cmd.args(["serve", "--config"])
+            .arg(&env.config)
+            .env("RUST_LOG", "info,plikt=info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(
+                std::fs::File::create(env.dir.join("serve.log")).unwrap(),
+            ));
+        for (k, v) in &env.env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("start plikt serve");
+        let health = format!("{base}healthz");
+        for _ in 0..200 {
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!(
+                    "plikt serve exited ({status}) before answering on {base}:\n{}",
+                    std::fs::read_to_string(env.dir.join("serve.log")).unwrap_or_default()
+                );
+            }
+            if get(&health, None).0 == 200 {
+                return Self {
+                    child,
+                    base: base.to_string(),
+                };
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        panic!("plikt serve does not answer on {base} after 10 s");
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A GET over loopback: (status, headers in lower case, body).
+pub fn get(url: &str, auth: Option<&str>) -> (u16, String, Vec<u8>) {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").expect("http URL");
+    let (host, path) = rest.split_once('/').expect("a path");
+    let Ok(mut s) = std::net::TcpStream::connect(host) else {
+        return (0, String::new(), Vec::new());
+    };
+    let auth = auth.map_or(String::new(), |a| format!("Authorization: {a}\r\n"));
+    write!(
+        s,
+        "GET /{path} HTTP/1.1\r\nHost: {host}\r\n{auth}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut resp = Vec::new();
+    let _ = s.read_to_end(&mut resp);
+    let Some(at) = memchr::memmem::find(&resp, b"\r\n\r\n") else {
+        return (0, String::new(), Vec::new());
+    };
+    let head = String::from_utf8_lossy(&resp[..at]).to_lowercase();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, head, resp[at + 4..].to_vec())
+}
+
+/// The Python of the project's virtualenv (scripts/setup makes it).
+pub fn python() -> PathBuf {
+    let p = root().join(".venv/bin/python");
+    assert!(p.exists(), "{} is missing: run scripts/setup", p.display());
+    p
+}
+
+/// Runs the Destination crawler against `base`; panics with its findings unless it
+/// finds nothing wrong. Returns its JSON summary.
+pub fn crawl(env: &Env, base: &str, auth: Option<&str>, sets: &[&str]) -> serde_json::Value {
+    let out = env.dir.join(format!("crawl-{}.json", auth.is_some()));
+    let mut c = Command::new(python());
+    c.arg(root().join("tests/destination/crawl.py"))
+        .arg(base)
+        .arg("--quiet")
+        .arg("--json")
+        .arg(&out);
+    if let Some(a) = auth {
+        c.arg("--auth").arg(a);
+    }
+    for s in sets {
+        c.arg("--expect-set").arg(s);
+    }
+    let o = c.output().expect("run crawl.py");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "the Destination crawler found problems (auth: {}):\n{}",
+        auth.is_some(),
+        text(&o)
+    );
+    serde_json::from_slice(&std::fs::read(&out).unwrap()).expect("crawler summary")
+}
+
+/// The UTC day `n` days before today, `YYYY-MM-DD`.
+pub fn day(n: i64) -> String {
+    (chrono::Utc::now() - chrono::Duration::days(n))
+        .format("%Y-%m-%d")
+        .to_string()
+}
+
+/// Four days of history: day −4 the first harvest; day −3 `a` changes and `b` comes;
+/// day −2 `c` comes, and `a` changes twice (two harvests); day −1 a publish without
+/// changes. Each harvest is followed by a publish.
+pub fn four_days(env: &Env, generation: &AtomicU32) {
+    let step = |g: u32, when: String| {
+        generation.store(g, Ordering::SeqCst);
+        for args in [&["harvest"][..], &["publish"][..]] {
+            let o = plikt_at(env, &when, args);
+            assert_eq!(o.status.code(), Some(0), "{args:?} at {when}: {}", text(&o));
+        }
+    };
+    step(1, format!("{} 10:00:00", day(4)));
+    step(2, format!("{} 10:00:00", day(3)));
+    step(3, format!("{} 09:00:00", day(2)));
+    step(4, format!("{} 15:00:00", day(2)));
+    let o = plikt_at(env, &format!("{} 12:00:00", day(1)), &["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+#[test]
+fn a_destination_crawling_several_days_of_history_meets_no_dead_link() {
+    let generation = Arc::new(AtomicU32::new(1));
+    let publisher = changing_publisher(generation.clone());
+    let (env, base) = destination_env("crawl", &publisher.url("/feed.xml"), "");
+    four_days(&env, &generation);
+    // Today: the history is published once more, then served.
+    let o = env.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let _serving = Serving::start(&env, &base);
+
+    // Issue 14's 404: a closed day's Change Dump package, at the URL the documents give.
+    let (status, head, _) = get(
+        &format!("{base}resourcesync/test/changedump/{}.zip", day(2)),
+        None,
+    );
+    assert_eq!(status, 200, "{head}");
+    assert!(head.contains("content-type: application/zip"), "{head}");
+
+    let public = crawl(&env, &base, None, &["test"]);
+    let full = crawl(
+        &env,
+        &base,
+        Some(&format!("Bearer {TOKEN}")),
+        &["test", "test/restricted"],
+    );
+    eprintln!("public crawl: {public}\ncrawl with credentials: {full}");
+    // What the crawls met: every kind of document, on several days.
+    let count = |v: &serde_json::Value, k: &str| v["documents"][k].as_u64().unwrap_or(0);
+    for (k, at_least) in [
+        ("resourcelist", 4),
+        ("resourcelist-archive", 1),
+        ("resourcedump", 4),
+        ("resourcedump-archive", 1),
+        ("changelist", 5),
+        ("changelist-archive", 1),
+        ("changedump", 5),
+        ("changedump-archive", 1),
+        ("change-notification", 1),
+    ] {
+        assert!(
+            count(&public, k) >= at_least,
+            "{k}: {} documents, expected at least {at_least}: {public}",
+            count(&public, k)
+        );
+    }
+    assert!(count(&full, "capabilitylist") >= 2, "{full}");
+    assert!(
+        full["packages"].as_u64() > public["packages"].as_u64(),
+        "{full}\n{public}"
+    );
+
+    // The archives, as a Destination reads them: three earlier Resource Lists (days
+    // −4, −3, −2; day −1 changed nothing), closed lists and dumps of every day from −4.
+    let www = env.data().join("www/resourcesync/test");
+    let archive = std::fs::read_to_string(www.join("resourcelist-archive.xml")).unwrap();
+    for d in [4, 3, 2] {
+        assert!(
+            archive.contains(&format!("resourcelist/{}.xml", day(d))),
+            "{archive}"
+        );
+    }
+    assert!(!archive.contains(&day(1)), "{archive}");
+    let dumps = std::fs::read_to_string(www.join("changedump-archive.xml")).unwrap();
+    for d in [4, 3, 2, 1] {
+        assert!(
+            dumps.contains(&format!("changedump/{}.xml", day(d))),
+            "{dumps}"
+        );
+    }
+    // Day −2's Change Dump holds `a` twice (changed twice that day), at two paths.
+    let manifest = String::from_utf8(
+        get(
+            &format!("{base}resourcesync/test/changedump/{}-manifest.xml", day(2)),
+            None,
+        )
+        .2,
+    )
+    .unwrap();
+    let a_pdf = manifest
+        .split("<url>")
+        .filter(|e| e.contains("/a.pdf\""))
+        .count();
+    assert_eq!(a_pdf, 2, "{manifest}");
+}
