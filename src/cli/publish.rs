@@ -70,7 +70,12 @@ pub fn serve(args: &super::ConfigArgs) -> Result<Exit, Error> {
         let served = crate::server::serve(listener, state, shutdown)
             .await
             .map_err(|e| Error::Usage(format!("the HTTP server failed: {e}")));
-        deliveries.abort();
+        // The deliveries stop on the same signal, after recording those in flight.
+        match deliveries.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::error!(error = %e, "deliveries stopped"),
+            Err(e) => tracing::error!(error = %e, "deliveries panicked"),
+        }
         served
     })?;
     Ok(Exit::Ok)

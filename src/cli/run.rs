@@ -85,7 +85,11 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
             Ok(Err(e)) => tracing::error!(error = %e, "the HTTP server failed"),
             Err(e) => tracing::error!(error = %e, "the HTTP server panicked"),
         }
-        deliveries.abort();
+        match deliveries.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::error!(error = %e, "deliveries stopped"),
+            Err(e) => tracing::error!(error = %e, "deliveries panicked"),
+        }
         tracing::info!("plikt run stopped");
         Ok::<_, Error>(())
     })?;

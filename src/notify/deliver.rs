@@ -52,10 +52,21 @@ pub async fn run(
     let hold = chrono::Duration::from_std(config.notification.timeout() * 3)
         .unwrap_or_else(|_| chrono::Duration::seconds(60))
         + chrono::Duration::seconds(30);
+    let mut in_flight = tokio::task::JoinSet::new();
     loop {
         if *shutdown.borrow() {
+            // Deliveries in flight end (each within the time limit) and are recorded,
+            // so a restart sends none of them twice.
+            let drain = async { while in_flight.join_next().await.is_some() {} };
+            let limit = config.notification.timeout() + Duration::from_secs(5);
+            if tokio::time::timeout(limit, drain).await.is_err() {
+                tracing::warn!(
+                    "deliveries still in flight at shutdown: their claims lapse and they are sent again"
+                );
+            }
             return Ok(());
         }
+        while in_flight.try_join_next().is_some() {}
         let free = slots.available_permits();
         if free > 0 {
             let now = chrono::Utc::now();
@@ -84,7 +95,7 @@ pub async fn run(
                             catalog.clone(),
                             wake.clone(),
                         );
-                        tokio::spawn(async move {
+                        in_flight.spawn(async move {
                             deliver(&config, &client, &catalog, d).await;
                             drop(permit);
                             // The subscriber's next notification may be due now.

@@ -18,76 +18,69 @@ use crate::support::{Response, Server, plikt, root};
 /// The token of the `[[destination]]` `libris` that may see the restricted set.
 pub const TOKEN: &str = "t0ken-for-libris";
 
-/// A publisher whose feed changes with `generation`: `a` (a PDF that changes in
-/// generations 2, 3 and 4), `r` (restricted), `b` from generation 2, `c` from 3.
+/// A publisher whose feed changes with `generation`: `a` (a PDF that changes in every
+/// generation), `r` (restricted; changes in generation 3), `b` from generation 2, `c`
+/// from 3.
 pub fn changing_publisher(generation: Arc<AtomicU32>) -> Server {
     let base: Arc<std::sync::OnceLock<String>> = Default::default();
     let b2 = base.clone();
-    let server =
-        Server::with_handler(move |r| {
-            let b = b2.get().expect("base set");
-            let g = generation.load(Ordering::SeqCst);
-            let pdf = |name: &str, g: u32| format!("%PDF-1.4 {name} generation {g}\n").into_bytes();
-            match r.path.as_str() {
-                "/feed.xml" => {
-                    let mut items = Vec::new();
-                    if g >= 3 {
-                        items.push(
-                            TestItem::new("c", &date(300), &format!("{b}/c.html")).content(
-                                &format!("{b}/c.pdf"),
-                                "application/pdf",
-                                &pdf("c", 3),
-                            ),
-                        );
-                    }
-                    if g >= 2 {
-                        items.push(
-                            TestItem::new("b", &date(200), &format!("{b}/b.html")).content(
-                                &format!("{b}/b.pdf"),
-                                "application/pdf",
-                                &pdf("b", 2),
-                            ),
-                        );
-                    }
-                    // `a`: a new version (a later pubDate) in every generation.
-                    items.push(
-                        TestItem::new("a", &date(100 + i64::from(g)), &format!("{b}/a.html"))
-                            .content(&format!("{b}/a.pdf"), "application/pdf", &pdf("a", g)),
-                    );
-                    items.push(
-                        TestItem::new("r", &date(10), &format!("{b}/r.html")).content(
-                            &format!("{b}/r.pdf"),
-                            "application/pdf",
-                            &pdf("r", 1),
-                        ),
-                    );
-                    // `r` (the last item) is restricted.
-                    let f = feed(&items);
-                    let at = f.rfind(">gratis<").expect("an item");
-                    Response::ok(format!("{}>restricted<{}", &f[..at], &f[at + 8..]))
-                }
-                p => {
-                    let g = g.to_string();
-                    let name = p.trim_start_matches('/');
-                    if let Some(stem) = name.strip_suffix(".pdf") {
-                        let g = if stem == "a" {
-                            g.parse().unwrap_or(1)
-                        } else if stem == "b" {
-                            2
-                        } else if stem == "c" {
-                            3
-                        } else {
-                            1
-                        };
-                        Response::file(pdf(stem, g), "application/pdf")
-                    } else {
-                        Response::file(format!("<html>{name}</html>"), "text/html")
-                    }
-                }
-            }
-        });
+    let server = Server::with_handler(move |r| {
+        let b = b2.get().expect("base set");
+        let g = generation.load(Ordering::SeqCst);
+        let path = r.path.trim_start_matches('/');
+        if path == "feed.xml" {
+            return Response::ok(changing_feed(b, g));
+        }
+        match path.strip_suffix(".pdf") {
+            Some(name) => Response::file(pdf(name, version_of(name, g)), "application/pdf"),
+            None => Response::file(format!("<html>{path}</html>"), "text/html"),
+        }
+    });
     let _ = base.set(server.url(""));
     server
+}
+
+/// The bytes of version `v` of item `name`'s PDF.
+fn pdf(name: &str, v: u32) -> Vec<u8> {
+    format!("%PDF-1.4 {name} version {v}\n").into_bytes()
+}
+
+/// The version of item `name` in generation `g` (0: not in the feed yet).
+fn version_of(name: &str, g: u32) -> u32 {
+    match name {
+        "a" => g,
+        "b" if g >= 2 => 1,
+        "c" if g >= 3 => 1,
+        "r" if g >= 3 => 2,
+        "r" => 1,
+        _ => 0,
+    }
+}
+
+/// The feed of generation `g`, newest first; `r` (the last item) is restricted.
+fn changing_feed(b: &str, g: u32) -> String {
+    let items: Vec<TestItem> = [("c", 300), ("b", 200), ("a", 100), ("r", 10)]
+        .into_iter()
+        .filter_map(|(name, minutes)| {
+            let v = version_of(name, g);
+            // Each version has a later pubDate.
+            (v > 0).then(|| {
+                TestItem::new(
+                    name,
+                    &date(minutes + i64::from(v)),
+                    &format!("{b}/{name}.html"),
+                )
+                .content(
+                    &format!("{b}/{name}.pdf"),
+                    "application/pdf",
+                    &pdf(name, v),
+                )
+            })
+        })
+        .collect();
+    let f = feed(&items);
+    let at = f.rfind(">gratis<").expect("an item");
+    format!("{}>restricted<{}", &f[..at], &f[at + 8..])
 }
 
 /// A free port on 127.0.0.1 for `plikt serve`, chosen before the history is published
@@ -155,7 +148,11 @@ impl Serving {
             .env("RUST_LOG", "info,plikt=info")
             .stdout(Stdio::null())
             .stderr(Stdio::from(
-                std::fs::File::create(env.dir.join("serve.log")).unwrap(),
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(env.dir.join("serve.log"))
+                    .unwrap(),
             ));
         for (k, v) in &env.env {
             cmd.env(k, v);
@@ -179,6 +176,23 @@ impl Serving {
         }
         let _ = child.kill();
         panic!("plikt serve does not answer on {base} after 10 s");
+    }
+}
+
+impl Serving {
+    /// Stops it as an operator does (SIGTERM): it finishes what is in flight.
+    pub fn stop(mut self) {
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
+        for _ in 0..300 {
+            if self.child.try_wait().unwrap().is_some() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("plikt serve did not stop within 15 s of SIGTERM");
     }
 }
 

@@ -7,6 +7,7 @@ mod destination;
 mod golden;
 mod harvest;
 mod hostile;
+mod notification;
 mod resourcesync;
 mod support;
 mod usage;

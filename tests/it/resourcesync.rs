@@ -887,11 +887,11 @@ fn resource_dumps_are_zip_packages_with_matching_manifests() {
         let stem = zip.file_stem().unwrap().to_str().unwrap();
         let t = Command::new("unzip")
             .arg("-t")
-            .arg(&zip)
+            .arg(zip)
             .output()
             .expect("unzip: run scripts/setup");
         assert!(t.status.success(), "{}", String::from_utf8_lossy(&t.stdout));
-        let bytes = std::fs::read(&zip).unwrap();
+        let bytes = std::fs::read(zip).unwrap();
         // Listed with its own length and hash, and a contents link to the manifest copy.
         assert!(
             dump.contains(&format!("length=\"{}\"", bytes.len())),
@@ -905,7 +905,7 @@ fn resource_dumps_are_zip_packages_with_matching_manifests() {
         let out = env.dir.join(format!("unzipped-{n}"));
         let x = Command::new("unzip")
             .arg("-q")
-            .arg(&zip)
+            .arg(zip)
             .arg("-d")
             .arg(&out)
             .output()
