@@ -486,3 +486,99 @@ fn post_form(url: &str, form: &str) -> (u16, String) {
         .unwrap_or(0);
     (status, resp)
 }
+
+#[test]
+fn a_burst_is_split_into_consecutive_notifications_whoever_publishes() {
+    let generation = Arc::new(AtomicU32::new(1));
+    let publisher = changing_publisher(generation.clone());
+    let (env, _) = destination_env(
+        "websub-burst",
+        &publisher.url("/feed.xml"),
+        &format!("{NOTIFY}max_changes = 2\n"),
+    );
+    // The first publish gives the topics their place in the journal.
+    harvest_and_publish(&env, &generation, 1);
+    // Seven changes, each journalled a second after the one before.
+    for i in 0..7 {
+        let at = crate::resourcesync::first_change_moved(&env, &format!("+{} seconds", i + 1));
+        crate::resourcesync::add_deposit(
+            &env,
+            &format!("burst-{i}"),
+            &format!("http://p.example/{i}"),
+            &at,
+        );
+    }
+    // Two publishes at once (say `plikt run` and an operator's `plikt publish`).
+    let spawn = || {
+        let mut c = crate::support::plikt();
+        c.args(["publish", "--config"])
+            .arg(&env.config)
+            .env("RUST_LOG", "warn")
+            .env("TEST_DEST_TOKEN", TOKEN)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        c.spawn().unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    for p in [a, b] {
+        let o = p.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let rows = env.sql(
+        "SELECT after_seq, last_seq, from_at, until_at, changes, body FROM notifications
+         WHERE access = 'gratis' ORDER BY id",
+    );
+    // 2 + 2 + 2 + 1: never more than max_changes, never a <sitemapindex>.
+    let counts: Vec<&str> = rows.iter().map(|r| r[4].as_str()).collect();
+    assert_eq!(counts, ["2", "2", "2", "1"], "{rows:?}");
+    for w in rows.windows(2) {
+        // Consecutive stretches of the journal and consecutive intervals.
+        assert_eq!(w[1][0], w[0][1], "{rows:?}");
+        assert_eq!(w[1][2], w[0][3], "{rows:?}");
+    }
+    for r in &rows {
+        assert!(
+            r[5].starts_with("<?xml") && r[5].contains("<urlset"),
+            "{}",
+            r[5]
+        );
+        assert!(!r[5].contains("sitemapindex"));
+        // Every change inside its notification's interval.
+        for t in r[5].split("datetime=\"").skip(1).map(|s| &s[..24]) {
+            assert!(
+                r[2].as_str() <= t && t < r[3].as_str(),
+                "{t} outside {} .. {}",
+                r[2],
+                r[3]
+            );
+        }
+    }
+    let listed: usize = rows
+        .iter()
+        .map(|r| r[5].matches("p.example/").count())
+        .sum();
+    assert_eq!(listed, 7, "each burst change notified exactly once");
+}
+
+#[test]
+fn a_lease_ends_and_its_subscriber_gets_nothing_more() {
+    let generation = Arc::new(AtomicU32::new(1));
+    let publisher = changing_publisher(generation.clone());
+    let (env, base) = destination_env("websub-lease", &publisher.url("/feed.xml"), NOTIFY);
+    harvest_and_publish(&env, &generation, 1);
+    let _serving = Serving::start(&env, &base);
+    let topic = format!("{base}resourcesync/test/change/");
+    let (sub, out) = subscriber(&env, "short", &topic, &["--lease", "1"]);
+    let s = sub.wait("subscribed", 30);
+    assert_eq!(s["lease_seconds"], 1, "{s}");
+    std::thread::sleep(Duration::from_millis(2500));
+    harvest_and_publish(&env, &generation, 2);
+    assert!(
+        sub.next(3).is_none_or(|v| v["event"] != "notification"),
+        "a lease that ended was delivered to"
+    );
+    assert_eq!(std::fs::read_dir(&out).map_or(0, |d| d.count()), 0);
+    // The ended subscription is gone from the catalog with its deliveries.
+    assert_eq!(env.one("SELECT count(*) FROM subscriptions"), "0");
+    assert_eq!(env.one("SELECT count(*) FROM deliveries"), "0");
+}

@@ -1119,7 +1119,7 @@ fn one_item_harvested(name: &str) -> (Server, Env) {
 
 /// Adds a deposit with one deposited version of one stored file at `url` (the blob of
 /// the first stored file), its change journalled as created at `at`.
-fn add_deposit(env: &Env, guid: &str, url: &str, at: &str) {
+pub fn add_deposit(env: &Env, guid: &str, url: &str, at: &str) {
     let c = rusqlite::Connection::open(env.data().join("catalog.sqlite")).unwrap();
     c.execute_batch(&format!(
         "INSERT INTO deposits (publisher, guid, created_at) VALUES ('test', '{guid}', '{at}');
@@ -1137,7 +1137,7 @@ fn add_deposit(env: &Env, guid: &str, url: &str, at: &str) {
 }
 
 /// The time of the first journalled change, moved by an SQLite time modifier.
-fn first_change_moved(env: &Env, modifier: &str) -> String {
+pub fn first_change_moved(env: &Env, modifier: &str) -> String {
     let c = rusqlite::Connection::open(env.data().join("catalog.sqlite")).unwrap();
     c.query_row(
         "SELECT strftime('%Y-%m-%dT%H:%M:%fZ', at, ?1) FROM changes ORDER BY seq LIMIT 1",
