@@ -36,7 +36,7 @@ pub(super) struct ArchiveEntry {
 /// Writes the archive of `kind` listing `entries` (chronological), as one document or,
 /// past `limit` entries, an index over parts of `limit` entries.
 pub(super) fn write(
-    set: &Set<'_>,
+    set: &SetSpec<'_>,
     kind: Kind,
     entries: &[ArchiveEntry],
     limit: usize,
@@ -47,7 +47,7 @@ pub(super) fn write(
         dir,
         cap,
         ..
-    } = set.spec;
+    } = set;
     let capability = kind.archive_capability();
     let path = www.join(format!("{dir}/{}", kind.archive_document()));
     let parts_dir = www.join(format!("{dir}/{capability}"));
@@ -201,6 +201,68 @@ fn remove_day(folder: &Path, day: &str) -> Result<(), PublishError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_archive_past_its_limit_is_an_index_over_parts() {
+        let dir = std::env::temp_dir().join(format!("plikt-archive-index-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let blobs = crate::store::Blobs::open(&dir).unwrap();
+        let catalog_path = dir.join("catalog.sqlite");
+        let www = dir.join("www");
+        let spec = SetSpec {
+            catalog_path: &catalog_path,
+            blobs: &blobs,
+            www: &www,
+            base: "https://kb.example/",
+            publisher: "a",
+            access: super::super::PUBLIC,
+            dir: "resourcesync/a".into(),
+            cap: "https://kb.example/resourcesync/a/capabilitylist.xml".into(),
+            empty: true,
+            fingerprint: String::new(),
+            now: chrono::Utc::now(),
+            retention_days: 0,
+        };
+        let entries: Vec<ArchiveEntry> = (1..=5)
+            .map(|d| ArchiveEntry {
+                loc: format!("https://kb.example/resourcesync/a/changelist/2026-11-0{d}.xml"),
+                md: Md::default()
+                    .with("from", format!("2026-11-0{d}T00:00:00.000Z"))
+                    .with("until", format!("2026-11-0{}T00:00:00.000Z", d + 1)),
+            })
+            .collect();
+        let read = |p: &str| fs::read_to_string(www.join("resourcesync/a").join(p)).unwrap();
+        write(&spec, Kind::ChangeList, &entries, 2).unwrap();
+        let index = read("changelist-archive.xml");
+        assert!(index.contains("<sitemapindex"), "{index}");
+        assert!(
+            index.contains("<rs:md capability=\"changelist-archive\"/>"),
+            "{index}"
+        );
+        for n in 1..=3 {
+            let loc =
+                format!("https://kb.example/resourcesync/a/changelist-archive/part-0000{n}.xml");
+            assert!(index.contains(&format!("<loc>{loc}</loc>")), "{index}");
+            let part = read(&format!("changelist-archive/part-0000{n}.xml"));
+            assert!(part.contains("<urlset") && part.contains("capability=\"changelist-archive\""));
+            assert!(
+                part.contains("rel=\"index\" href=\"https://kb.example/resourcesync/a/changelist-archive.xml\""),
+                "{part}"
+            );
+            assert!(part.contains("rel=\"up\""), "{part}");
+        }
+        // In order: the first part has the first two days, the last one the fifth.
+        assert!(read("changelist-archive/part-00001.xml").contains("2026-11-02.xml"));
+        assert!(read("changelist-archive/part-00003.xml").contains("2026-11-05.xml"));
+        // Back under the limit: one document again, and the parts are gone.
+        write(&spec, Kind::ChangeList, &entries[..2], 2).unwrap();
+        assert!(read("changelist-archive.xml").contains("<urlset"));
+        assert!(
+            !www.join("resourcesync/a/changelist-archive/part-00001.xml")
+                .exists()
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn days_are_recognised_exactly() {

@@ -499,3 +499,65 @@ fn resync_syncs_day_by_day_and_audits_over_several_days() {
     assert!(out.contains("SYNCED (same=0, created=9,"), "{out}");
     assert_eq!(mirror_is_current(&fresh, &base), 9);
 }
+
+#[test]
+fn snapshots_past_their_retention_leave_the_archive_and_then_the_disk() {
+    let generation = Arc::new(AtomicU32::new(1));
+    let publisher = changing_publisher(generation.clone());
+    let (env, base) = destination_env(
+        "retention",
+        &publisher.url("/feed.xml"),
+        "[resourcesync]\nsnapshot_retention_days = 2\n",
+    );
+    four_days(&env, &generation);
+    let o = env.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let www = env.data().join("www/resourcesync/test");
+    for kind in ["resourcelist", "resourcedump"] {
+        let archive = std::fs::read_to_string(www.join(format!("{kind}-archive.xml"))).unwrap();
+        // Days -4 and -3 are past the retention: neither listed nor kept; day -2 is both.
+        for d in [4, 3] {
+            assert!(!archive.contains(&day(d)), "{kind}: {archive}");
+            assert!(
+                !www.join(format!("{kind}/{}.xml", day(d))).exists(),
+                "{kind} day -{d}"
+            );
+            assert!(
+                !www.join(format!("{kind}/.{}.meta", day(d))).exists(),
+                "{kind} day -{d}"
+            );
+        }
+        assert!(
+            archive.contains(&format!("{kind}/{}.xml", day(2))),
+            "{kind}: {archive}"
+        );
+        assert!(www.join(format!("{kind}/{}.xml", day(2))).exists());
+    }
+    // Every package left is one a kept Resource Dump lists.
+    let listed: String = std::fs::read_dir(www.join("resourcedump"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "xml")
+                && !p.to_string_lossy().ends_with("-manifest.xml")
+        })
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    for e in std::fs::read_dir(www.join("resourcedump")).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().to_string();
+        if name.ends_with(".zip") {
+            assert!(
+                listed.contains(&format!("resourcedump/{name}</loc>")),
+                "{name} is kept but listed nowhere"
+            );
+        }
+    }
+    // And what the archives list resolves: no dead link.
+    let _serving = Serving::start(&env, &base);
+    crawl(
+        &env,
+        &base,
+        Some(&format!("Bearer {TOKEN}")),
+        &["test", "test/restricted"],
+    );
+}

@@ -582,3 +582,103 @@ fn a_lease_ends_and_its_subscriber_gets_nothing_more() {
     assert_eq!(env.one("SELECT count(*) FROM subscriptions"), "0");
     assert_eq!(env.one("SELECT count(*) FROM deliveries"), "0");
 }
+
+/// A callback that echoes `hub.challenge` and answers deliveries with `delivery`.
+fn echo_callback(delivery: Response) -> Server {
+    Server::with_handler(move |r: &Request| {
+        if r.head.starts_with("GET") {
+            let challenge = r
+                .path
+                .split(['?', '&'])
+                .find_map(|p| p.strip_prefix("hub.challenge="))
+                .unwrap_or("")
+                .to_string();
+            return Response::file(challenge, "text/plain");
+        }
+        delivery.clone()
+    })
+}
+
+#[test]
+fn callbacks_on_private_addresses_are_refused_unless_the_configuration_allows_them() {
+    let generation = Arc::new(AtomicU32::new(1));
+    let publisher = changing_publisher(generation.clone());
+    // `[notification] allow_private` is not set: the default policy.
+    let (env, base) = destination_env("websub-ssrf", &publisher.url("/feed.xml"), "");
+    harvest_and_publish(&env, &generation, 1);
+    let _serving = Serving::start(&env, &base);
+    let topic = format!("{base}resourcesync/test/change/");
+    let callback = echo_callback(Response::status(200));
+    let subscribe = |cb: &str| {
+        post_form(
+            &format!("{base}hub"),
+            &format!(
+                "hub.mode=subscribe&hub.topic={}&hub.callback={}",
+                urlencode(&topic),
+                urlencode(cb)
+            ),
+        )
+    };
+    // A loopback address given as such: refused at once, saying why.
+    let (status, resp) = subscribe(&callback.url("/cb"));
+    assert_eq!(status, 400, "{resp}");
+    assert!(resp.contains("allow_private = false"), "{resp}");
+    // A name that resolves to loopback: accepted for verification, which the resolver
+    // then refuses; nothing reaches the callback and nothing is kept.
+    let by_name = callback.url("/cb").replace("127.0.0.1", "localhost");
+    let (status, resp) = subscribe(&by_name);
+    assert_eq!(status, 202, "{resp}");
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(callback.received().is_empty(), "{:?}", callback.received());
+    assert_eq!(env.one("SELECT count(*) FROM subscriptions"), "0");
+    let log = std::fs::read_to_string(env.dir.join("serve.log")).unwrap();
+    assert!(log.contains("resolves only to private addresses"), "{log}");
+}
+
+#[test]
+fn a_callback_that_redirects_is_not_followed() {
+    let generation = Arc::new(AtomicU32::new(1));
+    let publisher = changing_publisher(generation.clone());
+    let (env, base) = destination_env(
+        "websub-redirect",
+        &publisher.url("/feed.xml"),
+        &format!("{NOTIFY}retry_base_secs = 60\n"),
+    );
+    harvest_and_publish(&env, &generation, 1);
+    let _serving = Serving::start(&env, &base);
+    let elsewhere = echo_callback(Response::status(200));
+    let redirecting = echo_callback(Response::redirect(&elsewhere.url("/cb")));
+    let topic = format!("{base}resourcesync/test/change/");
+    let (status, resp) = post_form(
+        &format!("{base}hub"),
+        &format!(
+            "hub.mode=subscribe&hub.topic={}&hub.callback={}",
+            urlencode(&topic),
+            urlencode(&redirecting.url("/cb"))
+        ),
+    );
+    assert_eq!(status, 202, "{resp}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while env.one("SELECT count(*) FROM subscriptions") != "1" {
+        assert!(Instant::now() < deadline, "not verified");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    harvest_and_publish(&env, &generation, 2);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let error = loop {
+        let e = env.one("SELECT last_error FROM deliveries");
+        if !e.is_empty() {
+            break e;
+        }
+        assert!(Instant::now() < deadline, "no delivery attempted");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        error.contains("302") && error.contains("redirect"),
+        "{error}"
+    );
+    assert!(elsewhere.received().is_empty());
+    // Retried later, with backoff: still pending, its next attempt in the future.
+    let row = env.sql("SELECT state, attempts, next_attempt_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+20 seconds') FROM deliveries");
+    assert_eq!(row, [["pending", "1", "1"]], "{row:?}");
+}
