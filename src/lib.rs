@@ -27,14 +27,20 @@
 //! harvest   one run of one publisher: fetch → validate (two passes: verdict, then
 //!           diff in one transaction) → download + verify (H-*) → deposit
 //! schedule  cron → runs, one loop per publisher (no overlap, one catch-up); status
-//! resourcesync  streaming Sitemap/ResourceSync writer; `publish` writes the Source
-//!           Description, Capability, Resource and Change Lists (the two kinds of list
-//!           at once, each through its own catalog connection) and the dumps from the
-//!           catalog (keyset-paged rows, entries written straight from them); metadata
-//!           records are made from the catalog by the `mappings/` record mapping when
-//!           listed, served or packed
+//! resourcesync  streaming Sitemap/ResourceSync writer; `publish` writes, from the
+//!           catalog, where `layout` says (the one list the server serves from): the
+//!           Source Description, Capability Lists, Resource and Change Lists (the two
+//!           kinds at once, each through its own catalog connection), Resource and
+//!           Change Dumps, the four Archives (dated snapshots of Resource Lists and
+//!           Dumps, dump packages named by content and shared), and change
+//!           notification payloads; metadata records are made by the `mappings/` record
+//!           mapping when listed, served or packed
+//! notify    Change Notification over WebSub: `enqueue` (after a publish) stores each
+//!           topic's notifications with a delivery per subscriber (an outbox in the
+//!           catalog); the hub (subscription requests, verification of intent); the
+//!           delivery loop (claims with a lease, signed POSTs, backoff)
 //! server    axum routes of `plikt run` / `plikt serve` (`fn app(state) -> Router`):
-//!           documents, resources from the blob store, status
+//!           documents, resources from the blob store, topics, the hub, status
 //! error     fatal errors and exit codes
 //! cli       clap arguments, one file per command; nothing depends on it
 //! ```
@@ -50,7 +56,9 @@
 //!
 //! Exactly once: a version is `deposited`, and its change journalled, in one SQLite
 //! transaction guarded by its state; a crash at any instant leaves staged versions
-//! `pending` and the next run fetches what they miss.
+//! `pending` and the next run fetches what they miss. Each such transaction's time is
+//! later than the last one's, so journal order is forward chronological; a topic's
+//! notifications are stored in the transaction that moves its place in the journal.
 //!
 //! The library API for other callers (harvester, web page) is
 //! [`profile::validate`] (bytes in, [`profile::Report`] out; [`profile::validate_file`]
