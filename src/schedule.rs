@@ -24,11 +24,6 @@ pub fn missed(p: &PublisherConfig, last_run: Option<DateTime<Utc>>, now: DateTim
         .is_some_and(|slot| slot <= now)
 }
 
-fn parse(t: Option<String>) -> Option<DateTime<Utc>> {
-    t.and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
-        .map(|t| t.with_timezone(&Utc))
-}
-
 /// Harvests `p` on its schedule until `shutdown` turns true; `after_run` runs after
 /// each run (`plikt run` publishes the ResourceSync documents there).
 pub async fn publisher_loop(
@@ -39,7 +34,9 @@ pub async fn publisher_loop(
     after_run: Arc<dyn Fn() + Send + Sync>,
 ) -> Result<(), HarvestError> {
     let catalog_path = config.data_dir.join("catalog.sqlite");
-    let last = parse(Catalog::open(&catalog_path)?.last_run_start(&p.id)?);
+    let last = Catalog::open(&catalog_path)?
+        .last_run_start(&p.id)?
+        .map(crate::store::Timestamp::get);
     let mut catch_up = missed(&p, last, Utc::now());
     if catch_up {
         tracing::info!(publisher = %p.id, "a scheduled run was missed while plikt was down: running it now");
@@ -63,7 +60,7 @@ pub async fn publisher_loop(
         let started = Utc::now();
         match harvester.run(&p).await {
             Ok(summary) => {
-                tracing::info!(publisher = %p.id, outcome = summary.outcome, "scheduled run ended");
+                tracing::info!(publisher = %p.id, outcome = %summary.outcome, "scheduled run ended");
             }
             Err(e) => {
                 tracing::error!(publisher = %p.id, error = %e, "scheduled run could not be recorded")
@@ -94,7 +91,7 @@ pub fn status(config: &Config) -> Result<Vec<PublisherStatus>, StoreError> {
             Some(c) => c.status(&p.id)?,
             None => PublisherStatus::empty(&p.id),
         };
-        s.next_run = next_slot(p, Utc::now()).map(crate::store::instant);
+        s.next_run = next_slot(p, Utc::now()).map(crate::store::Timestamp::from);
         out.push(s);
     }
     Ok(out)

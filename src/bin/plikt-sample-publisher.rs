@@ -103,10 +103,7 @@ fn authorised(s: &Sample, publisher: &str, headers: &HeaderMap) -> bool {
     let Some(password) = &s.password else {
         return false;
     };
-    let expected = format!(
-        "Basic {}",
-        plikt::server::base64(&format!("{USER}:{password}"))
-    );
+    let expected = plikt::server::basic_auth(USER, password);
     headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())

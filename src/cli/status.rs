@@ -57,7 +57,8 @@ fn text(p: &PublisherStatus) -> String {
                 "  last run   #{} {} → {}: {}{}",
                 r.id,
                 r.started_at,
-                r.ended_at.as_deref().unwrap_or("(running)"),
+                r.ended_at
+                    .map_or("(running)".to_string(), |t| t.to_string()),
                 r.outcome,
                 r.message
                     .as_deref()
@@ -87,22 +88,25 @@ fn text(p: &PublisherStatus) -> String {
     let _ = writeln!(
         s,
         "  next run   {}",
-        p.next_run.as_deref().unwrap_or("none")
+        p.next_run.map_or("none".to_string(), |t| t.to_string())
     );
     for i in &p.items {
         let _ = writeln!(
             s,
             "  {:<9} {} — {}{}",
-            i.state,
+            i.state.as_str(),
             i.guid.as_deref().unwrap_or("(no guid)"),
             i.reason.as_deref().unwrap_or(""),
             i.next_attempt_at
-                .as_deref()
                 .map(|t| format!(" (retry after {t})"))
                 .unwrap_or_default()
         );
     }
-    let errors = p.findings.iter().filter(|f| f.severity == "error").count();
+    let errors = p
+        .findings
+        .iter()
+        .filter(|f| f.severity == crate::profile::Severity::Error)
+        .count();
     let warnings = p.findings.len() - errors;
     if !p.findings.is_empty() {
         let _ = writeln!(

@@ -39,7 +39,7 @@ pub struct FileOutcome {
     /// H-* findings.
     pub findings: Vec<StoredFinding>,
     /// When it ended.
-    pub at: String,
+    pub at: crate::store::Timestamp,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 
 use crate::feed::{Item, Typed, Value};
 use crate::profile::{Finding, RuleId, Severity, parse_pub_date, syntax};
-use crate::store::{NewFile, StoredFinding, hex};
+use crate::store::{self as meta, Access, FileRole, NewFile, StoredFinding, Timestamp};
 
 /// What to do with one item.
 #[derive(Debug, Clone)]
@@ -28,8 +28,8 @@ pub enum Plan {
 pub struct Candidate {
     /// R101, trimmed.
     pub guid: String,
-    /// R103 as an instant, RFC 3339 UTC.
-    pub pub_date: String,
+    /// R103 as an instant.
+    pub pub_date: Timestamp,
     /// Seconds since the epoch.
     pub instant: i64,
     /// R103 as written.
@@ -43,7 +43,7 @@ pub struct Candidate {
     /// No profile errors.
     pub conforming: bool,
     /// `gratis` only for a conforming item whose accessRights is exactly `gratis`.
-    pub access: &'static str,
+    pub access: Access,
     /// `link` and every `media:content` (also in groups), each URL once.
     pub files: Vec<NewFile>,
     /// R104 values (H-PUBLISHER).
@@ -104,11 +104,11 @@ pub fn plan(item: &Item, findings: &[Finding], duplicate: bool) -> Plan {
     }
     let conforming = !findings.iter().any(|f| f.severity == Severity::Error);
     let access = match item.access_rights.as_slice() {
-        [a] if conforming && a.trimmed() == "gratis" => "gratis",
-        _ => "restricted",
+        [a] if conforming && a.trimmed() == Access::Gratis.as_str() => Access::Gratis,
+        _ => Access::Restricted,
     };
-    let metadata = metadata(item, &guid, &raw).to_string();
-    let item_hash = hex(&Sha256::digest(metadata.as_bytes()));
+    let metadata = metadata(item, &guid, &raw).to_json();
+    let item_hash = hex::encode(Sha256::digest(metadata.as_bytes()));
     let findings = Json::Array(
         findings
             .iter()
@@ -125,9 +125,7 @@ pub fn plan(item: &Item, findings: &[Finding], duplicate: bool) -> Plan {
     )
     .to_string();
     Plan::Collect(Box::new(Candidate {
-        pub_date: crate::store::instant(
-            chrono::DateTime::from_timestamp(instant, 0).unwrap_or_default(),
-        ),
+        pub_date: Timestamp::from(chrono::DateTime::from_timestamp(instant, 0).unwrap_or_default()),
         instant,
         pub_date_raw: raw,
         guid,
@@ -168,7 +166,7 @@ fn files(item: &Item) -> Vec<NewFile> {
             .map(|h| h.value.trimmed().to_ascii_lowercase())
             .filter(|h| syntax::is_hex(h, 32));
         out.push(NewFile {
-            role: "content",
+            role: FileRole::Content,
             url: url.to_string(),
             declared_type: c.mime.as_ref().map(|m| m.value.trim().to_string()),
             declared_size: c
@@ -185,7 +183,7 @@ fn files(item: &Item) -> Vec<NewFile> {
         out.insert(
             0,
             NewFile {
-                role: "link",
+                role: FileRole::Link,
                 url: link.to_string(),
                 declared_type: None,
                 declared_size: None,
@@ -196,75 +194,94 @@ fn files(item: &Item) -> Vec<NewFile> {
     out
 }
 
-fn values(list: &[Value]) -> Json {
-    Json::Array(list.iter().map(|v| json!(v.trimmed())).collect())
+fn values(list: &[Value]) -> Vec<String> {
+    list.iter().map(|v| v.trimmed().to_string()).collect()
 }
 
-fn typed(list: &[Typed]) -> Json {
-    Json::Array(
-        list.iter()
-            .map(|t| {
-                json!({
-                    "value": t.value.trimmed(),
-                    "type": t.xsi_type.as_ref().map(|x| x.raw.trim().to_string()),
-                })
-            })
-            .collect(),
-    )
+fn typed(list: &[Typed]) -> Vec<meta::Typed> {
+    list.iter()
+        .map(|t| meta::Typed {
+            value: t.value.trimmed().to_string(),
+            kind: t.xsi_type.as_ref().map(|x| x.raw.trim().to_string()),
+        })
+        .collect()
 }
 
 /// The item's metadata, keyed by the profile's element names (the record mapping in
 /// `mappings/` reads these keys).
-fn metadata(item: &Item, guid: &str, pub_date: &str) -> Json {
-    let contents: Vec<Json> = item
+fn metadata(item: &Item, guid: &str, pub_date: &str) -> meta::ItemMetadata {
+    let attr = |a: &Option<crate::feed::AttrValue>| a.as_ref().map(|a| a.value.trim().to_string());
+    let content = item
         .contents
         .iter()
-        .map(|c| {
-            let attr = |a: &Option<crate::feed::AttrValue>| a.as_ref().map(|a| a.value.trim().to_string());
-            json!({
-                "url": attr(&c.url),
-                "type": attr(&c.mime),
-                "fileSize": attr(&c.file_size),
-                "medium": attr(&c.medium),
-                "inGroup": c.in_group,
-                "hash": c.hashes.iter().map(|h| json!({
-                    "algo": h.algo.as_ref().map_or("md5".to_string(), |a| a.value.trim().to_ascii_lowercase()),
-                    "value": h.value.trimmed(),
-                })).collect::<Vec<_>>(),
-                "license": c.licenses.iter().map(|l| json!({"href": attr(&l.href), "value": l.value.trimmed()})).collect::<Vec<_>>(),
-                "credit": c.credits.iter().map(|l| json!({"role": attr(&l.role), "value": l.value.trimmed()})).collect::<Vec<_>>(),
-                "copyright": c.copyrights.iter().map(|l| l.value.trimmed()).collect::<Vec<_>>(),
-                "keywords": values(&c.keywords),
-                "isFormatOf": values(&c.markers),
-            })
+        .map(|c| meta::ContentMetadata {
+            url: attr(&c.url),
+            mime: attr(&c.mime),
+            file_size: attr(&c.file_size),
+            medium: attr(&c.medium),
+            in_group: c.in_group,
+            hash: c
+                .hashes
+                .iter()
+                .map(|h| meta::Hash {
+                    algo: h
+                        .algo
+                        .as_ref()
+                        .map_or("md5".to_string(), |a| a.value.trim().to_ascii_lowercase()),
+                    value: h.value.trimmed().to_string(),
+                })
+                .collect(),
+            license: c
+                .licenses
+                .iter()
+                .map(|l| meta::License {
+                    href: attr(&l.href),
+                    value: l.value.trimmed().to_string(),
+                })
+                .collect(),
+            credit: c
+                .credits
+                .iter()
+                .map(|l| meta::Credit {
+                    role: attr(&l.role),
+                    value: l.value.trimmed().to_string(),
+                })
+                .collect(),
+            copyright: c
+                .copyrights
+                .iter()
+                .map(|l| l.value.trimmed().to_string())
+                .collect(),
+            keywords: values(&c.keywords),
+            is_format_of: values(&c.markers),
         })
         .collect();
-    json!({
-        "guid": guid,
-        "link": values(&item.links),
-        "pubDate": pub_date,
-        "publisher": values(&item.publishers),
-        "title": values(&item.titles),
-        "description": values(&item.descriptions),
-        "accessRights": values(&item.access_rights),
-        "license": values(&item.licenses),
-        "identifier": typed(&item.identifiers),
-        "isPartOf": typed(&item.is_part_of),
-        "isFormatOf": typed(&item.is_format_of),
-        "creator": values(&item.creators),
-        "contributor": values(&item.contributors),
-        "format": values(&item.formats),
-        "references": typed(&item.references),
-        "keywords": values(&item.keywords),
-        "content": contents,
-    })
+    meta::ItemMetadata {
+        guid: guid.to_string(),
+        link: values(&item.links),
+        pub_date: pub_date.to_string(),
+        publisher: values(&item.publishers),
+        title: values(&item.titles),
+        description: values(&item.descriptions),
+        access_rights: values(&item.access_rights),
+        license: values(&item.licenses),
+        identifier: typed(&item.identifiers),
+        is_part_of: typed(&item.is_part_of),
+        is_format_of: typed(&item.is_format_of),
+        creator: values(&item.creators),
+        contributor: values(&item.contributors),
+        format: values(&item.formats),
+        references: typed(&item.references),
+        keywords: values(&item.keywords),
+        content,
+    }
 }
 
 /// A finding of the validator as the catalog stores it.
 pub fn stored(f: &Finding) -> StoredFinding {
     StoredFinding {
         rule: f.rule.as_str().to_string(),
-        severity: f.severity.as_str().to_string(),
+        severity: f.severity,
         line: f.pos.map(|p| p.line),
         column: f.pos.map(|p| p.column),
         item: f.item,
@@ -284,7 +301,7 @@ pub fn harvest_finding(
 ) -> StoredFinding {
     StoredFinding {
         rule: rule.as_str().to_string(),
-        severity: severity.as_str().to_string(),
+        severity,
         line: None,
         column: None,
         item: None,

@@ -41,7 +41,7 @@ use crate::fetch::{
 use crate::profile::{self, Checked, Finding, RuleId, Severity, Validator};
 use crate::store::{
     Blobs, Catalog, FileResult, NewVersion, Outcome, RunCounts, Settled, StoreError, StoredFinding,
-    Written,
+    Timestamp, Written,
 };
 use download::{FileJob, FileOutcome};
 use item::{harvest_finding, stored};
@@ -98,7 +98,7 @@ pub struct RunSummary {
     /// Run number in the catalog.
     pub run: i64,
     /// Outcome.
-    pub outcome: &'static str,
+    pub outcome: Outcome,
     /// Why it failed, if it did.
     pub message: Option<String>,
     /// Counters.
@@ -110,7 +110,7 @@ pub struct RunSummary {
 impl RunSummary {
     /// The run was carried out (even if some items failed and were recorded).
     pub fn completed(&self) -> bool {
-        self.outcome != Outcome::Failed.as_str()
+        self.outcome != Outcome::Failed
     }
 }
 
@@ -179,7 +179,7 @@ impl Harvester {
     pub async fn run(&self, publisher: &PublisherConfig) -> Result<RunSummary, HarvestError> {
         let mut catalog = Catalog::open(&self.catalog_path())?;
         catalog.upsert_publisher(&publisher.id, &publisher.name, publisher.feed.as_str())?;
-        let run = catalog.begin_run(&publisher.id, &crate::store::now())?;
+        let run = catalog.begin_run(&publisher.id, crate::store::now())?;
         self.progress.publisher(&publisher.id);
         tracing::info!(publisher = %publisher.id, run, feed = %publisher.feed, "run started");
         let mut state = RunState {
@@ -206,17 +206,17 @@ impl Harvester {
             outcome,
             message.as_deref(),
             &state.counts,
-            &crate::store::now(),
+            crate::store::now(),
         )?;
         let summary = RunSummary {
             publisher: publisher.id.clone(),
             run,
-            outcome: outcome.as_str(),
+            outcome,
             message,
             counts: state.counts,
             failures: state.failures,
         };
-        tracing::info!(publisher = %publisher.id, run, outcome = summary.outcome, deposited = summary.counts.deposited, files = summary.counts.files_stored, failed = summary.counts.files_failed, "run ended");
+        tracing::info!(publisher = %publisher.id, run, outcome = %summary.outcome, deposited = summary.counts.deposited, files = summary.counts.files_stored, failed = summary.counts.files_failed, "run ended");
         self.progress.publisher_done(&summary);
         Ok(summary)
     }
@@ -337,7 +337,7 @@ impl Harvester {
         state: &mut RunState,
     ) -> Result<(), HarvestError> {
         let now = crate::store::now();
-        let due = catalog.due_versions(&p.id, &now)?;
+        let due = catalog.due_versions(&p.id, now)?;
         let mut remaining: HashMap<i64, usize> = HashMap::new();
         let mut batch = Batch::default();
         let mut jobs = std::collections::VecDeque::new();
@@ -442,7 +442,11 @@ impl Harvester {
             }
             // A stored file with a harvest-time error (H-DRM) makes its version
             // non-conforming, as a profile error in the item would.
-            for f in outcome.findings.iter().filter(|f| f.severity == "error") {
+            for f in outcome
+                .findings
+                .iter()
+                .filter(|f| f.severity == Severity::Error)
+            {
                 if matches!(outcome.result, FileResult::Stored(_)) {
                     batch.nonconforming.push((v, f.clone()));
                 }
@@ -560,15 +564,14 @@ fn settle(
             .retry_backoff_secs
             .saturating_mul(1 << attempts.saturating_sub(1).min(20))
             .min(h.max_retry_backoff_secs);
-        crate::store::instant(
-            chrono::Utc::now()
-                + chrono::Duration::seconds(i64::try_from(secs).unwrap_or(i64::MAX / 2)),
-        )
+        crate::store::now().plus(chrono::Duration::seconds(
+            i64::try_from(secs).unwrap_or(i64::MAX / 2),
+        ))
     };
     let settled = catalog.record(
         &results,
         &ready,
-        &crate::store::now(),
+        crate::store::now(),
         h.max_failed_runs.max(1),
         &retry_at,
     )?;
@@ -577,13 +580,12 @@ fn settle(
         .filter(|s| matches!(s, Settled::Deposited(_)))
         .count() as u64;
     for (v, d) in postponed {
-        let until = crate::store::instant(
-            chrono::Utc::now()
-                + chrono::Duration::seconds(i64::try_from(d.as_secs()).unwrap_or(86_400)),
-        );
+        let until = crate::store::now().plus(chrono::Duration::seconds(
+            i64::try_from(d.as_secs()).unwrap_or(86_400),
+        ));
         catalog.postpone(
             v,
-            &until,
+            until,
             &format!("the server asked plikt to come back after {until} (Retry-After)"),
         )?;
     }
@@ -601,7 +603,7 @@ fn settle(
 struct Batch {
     /// Verified blobs of the stored files in `results`, committed before those are recorded.
     written: Vec<Written>,
-    results: Vec<(i64, FileResult, String)>,
+    results: Vec<(i64, FileResult, Timestamp)>,
     ready: Vec<i64>,
     findings: Vec<StoredFinding>,
     /// Versions whose files are all done, but a server asked to come back to one of them
@@ -622,7 +624,7 @@ struct RunState {
 struct StageContext {
     publisher: PublisherConfig,
     run: i64,
-    last_success: Option<String>,
+    last_success: Option<Timestamp>,
     etag: Option<String>,
     last_modified: Option<String>,
     options: profile::Options,
@@ -731,7 +733,7 @@ fn stage(
                                 }
                             }
                         }
-                        if diff(&tx, ctx, &c, item.index, &now, &mut findings)? {
+                        if diff(&tx, ctx, &c, item.index, now, &mut findings)? {
                             staged.new_versions += 1;
                         }
                     }
@@ -759,9 +761,8 @@ fn stage(
     }
     // H-COVERAGE: the oldest item is newer than the last successful run, so items
     // published in between may have dropped off the feed unseen.
-    if let (Some(oldest), Some(last)) = (oldest, &ctx.last_success)
-        && let Ok(last_t) = chrono::DateTime::parse_from_rfc3339(last)
-        && oldest > last_t.timestamp()
+    if let (Some(oldest), Some(last)) = (oldest, ctx.last_success)
+        && oldest > last.get().timestamp()
     {
         findings.push(harvest_finding(
             RuleId::HCoverage,
@@ -770,7 +771,7 @@ fn stage(
             None,
             format!(
                 "the oldest item ({}) is newer than the last successful harvest ({last}): items published in between may have dropped off the feed (H-COVERAGE); keep items in the feed for longer than the harvest interval",
-                crate::store::instant(chrono::DateTime::from_timestamp(oldest, 0).unwrap_or_default())
+                Timestamp::from(chrono::DateTime::from_timestamp(oldest, 0).unwrap_or_default())
             ),
         ));
     }
@@ -797,12 +798,12 @@ fn diff(
     ctx: &StageContext,
     c: &Candidate,
     index: u32,
-    now: &str,
+    now: Timestamp,
     findings: &mut Vec<StoredFinding>,
 ) -> Result<bool, HarvestError> {
     let p = &ctx.publisher;
     let version = NewVersion {
-        pub_date: &c.pub_date,
+        pub_date: c.pub_date,
         pub_date_raw: &c.pub_date_raw,
         item_hash: &c.item_hash,
         metadata: &c.metadata,
@@ -814,8 +815,8 @@ fn diff(
     let deposit = match tx.known(&p.id, &c.guid)? {
         None => tx.new_deposit(&p.id, &c.guid, now)?,
         Some(known) => {
-            match known.pub_date.as_deref() {
-                Some(latest) if c.pub_date.as_str() == latest => {
+            match known.pub_date {
+                Some(latest) if c.pub_date == latest => {
                     if known.item_hash.as_deref() != Some(c.item_hash.as_str()) {
                         findings.push(harvest_finding(
                             RuleId::HVersion,
@@ -830,7 +831,7 @@ fn diff(
                     }
                     return Ok(false);
                 }
-                Some(latest) if c.pub_date.as_str() < latest => {
+                Some(latest) if c.pub_date < latest => {
                     findings.push(harvest_finding(
                         RuleId::HVersion,
                         Severity::Warning,

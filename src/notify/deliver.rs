@@ -15,7 +15,7 @@ use tokio::sync::{Notify, Semaphore, watch};
 
 use super::{NotifyError, check_target, link_header};
 use crate::config::Config;
-use crate::resourcesync::PUBLIC;
+use crate::store::Access;
 use crate::store::{Catalog, ClaimedDelivery, DeliveryResult};
 
 /// How often the outbox is looked at when nothing wakes the loop (notifications made by
@@ -28,7 +28,7 @@ pub fn signature(secret: &str, body: &[u8]) -> String {
     let mut mac =
         Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC takes keys of any length");
     mac.update(body);
-    format!("sha256={}", crate::store::hex(&mac.finalize().into_bytes()))
+    format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
 }
 
 /// Delivers until `shutdown` turns true; `wake` makes it look at the outbox at once
@@ -69,16 +69,13 @@ pub async fn run(
         while in_flight.try_join_next().is_some() {}
         let free = slots.available_permits();
         if free > 0 {
-            let now = chrono::Utc::now();
-            let (stamp, until) = (
-                crate::store::instant(now),
-                crate::store::instant(now + hold),
-            );
+            let stamp = crate::store::now();
+            let until = stamp.plus(hold);
             let c = catalog.clone();
             let claimed = tokio::task::spawn_blocking(move || {
                 c.lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .claim_deliveries(&stamp, &until, free)
+                    .claim_deliveries(stamp, until, free)
             })
             .await;
             match claimed {
@@ -145,11 +142,11 @@ async fn deliver(
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let now = crate::store::now();
-        c.delivery_attempted(d.subscription_id, d.notification_id, &result, &now)?;
+        c.delivery_attempted(d.subscription_id, d.notification_id, &result, now)?;
         if gone {
             // WebSub §7: a 410 ends the subscription.
             let s = &d.subscription;
-            c.unsubscribe(&s.publisher, &s.access, &s.callback)?;
+            c.unsubscribe(&s.publisher, s.access, &s.callback)?;
         }
         Ok::<_, crate::store::StoreError>(())
     })
@@ -170,7 +167,7 @@ const GONE: &str = "the callback answered 410 Gone";
 /// configured and may see the publisher.
 fn still_allowed(config: &Config, d: &ClaimedDelivery) -> Result<(), String> {
     let s = &d.subscription;
-    if s.access == PUBLIC {
+    if s.access == Access::Gratis {
         return Ok(());
     }
     let allowed = s.destination.as_deref().is_some_and(|id| {
@@ -210,7 +207,7 @@ async fn attempt(config: &Config, client: &reqwest::Client, d: &ClaimedDelivery)
         .header(reqwest::header::CONTENT_TYPE, "application/xml")
         .header(
             reqwest::header::LINK,
-            link_header(config, &s.publisher, &s.access),
+            link_header(config, &s.publisher, s.access),
         );
     if let Some(secret) = &s.secret {
         request = request.header("X-Hub-Signature", signature(secret, &d.body));
@@ -247,12 +244,10 @@ fn retry(config: &Config, attempts: u32, error: String) -> DeliveryResult {
         * 1000;
     // Full jitter between half and the whole delay.
     let ms = base / 2 + crate::fetch::random() % (base / 2 + 1);
-    let at =
-        chrono::Utc::now() + chrono::Duration::milliseconds(i64::try_from(ms).unwrap_or(i64::MAX));
-    DeliveryResult::Retry {
-        error,
-        at: crate::store::instant(at),
-    }
+    let at = crate::store::now().plus(chrono::Duration::milliseconds(
+        i64::try_from(ms).unwrap_or(i64::MAX),
+    ));
+    DeliveryResult::Retry { error, at }
 }
 
 #[cfg(test)]

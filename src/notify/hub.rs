@@ -10,7 +10,7 @@ use url::Url;
 
 use super::{check_target, topic_url};
 use crate::config::Config;
-use crate::resourcesync::{PUBLIC, RESTRICTED};
+use crate::store::Access;
 use crate::store::{Catalog, Subscription};
 
 /// `hub.mode` of a subscription request.
@@ -40,7 +40,7 @@ pub struct SubscriptionRequest {
     /// The topic's publisher.
     pub publisher: String,
     /// The topic's set.
-    pub access: &'static str,
+    pub access: Access,
     /// `hub.topic`.
     pub topic: String,
     /// `hub.callback`.
@@ -99,8 +99,8 @@ impl SubscriptionRequest {
         let (publisher, access) = config
             .publishers
             .iter()
-            .flat_map(|p| [(p, PUBLIC), (p, RESTRICTED)])
-            .find(|(p, access)| topic_url(config, &p.id, access) == topic)
+            .flat_map(|p| [(p, Access::Gratis), (p, Access::Restricted)])
+            .find(|(p, access)| topic_url(config, &p.id, *access) == topic)
             .ok_or_else(|| RequestError::Topic(topic.to_string()))?;
         let callback = need("hub.callback")?;
         if callback.len() > 2048 {
@@ -157,7 +157,7 @@ fn challenge() -> String {
         h.write_u128(t);
         b[..8].copy_from_slice(&h.finish().to_le_bytes());
     });
-    crate::store::hex(&b)
+    hex::encode(b)
 }
 
 /// Verifies the subscriber's intent (WebSub §5.3): a GET of the callback with
@@ -224,26 +224,25 @@ pub async fn complete(
     let mode = request.mode;
     let stored = tokio::task::spawn_blocking(move || {
         let mut catalog = Catalog::open(&path)?;
-        let now = chrono::Utc::now();
-        let stamp = crate::store::instant(now);
+        let stamp = crate::store::now();
         match request.mode {
             Mode::Subscribe => {
                 // A topic notifies from the moment it has its first subscriber, at the
                 // latest.
-                catalog.start_topic(&request.publisher, request.access, &stamp)?;
+                catalog.start_topic(&request.publisher, request.access, stamp)?;
                 let lease = chrono::Duration::seconds(
                     i64::try_from(request.lease_secs).unwrap_or(i64::MAX),
                 );
                 catalog.subscribe(
                     &Subscription {
                         publisher: request.publisher,
-                        access: request.access.to_string(),
+                        access: request.access,
                         callback: request.callback.to_string(),
                         secret: request.secret,
                         destination,
-                        lease_expires_at: crate::store::instant(now + lease),
+                        lease_expires_at: stamp.plus(lease),
                     },
-                    &stamp,
+                    stamp,
                 )
             }
             Mode::Unsubscribe => catalog
@@ -308,7 +307,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r.mode, Mode::Subscribe);
-        assert_eq!((r.publisher.as_str(), r.access), ("a", PUBLIC));
+        assert_eq!((r.publisher.as_str(), r.access), ("a", Access::Gratis));
         assert_eq!(r.lease_secs, 86400);
         assert_eq!(r.secret.as_deref(), Some("s"));
         let restricted = SubscriptionRequest::parse(
@@ -323,7 +322,7 @@ mod tests {
             ]),
         )
         .unwrap();
-        assert_eq!(restricted.access, RESTRICTED);
+        assert_eq!(restricted.access, Access::Restricted);
         assert_eq!(restricted.lease_secs, 3600);
     }
 

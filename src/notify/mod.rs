@@ -30,8 +30,8 @@ pub mod hub;
 use std::time::Duration;
 
 use crate::config::{Config, NotificationConfig};
-use crate::resourcesync::{self, PUBLIC, PublishError, RESTRICTED};
-use crate::store::{Catalog, NewNotification, StoreError};
+use crate::resourcesync::{self, PublishError};
+use crate::store::{Access, Catalog, NewNotification, StoreError};
 
 /// Why notifying failed.
 #[derive(Debug, thiserror::Error)]
@@ -63,7 +63,7 @@ pub fn hub_url(config: &Config) -> String {
 }
 
 /// The URL of a set's topic.
-pub fn topic_url(config: &Config, publisher: &str, access: &str) -> String {
+pub fn topic_url(config: &Config, publisher: &str, access: Access) -> String {
     format!(
         "{}{}",
         config.base_url,
@@ -73,7 +73,7 @@ pub fn topic_url(config: &Config, publisher: &str, access: &str) -> String {
 
 /// The `Link` header of a topic's answers and of its deliveries (Change Notification
 /// §4.1): the topic, the hub, and the set's Capability List.
-pub fn link_header(config: &Config, publisher: &str, access: &str) -> String {
+pub fn link_header(config: &Config, publisher: &str, access: Access) -> String {
     format!(
         "<{}>; rel=\"self\", <{}>; rel=\"hub\", <{}{}>; rel=\"resourcesync\"",
         topic_url(config, publisher, access),
@@ -92,11 +92,11 @@ pub fn enqueue(config: &Config) -> Result<Enqueued, NotifyError> {
     let now = crate::store::now();
     let mut out = Enqueued::default();
     for p in &config.publishers {
-        for access in [PUBLIC, RESTRICTED] {
+        for access in [Access::Gratis, Access::Restricted] {
             let mut cursor = match catalog.topic_cursor(&p.id, access)? {
                 Some(c) => c,
                 None => {
-                    catalog.start_topic(&p.id, access, &now)?;
+                    catalog.start_topic(&p.id, access, now)?;
                     continue;
                 }
             };
@@ -107,7 +107,7 @@ pub fn enqueue(config: &Config) -> Result<Enqueued, NotifyError> {
                 &p.id,
                 access,
                 cursor.last_seq,
-                &cursor.until,
+                cursor.until,
                 config.notification.max_changes,
             )? {
                 let new = NewNotification {
@@ -115,14 +115,14 @@ pub fn enqueue(config: &Config) -> Result<Enqueued, NotifyError> {
                     access,
                     after_seq: cursor.last_seq,
                     last_seq: n.last_seq,
-                    from: &n.from,
-                    until: &n.until,
+                    from: n.from,
+                    until: n.until,
                     changes: n.changes,
                     body: &n.body,
                 };
-                if catalog.add_notification(&new, &now)?.is_some() {
+                if catalog.add_notification(&new, now)?.is_some() {
                     stored += 1;
-                    tracing::info!(publisher = %p.id, access, changes = n.changes, from = %n.from, until = %n.until, "change notification stored");
+                    tracing::info!(publisher = %p.id, access = %access, changes = n.changes, from = %n.from, until = %n.until, "change notification stored");
                 }
                 // Moved on, by this notification or by another process's.
                 cursor = catalog
@@ -130,14 +130,15 @@ pub fn enqueue(config: &Config) -> Result<Enqueued, NotifyError> {
                     .expect("a topic keeps its position");
             }
             out.notifications += stored;
-            if stored > 0 && access == PUBLIC {
+            if stored > 0 && access == Access::Gratis {
                 out.public_topics.push(topic_url(config, &p.id, access));
             }
         }
     }
-    let keep =
-        chrono::Utc::now() - chrono::Duration::days(i64::from(config.notification.keep_days));
-    catalog.prune_notifications(&now, &crate::store::instant(keep))?;
+    let keep = now.plus(chrono::Duration::days(-i64::from(
+        config.notification.keep_days,
+    )));
+    catalog.prune_notifications(now, keep)?;
     Ok(out)
 }
 

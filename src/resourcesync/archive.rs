@@ -215,12 +215,12 @@ mod tests {
             www: &www,
             base: "https://kb.example/",
             publisher: "a",
-            access: super::super::PUBLIC,
+            access: crate::store::Access::Gratis,
             dir: "resourcesync/a".into(),
             cap: "https://kb.example/resourcesync/a/capabilitylist.xml".into(),
             empty: true,
             fingerprint: String::new(),
-            now: chrono::Utc::now(),
+            now: crate::store::now(),
             retention_days: 0,
         };
         let entries: Vec<ArchiveEntry> = (1..=5)

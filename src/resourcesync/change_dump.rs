@@ -15,6 +15,7 @@ use super::files::{read_sidecar, write_err, write_sidecar};
 use super::layout::Kind;
 use super::package::{Package, PackageWriter, Paths};
 use super::{DocumentWriter, Ln, Md, PART_ENTRIES, PublishError, Root, Set, SetSpec};
+use crate::store::Timestamp;
 
 /// Closed days whose packages the live Change Dump lists.
 pub(super) const LIVE_DAYS: usize = 31;
@@ -32,68 +33,76 @@ pub(super) fn write_change_dump(set: &Set<'_>, closed: &Periods) -> Result<u64, 
     fs::create_dir_all(&folder).map_err(write_err(&folder))?;
     let folder_url = format!("{base}{dir}/{}", kind.capability());
     let mut written = 0;
-    let mut days: Vec<(Vec<Package>, &str, &str)> = Vec::new();
+    let mut days: Vec<Day> = Vec::new();
     let mut archived = Vec::new();
-    for (from, until) in closed {
-        let day = from.get(..10).unwrap_or(from);
-        let packages = match written_day(&folder, &folder_url, day) {
+    for &(from, until) in closed {
+        let day = from.day();
+        let packages = match written_day(&folder, &folder_url, &day) {
             Some(p) => p,
             None => {
-                let p = write_day(set, &folder, &folder_url, day, from, until)?;
+                let p = write_day(set, &folder, &folder_url, &day, from, until)?;
                 written += p.len() as u64;
                 // Its Change Dump goes with its packages (again, if they were rewritten).
-                let _ = fs::remove_file(www.join(format!("{dir}/{}", kind.dated(day))));
+                let _ = fs::remove_file(www.join(format!("{dir}/{}", kind.dated(&day))));
                 p
             }
         };
-        let doc = www.join(format!("{dir}/{}", kind.dated(day)));
+        let day_doc = Day {
+            packages,
+            from,
+            until,
+        };
+        let doc = www.join(format!("{dir}/{}", kind.dated(&day)));
         if !doc.exists() {
-            dump_document(set, &doc, from, Some(until), &[(&packages, from, until)])?;
+            dump_document(set, &doc, from, until, std::slice::from_ref(&day_doc))?;
         }
         archived.push(ArchiveEntry {
-            loc: format!("{base}{dir}/{}", kind.dated(day)),
-            md: Md::default()
-                .with("from", from.clone())
-                .with("until", until.clone()),
+            loc: format!("{base}{dir}/{}", kind.dated(&day)),
+            md: Md::default().with("from", from).with("until", until),
         });
-        days.push((packages, from, until));
+        days.push(day_doc);
     }
     archive::write(set, kind, &archived, archive::MAX_ARCHIVE_ENTRIES)?;
     // The live Change Dump: the last closed days, up to the open days.
     let recent = &days[days.len().saturating_sub(LIVE_DAYS)..];
     let open_from = set.open_from();
-    let from = recent.first().map_or(open_from.as_str(), |d| d.1);
-    let listed: Vec<(&Vec<Package>, &str, &str)> =
-        recent.iter().map(|(p, f, u)| (p, *f, *u)).collect();
+    let from = recent.first().map_or(open_from, |d| d.from);
     dump_document(
         set,
         &www.join(format!("{dir}/{}", kind.document())),
         from,
-        Some(&open_from),
-        &listed,
+        open_from,
+        recent,
     )?;
     Ok(written)
+}
+
+/// A closed day's packages.
+#[derive(Debug)]
+struct Day {
+    packages: Vec<Package>,
+    from: Timestamp,
+    until: Timestamp,
 }
 
 /// Writes a Change Dump document covering [`from`, `until`) listing `days`' packages.
 fn dump_document(
     set: &Set<'_>,
     path: &Path,
-    from: &str,
-    until: Option<&str>,
-    days: &[(&Vec<Package>, &str, &str)],
+    from: Timestamp,
+    until: Timestamp,
+    days: &[Day],
 ) -> Result<(), PublishError> {
     let kind = Kind::ChangeDump;
-    let mut md = Md::capability(kind.capability()).with("from", from);
-    if let Some(u) = until {
-        md = md.with("until", u);
-    }
+    let md = Md::capability(kind.capability())
+        .with("from", from)
+        .with("until", until);
     let own = [Ln::new("up", set.cap.clone()), set.archives_link(kind)];
     super::files::atomic_write(path, |out| {
         let mut w = DocumentWriter::new(out, Root::UrlSet, &own, &md)?;
-        for (packages, from, until) in days {
-            for p in *packages {
-                w.entry(&p.entry(Md::default().with("from", *from).with("until", *until)))?;
+        for d in days {
+            for p in &d.packages {
+                w.entry(&p.entry(Md::default().with("from", d.from).with("until", d.until)))?;
             }
         }
         w.finish().map(drop)
@@ -107,8 +116,8 @@ fn write_day(
     folder: &Path,
     folder_url: &str,
     day: &str,
-    from: &str,
-    until: &str,
+    from: Timestamp,
+    until: Timestamp,
 ) -> Result<Vec<Package>, PublishError> {
     // A day past PART_ENTRIES files is packed in parts.
     let files = set.count_journal(from, Some(until), PART_ENTRIES + 1)?;
@@ -148,7 +157,7 @@ fn write_day(
             package
                 .as_mut()
                 .expect("set above")
-                .add(set, f, Some((&e.change, &e.at)))
+                .add(set, f, Some((e.change.as_str(), &e.at)))
         })();
         if let Err(e) = step {
             failure = Some(e);

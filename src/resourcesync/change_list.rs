@@ -10,14 +10,14 @@ use super::archive::{self, ArchiveEntry};
 use super::files::{atomic_replace, atomic_write, remove_parts};
 use super::layout::Kind;
 use super::{DocumentWriter, Entry, Ln, Md, PART_ENTRIES, PublishError, Root, Set, SetSpec};
-use crate::store::{JournalKey, JournalPage};
+use crate::store::{JournalKey, JournalPage, Timestamp};
 
 /// Days are closed this long after they end, so that a change committed a moment
 /// after midnight with an earlier time stamp still lands in its day's list.
 const CLOSE_AFTER_SECS: i64 = 300;
 
 /// Closed periods (one per UTC day): (from, until), oldest first.
-pub(super) type Periods = Vec<(String, String)>;
+pub(super) type Periods = Vec<(Timestamp, Timestamp)>;
 
 /// Change Lists (§12), one per UTC day. A day's list is closed (`until`) and written
 /// once, a few minutes after the day ends; the open list `changelist.xml` (advertised
@@ -32,57 +32,58 @@ pub(super) fn write_change_lists(set: &Set<'_>) -> Result<(u64, Periods), Publis
     let mut closed = Vec::new();
     let mut periods = Vec::new();
     for (from, until) in set.closed_days()? {
-        let day = &from[..10];
-        let name = Kind::ChangeList.dated(day);
+        let name = Kind::ChangeList.dated(&from.day());
         let path = www.join(format!("{dir}/{name}"));
         let url = format!("{base}{dir}/{name}");
         // Closed lists are never rewritten.
         if !path.exists() {
-            changes += change_list(set, &path, &url, &from, Some(&until))?;
+            changes += change_list(set, &path, &url, from, Some(until))?;
         }
         closed.push(ArchiveEntry {
             loc: url,
             md: Md::default()
-                .with("from", from.clone())
-                .with("until", until.clone()),
+                .with("from", from.to_string())
+                .with("until", until.to_string()),
         });
         periods.push((from, until));
     }
     let open = www.join(format!("{dir}/{}", Kind::ChangeList.document()));
     let open_url = format!("{base}{dir}/{}", Kind::ChangeList.document());
-    changes += change_list(set, &open, &open_url, &open_from, None)?;
+    changes += change_list(set, &open, &open_url, open_from, None)?;
     archive::write(set, Kind::ChangeList, &closed, archive::MAX_ARCHIVE_ENTRIES)?;
     Ok((changes, periods))
 }
 
 impl Set<'_> {
     /// The start of the days that are not closed yet, as of this publish.
-    pub(super) fn open_from(&self) -> String {
-        use chrono::{Duration, NaiveTime};
-        let t = self.now - Duration::seconds(CLOSE_AFTER_SECS);
-        crate::store::instant(t.date_naive().and_time(NaiveTime::MIN).and_utc())
+    pub(super) fn open_from(&self) -> Timestamp {
+        day_start(self.now.plus(chrono::Duration::seconds(-CLOSE_AFTER_SECS)))
     }
 
     /// The closed days of the set's publisher, from the day of its first change: (from,
     /// until) of each, oldest first.
     pub(super) fn closed_days(&self) -> Result<Periods, PublishError> {
-        use chrono::{DateTime, Duration, NaiveTime, Utc};
-        let day_start = |t: DateTime<Utc>| t.date_naive().and_time(NaiveTime::MIN).and_utc();
-        let open_from = day_start(self.now - Duration::seconds(CLOSE_AFTER_SECS));
-        let first = self
-            .catalog
-            .first_change(self.publisher)?
-            .and_then(|t| DateTime::parse_from_rfc3339(&t).ok())
-            .map(|t| day_start(t.with_timezone(&Utc)));
+        let open_from = self.open_from();
+        let first = self.catalog.first_change(self.publisher)?.map(day_start);
         let mut out = Vec::new();
         let mut day = first.unwrap_or(open_from);
         while day < open_from {
-            let until = day + Duration::days(1);
-            out.push((crate::store::instant(day), crate::store::instant(until)));
+            let until = day.plus(chrono::Duration::days(1));
+            out.push((day, until));
             day = until;
         }
         Ok(out)
     }
+}
+
+/// The start of `t`'s UTC day.
+fn day_start(t: Timestamp) -> Timestamp {
+    Timestamp::from(
+        t.get()
+            .date_naive()
+            .and_time(chrono::NaiveTime::MIN)
+            .and_utc(),
+    )
 }
 
 /// Writes one Change List of the set's changes in [`from`, `until`) at `path` (URL
@@ -92,8 +93,8 @@ fn change_list(
     set: &Set<'_>,
     path: &Path,
     url: &str,
-    from: &str,
-    until: Option<&str>,
+    from: Timestamp,
+    until: Option<Timestamp>,
 ) -> Result<u64, PublishError> {
     let SetSpec { cap, .. } = set.spec;
     // A whole list and an index link the archive (Archives §2.2); parts their index.
@@ -195,8 +196,8 @@ fn change_list_document(
     path: &Path,
     md: &Md,
     lns: &[Ln],
-    from: &str,
-    until: Option<&str>,
+    from: Timestamp,
+    until: Option<Timestamp>,
     page: Option<JournalPage>,
 ) -> Result<(u64, u64, Option<JournalKey>), PublishError> {
     let mut count = 0u64;

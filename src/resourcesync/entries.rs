@@ -101,7 +101,7 @@ impl Set<'_> {
             .version_metadata(self.publisher, f.deposit_id, f.version_id)
             .map_err(|e| io::Error::other(e.to_string()))?
         {
-            Some((metadata, _, _)) => Ok(record_bytes(&metadata)),
+            Some((metadata, _, _)) => record_bytes(&metadata).map_err(io::Error::other),
             None => Err(io::Error::other(format!(
                 "version {} of deposit {} is not deposited",
                 f.version_id, f.deposit_id
@@ -187,6 +187,6 @@ fn lastmod<'a, W: Write>(
 /// A version's metadata record, from its stored metadata (JSON) by the profile's
 /// record mapping: the same bytes each time, so it is made when listed or served, not
 /// kept.
-pub fn record_bytes(metadata: &str) -> Vec<u8> {
+pub fn record_bytes(metadata: &str) -> Result<Vec<u8>, record::RecordError> {
     record::record(record::kb24(), metadata)
 }

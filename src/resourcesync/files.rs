@@ -130,7 +130,7 @@ pub(super) fn list_document(
     capability: &str,
     body: &mut dyn FnMut(&mut DocumentWriter<&mut BufWriter<File>>) -> io::Result<bool>,
 ) -> Result<Option<ListWritten>, PublishError> {
-    let at = crate::store::now();
+    let at = crate::store::now().to_string();
     let md = Md::capability(capability)
         .with("at", at.clone())
         .with("completed", COMPLETED_PLACEHOLDER);
@@ -152,7 +152,7 @@ pub(super) fn list_document(
         w.finish()?;
         out.flush()?;
         let file = out.get_mut();
-        completed = crate::store::now();
+        completed = crate::store::now().to_string();
         file.seek(SeekFrom::Start(completed_at))?;
         file.write_all(completed.as_bytes())?;
         file.seek(SeekFrom::End(0)).map(|_| true)

@@ -11,6 +11,8 @@
 //! change-notification topic of the set is `change/` (Change Notification 1.0.1 §2), and
 //! the one hub of the Source is `hub`.
 
+use crate::store::Access;
+
 /// The kinds of document a set publishes, each with its archive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -95,17 +97,11 @@ pub const TOPIC: &str = "change/";
 /// be operated by the Source itself).
 pub const HUB: &str = "hub";
 
-/// The access level of a set.
-pub const PUBLIC: &str = "gratis";
-
-/// The effective access level of restricted and non-conforming items.
-pub const RESTRICTED: &str = "restricted";
-
 /// Where a set's documents live below `base_url`: the public set of a publisher, or
 /// its restricted set (only for authenticated Destinations, never linked from public
 /// documents).
-pub fn set_path(publisher: &str, access: &str) -> String {
-    if access == PUBLIC {
+pub fn set_path(publisher: &str, access: Access) -> String {
+    if access == Access::Gratis {
         format!("resourcesync/{publisher}")
     } else {
         format!("resourcesync/{publisher}/restricted")
@@ -113,12 +109,12 @@ pub fn set_path(publisher: &str, access: &str) -> String {
 }
 
 /// The path of a set's Capability List below `base_url`.
-pub fn capability_list_path(publisher: &str, access: &str) -> String {
+pub fn capability_list_path(publisher: &str, access: Access) -> String {
     format!("{}/capabilitylist.xml", set_path(publisher, access))
 }
 
 /// The path of a set's change-notification topic below `base_url`.
-pub fn topic_path(publisher: &str, access: &str) -> String {
+pub fn topic_path(publisher: &str, access: Access) -> String {
     format!("{}/{TOPIC}", set_path(publisher, access))
 }
 
@@ -133,7 +129,7 @@ pub const FULL_SOURCE_DESCRIPTION: &str = ".well-known/resourcesync-with-restric
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetRequest {
     /// The set's access level.
-    pub access: &'static str,
+    pub access: Access,
     /// What in the set.
     pub target: SetTarget,
 }
@@ -152,8 +148,8 @@ pub enum SetTarget {
 /// the disk).
 pub fn parse_set_request(rest: &str) -> Option<SetRequest> {
     let (access, rest) = match rest.strip_prefix("restricted/") {
-        Some(r) => (RESTRICTED, r),
-        None => (PUBLIC, rest),
+        Some(r) => (Access::Restricted, r),
+        None => (Access::Gratis, rest),
     };
     if rest == TOPIC {
         return Some(SetRequest {
@@ -194,7 +190,7 @@ mod tests {
         assert!(parse_set_request("restricted/changedump/2026-11-20.zip").is_some());
         assert_eq!(
             parse_set_request("restricted/change/").map(|r| (r.access, r.target)),
-            Some((RESTRICTED, SetTarget::Topic))
+            Some((Access::Restricted, SetTarget::Topic))
         );
     }
 

@@ -65,14 +65,14 @@ mod writer;
 
 use std::fs::File;
 use std::io;
+use std::ops::Neg;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
 pub use entries::record_bytes;
 pub use layout::{
-    FULL_SOURCE_DESCRIPTION, Kind, PUBLIC, RESTRICTED, SOURCE_DESCRIPTION, capability_list_path,
-    set_path, topic_path,
+    FULL_SOURCE_DESCRIPTION, Kind, SOURCE_DESCRIPTION, capability_list_path, set_path, topic_path,
 };
 pub use notification::{Notification, empty_notification, write_notification};
 pub use writer::{
@@ -81,7 +81,9 @@ pub use writer::{
 };
 
 use crate::config::Config;
-use crate::store::{Catalog, Digests, JournalPage, Page, PublishedFile, StoreError, hex};
+use crate::store::{
+    Access, Catalog, Digests, JournalPage, Page, PublishedFile, StoreError, Timestamp,
+};
 use files::atomic_write;
 
 /// Why publishing failed.
@@ -138,7 +140,7 @@ pub fn version_path(publisher: &str, deposit: i64, version: i64, url: &str) -> S
 
 /// The resource key of a publisher's URL: 16 hex digits of its SHA-256.
 pub fn url_key(url: &str) -> String {
-    hex(&Sha256::digest(url.as_bytes())[..8])
+    hex::encode(&Sha256::digest(url.as_bytes())[..8])
 }
 
 /// Where the documents live.
@@ -165,7 +167,9 @@ pub fn publish(config: &Config, dumps: Dumps) -> Result<Published, PublishError>
     // Records newly deposited (or all, after the mapping changed) are digested once.
     let started = std::time::Instant::now();
     let digested = catalog.fill_record_digests(&record::kb24().id, &|metadata| {
-        Digests::of(&record_bytes(metadata))
+        record_bytes(metadata)
+            .map(|r| Digests::of(&r))
+            .map_err(|e| e.to_string())
     })?;
     tracing::debug!(
         records = digested,
@@ -173,7 +177,7 @@ pub fn publish(config: &Config, dumps: Dumps) -> Result<Published, PublishError>
         "metadata records digested"
     );
     let base = config.base_url.as_str();
-    let now = chrono::Utc::now();
+    let now = Timestamp::now();
     let mut published = Published::default();
     write_source_descriptions(config, &www)?;
     let blobs = crate::store::Blobs::open(&config.data_dir)
@@ -184,7 +188,7 @@ pub fn publish(config: &Config, dumps: Dumps) -> Result<Published, PublishError>
             catalog.last_change_seq(&p.id)?,
             record::kb24().id
         );
-        for access in [PUBLIC, RESTRICTED] {
+        for access in [Access::Gratis, Access::Restricted] {
             let dir = set_path(&p.id, access);
             // An empty set's documents need no walk over the collection.
             let empty = !catalog.has_access(&p.id, access)?;
@@ -222,7 +226,7 @@ pub fn publish(config: &Config, dumps: Dumps) -> Result<Published, PublishError>
                 published.dump_packages += change_dump::write_change_dump(&set, &closed)?;
             }
             let change_dump_ms = t.elapsed().as_millis() as u64;
-            tracing::debug!(publisher = %p.id, access, resources, changes, lists_ms, resource_dump_ms, change_dump_ms, "set published");
+            tracing::debug!(publisher = %p.id, access = %access, resources, changes, lists_ms, resource_dump_ms, change_dump_ms, "set published");
             published.sets += 1;
             published.resources += resources;
             published.changes += changes;
@@ -250,8 +254,11 @@ fn lock(www: &Path) -> Result<File, PublishError> {
 fn write_source_descriptions(config: &Config, www: &Path) -> Result<(), PublishError> {
     let base = config.base_url.as_str();
     for (file, accesses) in [
-        (SOURCE_DESCRIPTION, &[PUBLIC][..]),
-        (FULL_SOURCE_DESCRIPTION, &[PUBLIC, RESTRICTED][..]),
+        (SOURCE_DESCRIPTION, &[Access::Gratis][..]),
+        (
+            FULL_SOURCE_DESCRIPTION,
+            &[Access::Gratis, Access::Restricted][..],
+        ),
     ] {
         atomic_write(&www.join(file), |out| {
             let mut w =
@@ -259,7 +266,7 @@ fn write_source_descriptions(config: &Config, www: &Path) -> Result<(), PublishE
             for p in &config.publishers {
                 for access in accesses {
                     w.entry(&Entry {
-                        loc: format!("{base}{}", capability_list_path(&p.id, access)),
+                        loc: format!("{base}{}", capability_list_path(&p.id, *access)),
                         md: Some(Md::capability("capabilitylist")),
                         ..Entry::default()
                     })?;
@@ -297,8 +304,8 @@ struct SetSpec<'a> {
     www: &'a Path,
     base: &'a str,
     publisher: &'a str,
-    /// `gratis` or `restricted`.
-    access: &'a str,
+    /// Which set of the publisher.
+    access: Access,
     /// Path of the set's documents below `base_url`.
     dir: String,
     /// URL of its Capability List.
@@ -311,7 +318,7 @@ struct SetSpec<'a> {
     /// documents would be (the Resource List and Resource Dump keep theirs).
     fingerprint: String,
     /// The instant of this publish: which days are closed, which day a snapshot is of.
-    now: chrono::DateTime<chrono::Utc>,
+    now: Timestamp,
     /// Snapshots older than this many days leave the archives (0: kept for ever).
     retention_days: u32,
 }
@@ -319,15 +326,15 @@ struct SetSpec<'a> {
 impl SetSpec<'_> {
     /// The UTC day of this publish, `YYYY-MM-DD`: the day of the snapshots it writes.
     fn today(&self) -> String {
-        self.now.format("%Y-%m-%d").to_string()
+        self.now.day()
     }
 
     /// The first day whose snapshots are kept, if the retention is bounded.
     fn retention_cutoff(&self) -> Option<String> {
         (self.retention_days > 0).then(|| {
-            (self.now - chrono::Duration::days(i64::from(self.retention_days)))
-                .format("%Y-%m-%d")
-                .to_string()
+            self.now
+                .plus(chrono::Duration::days(i64::from(self.retention_days).neg()))
+                .day()
         })
     }
 
@@ -366,8 +373,8 @@ impl Set<'_> {
     /// [`Catalog::journal`] of this set.
     fn journal(
         &self,
-        from: &str,
-        until: Option<&str>,
+        from: Timestamp,
+        until: Option<Timestamp>,
         page: Option<JournalPage>,
         each: &mut dyn FnMut(&crate::store::JournalEntry, &PublishedFile) -> io::Result<()>,
     ) -> Result<(), StoreError> {
@@ -381,8 +388,8 @@ impl Set<'_> {
     /// [`Catalog::count_journal`] of this set.
     fn count_journal(
         &self,
-        from: &str,
-        until: Option<&str>,
+        from: Timestamp,
+        until: Option<Timestamp>,
         at_most: u64,
     ) -> Result<u64, StoreError> {
         if self.empty {
@@ -446,7 +453,7 @@ fn write_set(set: &Set<'_>) -> Result<(u64, u64, change_list::Periods), PublishE
         let resources = resource_list::write_resource_list(set);
         tracing::debug!(
             publisher = set.publisher,
-            access = set.access,
+            access = %set.access,
             ms = t.elapsed().as_millis() as u64,
             "resource list written"
         );

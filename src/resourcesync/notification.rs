@@ -16,7 +16,7 @@ use super::{
     DocumentWriter, Ln, Md, PublishError, Root, Set, SetSpec, capability_list_path, set_path,
 };
 use crate::config::Config;
-use crate::store::Catalog;
+use crate::store::{Access, Catalog, Timestamp};
 
 /// A change notification, ready to be sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,9 +24,9 @@ pub struct Notification {
     /// The journal position of its last change.
     pub last_seq: i64,
     /// `from`: where the notification before ended.
-    pub from: String,
+    pub from: Timestamp,
     /// `until`: a millisecond after its last change.
-    pub until: String,
+    pub until: Timestamp,
     /// Changes (deposited versions) in it.
     pub changes: u64,
     /// The payload (`application/xml`).
@@ -40,9 +40,9 @@ pub fn write_notification(
     config: &Config,
     catalog: &Catalog,
     publisher: &str,
-    access: &str,
+    access: Access,
     after: i64,
-    from: &str,
+    from: Timestamp,
     max_changes: u64,
 ) -> Result<Option<Notification>, PublishError> {
     let Some((last_seq, last_at)) =
@@ -66,7 +66,7 @@ pub fn write_notification(
         cap: format!("{base}{}", capability_list_path(publisher, access)),
         empty: false,
         fingerprint: String::new(),
-        now: chrono::Utc::now(),
+        now: crate::store::now(),
         retention_days: 0,
     };
     let set = Set {
@@ -76,17 +76,10 @@ pub fn write_notification(
     // The interval is [from, until): it ends a millisecond after its last change, where
     // the next notification starts (a later transaction's changes are at least that
     // late: `Catalog::record`). Times are written alike, so they compare as text.
-    let after_last = chrono::DateTime::parse_from_rfc3339(&last_at)
-        .map(|t| crate::store::instant(t.to_utc() + chrono::Duration::milliseconds(1)))
-        .unwrap_or(last_at);
-    let until = if after_last.as_str() > from {
-        after_last
-    } else {
-        from.to_string()
-    };
+    let until = from.max(last_at.plus(chrono::Duration::milliseconds(1)));
     let md = Md::capability("change-notification")
         .with("from", from)
-        .with("until", until.clone());
+        .with("until", until);
     let mut changes = 0u64;
     let mut w = DocumentWriter::new(
         Vec::new(),
@@ -106,7 +99,7 @@ pub fn write_notification(
     let body = w.finish().map_err(write_err(&www))?;
     Ok(Some(Notification {
         last_seq,
-        from: from.to_string(),
+        from,
         until,
         changes,
         body,
@@ -115,7 +108,7 @@ pub fn write_notification(
 
 /// The answer of a topic that has notified nothing yet: a notification without
 /// changes (`rel="up"` and the capability, no interval).
-pub fn empty_notification(config: &Config, publisher: &str, access: &str) -> Vec<u8> {
+pub fn empty_notification(config: &Config, publisher: &str, access: Access) -> Vec<u8> {
     let cap = format!(
         "{}{}",
         config.base_url,

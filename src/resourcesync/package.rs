@@ -158,7 +158,7 @@ impl PackageWriter {
         let at =
             md.0.iter()
                 .find(|(k, _)| *k == "at")
-                .map_or_else(crate::store::now, |(_, v)| v.clone());
+                .map_or_else(|| crate::store::now().to_string(), |(_, v)| v.clone());
         let file = File::create(&tmp).map_err(write_err(&tmp))?;
         let mut w = Self {
             zip: Some(zip::ZipWriter::new(BufWriter::new(file))),
@@ -253,7 +253,7 @@ impl PackageWriter {
             .finish()
             .and_then(|out| out.into_inner().map_err(io::IntoInnerError::into_error))
             .map_err(&manifest_err)?;
-        let completed = crate::store::now();
+        let completed = crate::store::now().to_string();
         if let Some(at) = self.completed_at {
             manifest
                 .seek(SeekFrom::Start(at))

@@ -46,7 +46,7 @@ static KB24: LazyLock<RecordMapping> = LazyLock::new(|| {
         .expect("mappings/kb-rss-2.4.toml has a valid [record] table (a test parses it)")
         .record;
     use sha2::Digest;
-    mapping.id = crate::store::hex(&sha2::Sha256::digest(text.as_bytes())[..8]);
+    mapping.id = hex::encode(&sha2::Sha256::digest(text.as_bytes())[..8]);
     mapping
 });
 
@@ -57,9 +57,16 @@ pub fn kb24() -> &'static RecordMapping {
 
 const XSI: &str = "http://www.w3.org/2001/XMLSchema-instance";
 
+/// The stored metadata of a version does not decode.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the stored metadata of a version does not decode ({0}); `plikt audit` and the catalog's versions.metadata show which"
+)]
+pub struct RecordError(#[from] serde_json::Error);
+
 /// The record of one version, from its stored metadata (JSON).
-pub fn record(mapping: &RecordMapping, metadata: &str) -> Vec<u8> {
-    let item: Value = serde_json::from_str(metadata).unwrap_or(Value::Null);
+pub fn record(mapping: &RecordMapping, metadata: &str) -> Result<Vec<u8>, RecordError> {
+    let item = serde_json::to_value(crate::store::ItemMetadata::parse(metadata)?)?;
     let (root, ns, prefix) = (&mapping.root, &mapping.namespace, &mapping.prefix);
     let mut out = format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<{root} xmlns:{prefix}=\"{ns}\" xmlns:xsi=\"{XSI}\">\n"
@@ -102,7 +109,7 @@ pub fn record(mapping: &RecordMapping, metadata: &str) -> Vec<u8> {
         }
     }
     out.push_str(&format!("</{root}>\n"));
-    out.into_bytes()
+    Ok(out.into_bytes())
 }
 
 #[cfg(test)]
@@ -112,7 +119,7 @@ mod tests {
     #[test]
     fn a_record_is_built_by_the_mapping() {
         let meta = r#"{"guid":"g-1","title":["Midsommarnatt på Öland"],"identifier":[{"value":"9789198654011","type":"dcterms:isbn"}],"creator":["Ekström, Saga","A & B"],"pubDate":"Fri, 14 Mar 2025 10:00:00 +0100","description":[""]}"#;
-        let r = String::from_utf8(record(kb24(), meta)).unwrap();
+        let r = String::from_utf8(record(kb24(), meta).unwrap()).unwrap();
         assert!(
             r.contains("<dcterms:identifier>g-1</dcterms:identifier>"),
             "{r}"

@@ -21,7 +21,7 @@ use super::files::{atomic_copy, list_document, read_sidecar, write_err, write_si
 use super::layout::Kind;
 use super::package::{Package, PackageWriter, Paths};
 use super::{Ln, Md, PART_ENTRIES, PublishError, Root, Set, SetSpec};
-use crate::store::{PublishedFile, hex};
+use crate::store::PublishedFile;
 
 /// Writes the set's Resource Dump (if the set changed) and its archive, and removes
 /// packages no kept snapshot lists; returns the packages written.
@@ -147,11 +147,11 @@ fn package_name(set: &Set<'_>, files: &[PublishedFile]) -> String {
     // The set's fingerprint ends with the mapping and base URL; the layout's version
     // is part of it too.
     h.update(set.fingerprint.split_once(' ').map_or("", |(_, rest)| rest));
-    h.update(set.access.as_bytes());
+    h.update(set.access.as_str().as_bytes());
     for f in files {
         h.update(format!("\n{} {} {}", f.version_id, f.url, f.sha256));
     }
-    hex(&h.finalize()[..8])
+    hex::encode(&h.finalize()[..8])
 }
 
 /// Removes the packages (ZIP, manifest copy, sidecar) that no kept snapshot lists, and

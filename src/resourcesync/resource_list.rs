@@ -18,7 +18,7 @@ use super::archive;
 use super::files::{atomic_copy, list_document, read_sidecar, remove_parts, write_sidecar};
 use super::layout::Kind;
 use super::{Entry, Ln, Md, PART_ENTRIES, PublishError, Root, Set, SetSpec, writer};
-use crate::store::{Page, hex};
+use crate::store::Page;
 
 /// Writes the Resource List if the set changed, then the Resource List Archive.
 /// Returns the entries written.
@@ -128,7 +128,7 @@ fn write_snapshot(set: &Set<'_>, day: &str) -> Result<u64, PublishError> {
                     set.write_current(w, f)
                 })
                 .map_err(|e| io::Error::other(e.to_string()))?;
-                fingerprint = hex(&fp.clone().finalize());
+                fingerprint = hex::encode(fp.clone().finalize());
                 // No files left (the part before ended the list exactly): no part.
                 Ok(files > 0 && recorded.as_ref().and_then(|l| l.first()) != Some(&fingerprint))
             },

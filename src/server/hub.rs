@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::{AppError, AppState, destination, internal};
 use crate::notify::{self, hub::SubscriptionRequest};
-use crate::resourcesync::PUBLIC;
+use crate::store::Access;
 
 /// `GET /hub`: what the hub is for (it answers POSTs).
 pub(super) async fn about() -> Response {
@@ -41,7 +41,7 @@ pub(super) async fn subscription(
                 .into_response());
         }
     };
-    let dest = if request.access == PUBLIC {
+    let dest = if request.access == Access::Gratis {
         None
     } else {
         match destination(&state.config, &headers, Some(&request.publisher)) {
@@ -68,7 +68,7 @@ pub(super) async fn subscription(
 pub(super) async fn topic(
     state: &AppState,
     publisher: &str,
-    access: &'static str,
+    access: Access,
     method: &Method,
 ) -> Result<Response, AppError> {
     let link = HeaderValue::from_str(&notify::link_header(&state.config, publisher, access))

@@ -19,6 +19,8 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 
 use super::StoreError;
 use super::digest::Digests;
+use super::state::{Access, Change, FileRole, FileState, Outcome, Timestamp, VersionState};
+use crate::profile::Severity;
 
 /// Schema versions, applied in order; index + 1 is the `user_version` after each.
 const MIGRATIONS: &[&str] = &[
@@ -164,31 +166,6 @@ CREATE TABLE record_digests (
     super::notify::MIGRATION,
 ];
 
-/// A run's outcome.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// The feed was read and every due version was attempted.
-    Ok,
-    /// The feed had not changed (304).
-    NotModified,
-    /// The run could not be carried out (feed unreadable, unreachable…).
-    Failed,
-    /// Shut down, or killed, before the end.
-    Interrupted,
-}
-
-impl Outcome {
-    /// The word stored in the catalog and shown by `plikt status`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Ok => "ok",
-            Outcome::NotModified => "not-modified",
-            Outcome::Failed => "failed",
-            Outcome::Interrupted => "interrupted",
-        }
-    }
-}
-
 /// Counters of one run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct RunCounts {
@@ -213,8 +190,8 @@ pub struct RunCounts {
 pub struct StoredFinding {
     /// Rule ID as the catalogue spells it.
     pub rule: String,
-    /// `error`, `warning` or `info`.
-    pub severity: String,
+    /// Its severity.
+    pub severity: Severity,
     /// Line, if known.
     pub line: Option<u32>,
     /// Column, if known.
@@ -234,8 +211,8 @@ pub struct StoredFinding {
 pub struct KnownVersion {
     /// The deposit.
     pub deposit_id: i64,
-    /// Latest version's pubDate instant (RFC 3339), if any version exists.
-    pub pub_date: Option<String>,
+    /// Latest version's pubDate, if any version exists.
+    pub pub_date: Option<Timestamp>,
     /// Latest version's metadata hash.
     pub item_hash: Option<String>,
 }
@@ -243,8 +220,8 @@ pub struct KnownVersion {
 /// A new version to record.
 #[derive(Debug, Clone)]
 pub struct NewVersion<'a> {
-    /// pubDate instant, RFC 3339 UTC.
-    pub pub_date: &'a str,
+    /// pubDate.
+    pub pub_date: Timestamp,
     /// pubDate as written.
     pub pub_date_raw: &'a str,
     /// Metadata hash.
@@ -255,8 +232,8 @@ pub struct NewVersion<'a> {
     pub findings: &'a str,
     /// No profile errors.
     pub conforming: bool,
-    /// Effective access level: `gratis` or `restricted`.
-    pub access: &'a str,
+    /// Effective access level.
+    pub access: Access,
     /// The files.
     pub files: &'a [NewFile],
 }
@@ -264,8 +241,8 @@ pub struct NewVersion<'a> {
 /// A file of a new version.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewFile {
-    /// `link` or `content`.
-    pub role: &'static str,
+    /// What it is to its item.
+    pub role: FileRole,
     /// The publisher's URL.
     pub url: String,
     /// Declared MIME type (F303).
@@ -356,27 +333,37 @@ impl Catalog {
     }
 
     fn migrate(&mut self) -> Result<(), StoreError> {
-        let version: usize = self
-            .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(sql("reading the schema version"))?;
-        if version > MIGRATIONS.len() {
-            return Err(StoreError::Schema {
-                found: version,
-                known: MIGRATIONS.len(),
-            });
+        let version = |c: &Connection| -> Result<usize, StoreError> {
+            c.query_row("PRAGMA user_version", [], |r| r.get(0))
+                .map_err(sql("reading the schema version"))
+        };
+        if version(&self.conn)? == MIGRATIONS.len() {
+            return Ok(());
         }
-        for (i, m) in MIGRATIONS.iter().enumerate().skip(version) {
+        // Each step in a transaction of its own that reads the version again: another
+        // process opening the same catalog at the same moment (`plikt serve` starting
+        // beside `plikt run`) may have taken the step already.
+        loop {
             let tx = self
                 .conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(sql("migrating"))?;
-            tx.execute_batch(m).map_err(sql("migrating the schema"))?;
-            tx.pragma_update(None, "user_version", i + 1)
+            let found = version(&tx)?;
+            if found > MIGRATIONS.len() {
+                return Err(StoreError::Schema {
+                    found,
+                    known: MIGRATIONS.len(),
+                });
+            }
+            let Some(step) = MIGRATIONS.get(found) else {
+                return Ok(());
+            };
+            tx.execute_batch(step)
+                .map_err(sql("migrating the schema"))?;
+            tx.pragma_update(None, "user_version", found + 1)
                 .map_err(sql("migrating"))?;
             tx.commit().map_err(sql("migrating"))?;
         }
-        Ok(())
     }
 
     /// The raw connection, for read-only queries of other modules in `store`.
@@ -405,23 +392,23 @@ impl Catalog {
 
     /// Marks runs left `running` by a crash as interrupted. Call while holding the data
     /// folder's lock.
-    pub fn close_interrupted_runs(&self, now: &str) -> Result<usize, StoreError> {
+    pub fn close_interrupted_runs(&self, now: Timestamp) -> Result<usize, StoreError> {
         self.conn
             .execute(
-                "UPDATE runs SET outcome = 'interrupted', ended_at = ?1,
+                "UPDATE runs SET outcome = ?2, ended_at = ?1,
                    message = 'plikt stopped before the run ended; the next run completes it'
-                 WHERE outcome = 'running'",
-                params![now],
+                 WHERE outcome = ?3",
+                params![now, Outcome::Interrupted, Outcome::Running],
             )
             .map_err(sql("closing interrupted runs"))
     }
 
     /// Starts a run.
-    pub fn begin_run(&self, publisher: &str, now: &str) -> Result<i64, StoreError> {
+    pub fn begin_run(&self, publisher: &str, now: Timestamp) -> Result<i64, StoreError> {
         self.conn
             .execute(
-                "INSERT INTO runs (publisher, started_at) VALUES (?1, ?2)",
-                params![publisher, now],
+                "INSERT INTO runs (publisher, started_at, outcome) VALUES (?1, ?2, ?3)",
+                params![publisher, now, Outcome::Running],
             )
             .map_err(sql("starting a run"))?;
         Ok(self.conn.last_insert_rowid())
@@ -434,7 +421,7 @@ impl Catalog {
         outcome: Outcome,
         message: Option<&str>,
         counts: &RunCounts,
-        now: &str,
+        now: Timestamp,
     ) -> Result<(), StoreError> {
         let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         self.conn
@@ -445,7 +432,7 @@ impl Catalog {
                 params![
                     run,
                     now,
-                    outcome.as_str(),
+                    outcome,
                     message,
                     n(counts.items),
                     n(counts.new_versions),
@@ -477,7 +464,7 @@ impl Catalog {
     }
 
     /// Start of the last run of `publisher`, whatever its outcome (schedule catch-up).
-    pub fn last_run_start(&self, publisher: &str) -> Result<Option<String>, StoreError> {
+    pub fn last_run_start(&self, publisher: &str) -> Result<Option<Timestamp>, StoreError> {
         self.conn
             .query_row(
                 "SELECT max(started_at) FROM runs WHERE publisher = ?1",
@@ -488,11 +475,11 @@ impl Catalog {
     }
 
     /// Start of the last run that read the feed successfully (H-COVERAGE).
-    pub fn last_successful_run(&self, publisher: &str) -> Result<Option<String>, StoreError> {
+    pub fn last_successful_run(&self, publisher: &str) -> Result<Option<Timestamp>, StoreError> {
         self.conn
             .query_row(
-                "SELECT max(started_at) FROM runs WHERE publisher = ?1 AND outcome IN ('ok', 'not-modified')",
-                params![publisher],
+                "SELECT max(started_at) FROM runs WHERE publisher = ?1 AND outcome IN (?2, ?3)",
+                params![publisher, Outcome::Ok, Outcome::NotModified],
                 |r| r.get(0),
             )
             .map_err(sql("reading the last successful run"))
@@ -521,7 +508,11 @@ impl Catalog {
     }
 
     /// Versions of `publisher` waiting for files whose retry time has come.
-    pub fn due_versions(&self, publisher: &str, now: &str) -> Result<Vec<DueVersion>, StoreError> {
+    pub fn due_versions(
+        &self,
+        publisher: &str,
+        now: Timestamp,
+    ) -> Result<Vec<DueVersion>, StoreError> {
         let mut stmt = self
             .conn
             .prepare(
@@ -529,37 +520,36 @@ impl Catalog {
                         f.declared_size, f.declared_md5
                  FROM versions v JOIN deposits d ON d.id = v.deposit_id
                  JOIN files f ON f.version_id = v.id
-                 WHERE d.publisher = ?1 AND v.state = 'pending'
+                 WHERE d.publisher = ?1 AND v.state = ?3
                    AND (v.next_attempt_at IS NULL OR v.next_attempt_at <= ?2)
-                   AND f.state != 'stored'
+                   AND f.state != ?4
                  ORDER BY v.id, f.ord",
             )
             .map_err(sql("listing due versions"))?;
         let mut out: Vec<DueVersion> = Vec::new();
         let rows = stmt
-            .query_map(params![publisher, now], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, u32>(2)?,
-                    DueFile {
-                        id: r.get(3)?,
-                        file: NewFile {
-                            role: if r.get::<_, String>(4)? == "link" {
-                                "link"
-                            } else {
-                                "content"
+            .query_map(
+                params![publisher, now, VersionState::Pending, FileState::Stored],
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, u32>(2)?,
+                        DueFile {
+                            id: r.get(3)?,
+                            file: NewFile {
+                                role: r.get(4)?,
+                                url: r.get(5)?,
+                                declared_type: r.get(6)?,
+                                declared_size: r
+                                    .get::<_, Option<i64>>(7)?
+                                    .map(|v| v.max(0).unsigned_abs()),
+                                declared_md5: r.get(8)?,
                             },
-                            url: r.get(5)?,
-                            declared_type: r.get(6)?,
-                            declared_size: r
-                                .get::<_, Option<i64>>(7)?
-                                .map(|v| v.max(0).unsigned_abs()),
-                            declared_md5: r.get(8)?,
                         },
-                    },
-                ))
-            })
+                    ))
+                },
+            )
             .map_err(sql("listing due versions"))?;
         for row in rows {
             let (id, guid, attempts, file) = row.map_err(sql("listing due versions"))?;
@@ -579,19 +569,22 @@ impl Catalog {
             .conn
             .prepare(
                 "SELECT v.id, d.guid, v.attempts FROM versions v JOIN deposits d ON d.id = v.deposit_id
-                 WHERE d.publisher = ?1 AND v.state = 'pending'
-                   AND NOT EXISTS (SELECT 1 FROM files f WHERE f.version_id = v.id AND f.state != 'stored')",
+                 WHERE d.publisher = ?1 AND v.state = ?2
+                   AND NOT EXISTS (SELECT 1 FROM files f WHERE f.version_id = v.id AND f.state != ?3)",
             )
             .map_err(sql("listing due versions"))?;
         let rows = stmt
-            .query_map(params![publisher], |r| {
-                Ok(DueVersion {
-                    id: r.get(0)?,
-                    guid: r.get(1)?,
-                    attempts: r.get(2)?,
-                    files: Vec::new(),
-                })
-            })
+            .query_map(
+                params![publisher, VersionState::Pending, FileState::Stored],
+                |r| {
+                    Ok(DueVersion {
+                        id: r.get(0)?,
+                        guid: r.get(1)?,
+                        attempts: r.get(2)?,
+                        files: Vec::new(),
+                    })
+                },
+            )
             .map_err(sql("listing due versions"))?;
         for row in rows {
             out.push(row.map_err(sql("listing due versions"))?);
@@ -605,11 +598,11 @@ impl Catalog {
     /// attempt (retried after `backoff(attempts)`, or `failed` after `max_attempts`).
     pub fn record(
         &mut self,
-        files: &[(i64, FileResult, String)],
+        files: &[(i64, FileResult, Timestamp)],
         settle: &[i64],
-        now: &str,
+        now: Timestamp,
         max_attempts: u32,
-        retry_at: &dyn Fn(u32) -> String,
+        retry_at: &dyn Fn(u32) -> Timestamp,
     ) -> Result<Vec<Settled>, StoreError> {
         let tx = self
             .conn
@@ -624,7 +617,7 @@ impl Catalog {
                         ).and_then(|mut stmt| stmt.execute(params![s.digests.sha256, len, s.digests.md5, fetched_at]))
                     .map_err(sql("recording a blob"))?;
                     tx.prepare_cached(
-                        "UPDATE files SET state = 'stored', error = NULL, final_url = ?2, http_status = ?3,
+                        "UPDATE files SET state = ?13, error = NULL, final_url = ?2, http_status = ?3,
                            content_type = ?4, content_encoding = ?5, last_modified = ?6, etag = ?7,
                            filename = ?8, sha256 = ?9, length = ?10, md5 = ?11, fetched_at = ?12
                          WHERE id = ?1",
@@ -640,14 +633,15 @@ impl Catalog {
                             s.digests.sha256,
                             len,
                             s.digests.md5,
-                            fetched_at
+                            fetched_at,
+                            FileState::Stored
                         ]))
                     .map_err(sql("recording a file"))?;
                 }
                 FileResult::Failed(reason) => {
                     tx.prepare_cached(
-                        "UPDATE files SET state = 'failed', error = ?2, fetched_at = ?3 WHERE id = ?1 AND state != 'stored'",
-                        ).and_then(|mut stmt| stmt.execute(params![id, reason, fetched_at]))
+                        "UPDATE files SET state = ?4, error = ?2, fetched_at = ?3 WHERE id = ?1 AND state != ?5",
+                        ).and_then(|mut stmt| stmt.execute(params![id, reason, fetched_at, FileState::Failed, FileState::Stored]))
                     .map_err(sql("recording a failed file"))?;
                 }
             }
@@ -656,30 +650,44 @@ impl Catalog {
         // changes (writers take turns), and at least a millisecond after the journal's
         // last change, so journal order is forward chronological and every transaction's
         // changes have a time of their own (Change Lists, change notifications).
-        let at: String = tx
-            .query_row(
-                "SELECT max(?1, ?2, coalesce(strftime('%Y-%m-%dT%H:%M:%fZ', max(at), '+0.001 seconds'), ''))
-                 FROM changes",
-                params![now, super::now()],
-                |r| r.get(0),
-            )
+        let last: Option<Timestamp> = tx
+            .query_row("SELECT max(at) FROM changes", [], |r| r.get(0))
             .map_err(sql("reading the change journal"))?;
-        let now = at.as_str();
+        let now = [
+            Some(now),
+            Some(super::now()),
+            last.map(|t| t.plus(chrono::Duration::milliseconds(1))),
+        ]
+        .into_iter()
+        .flatten()
+        .max()
+        .expect("now is there");
         let mut settled = Vec::new();
         for &version in settle {
             let (missing, error): (i64, Option<String>) = tx
                 .prepare_cached(
-                    "SELECT count(*), max(error) FROM files WHERE version_id = ?1 AND state != 'stored'",
+                    "SELECT count(*), max(error) FROM files WHERE version_id = ?1 AND state != ?2",
                 )
-                .and_then(|mut s| s.query_row(params![version], |r| Ok((r.get(0)?, r.get(1)?))))
+                .and_then(|mut s| {
+                    s.query_row(params![version, FileState::Stored], |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })
+                })
                 .map_err(sql("settling a version"))?;
             if missing == 0 {
                 let changed = tx
                     .prepare_cached(
-                        "UPDATE versions SET state = 'deposited', deposited_at = ?2, last_error = NULL,
-                           next_attempt_at = NULL WHERE id = ?1 AND state = 'pending'",
+                        "UPDATE versions SET state = ?3, deposited_at = ?2, last_error = NULL,
+                           next_attempt_at = NULL WHERE id = ?1 AND state = ?4",
                     )
-                    .and_then(|mut s| s.execute(params![version, now]))
+                    .and_then(|mut s| {
+                        s.execute(params![
+                            version,
+                            now,
+                            VersionState::Deposited,
+                            VersionState::Pending
+                        ])
+                    })
                     .map_err(sql("depositing a version"))?;
                 if changed == 1 {
                     // The deposit's first journal entry is `created`, later ones `updated`.
@@ -697,7 +705,7 @@ impl Catalog {
                             version,
                             deposit,
                             publisher,
-                            if earlier { "updated" } else { "created" },
+                            if earlier { Change::Updated } else { Change::Created },
                             now
                         ]))
                     .map_err(sql("appending to the change journal"))?;
@@ -707,16 +715,19 @@ impl Catalog {
                 let attempts: u32 = tx
                     .prepare_cached(
                         "UPDATE versions SET attempts = attempts + 1, last_error = ?2
-                         WHERE id = ?1 AND state = 'pending' RETURNING attempts",
+                         WHERE id = ?1 AND state = ?3 RETURNING attempts",
                     )
-                    .and_then(|mut s| s.query_row(params![version, error], |r| r.get(0)))
+                    .and_then(|mut s| {
+                        s.query_row(params![version, error, VersionState::Pending], |r| r.get(0))
+                    })
                     .optional()
                     .map_err(sql("recording a failed attempt"))?
                     .unwrap_or(0);
                 if attempts >= max_attempts {
                     tx.prepare_cached(
-                        "UPDATE versions SET state = 'failed', next_attempt_at = NULL WHERE id = ?1",
-                        ).and_then(|mut stmt| stmt.execute(params![version]))
+                        "UPDATE versions SET state = ?2, next_attempt_at = NULL WHERE id = ?1",
+                    )
+                    .and_then(|mut stmt| stmt.execute(params![version, VersionState::Failed]))
                     .map_err(sql("giving up a version"))?;
                     settled.push(Settled::GaveUp(version));
                 } else {
@@ -749,20 +760,20 @@ impl Catalog {
         .to_string();
         self.conn
             .execute(
-                "UPDATE versions SET conforming = 0, access = 'restricted',
+                "UPDATE versions SET conforming = 0, access = ?3,
                    findings = json_insert(findings, '$[#]', json(?2)) WHERE id = ?1",
-                params![version, json],
+                params![version, json, Access::Restricted],
             )
             .map_err(sql("marking a version non-conforming"))?;
         Ok(())
     }
 
     /// Postpones a version (a long `Retry-After`) without counting a failed attempt.
-    pub fn postpone(&self, version: i64, until: &str, reason: &str) -> Result<(), StoreError> {
+    pub fn postpone(&self, version: i64, until: Timestamp, reason: &str) -> Result<(), StoreError> {
         self.conn
             .execute(
-                "UPDATE versions SET next_attempt_at = ?2, last_error = ?3 WHERE id = ?1 AND state = 'pending'",
-                params![version, until, reason],
+                "UPDATE versions SET next_attempt_at = ?2, last_error = ?3 WHERE id = ?1 AND state = ?4",
+                params![version, until, reason, VersionState::Pending],
             )
             .map_err(sql("postponing a version"))?;
         Ok(())
@@ -852,7 +863,12 @@ impl Stage<'_> {
     }
 
     /// Creates the deposit for a new guid.
-    pub fn new_deposit(&self, publisher: &str, guid: &str, now: &str) -> Result<i64, StoreError> {
+    pub fn new_deposit(
+        &self,
+        publisher: &str,
+        guid: &str,
+        now: Timestamp,
+    ) -> Result<i64, StoreError> {
         self.tx
             .prepare_cached(
                 "INSERT INTO deposits (publisher, guid, created_at) VALUES (?1, ?2, ?3)",
@@ -869,13 +885,13 @@ impl Stage<'_> {
         deposit: i64,
         run: i64,
         v: &NewVersion<'_>,
-        now: &str,
+        now: Timestamp,
     ) -> Result<i64, StoreError> {
         self.tx
             .prepare_cached(
                 "INSERT INTO versions (deposit_id, pub_date, pub_date_raw, item_hash, metadata, findings,
                    conforming, access, state, found_run, found_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'pending', ?9, ?10)",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?11, ?9, ?10)",
             )
             .map_err(sql("recording a version"))?
             .execute(params![
@@ -888,7 +904,8 @@ impl Stage<'_> {
                 v.conforming,
                 v.access,
                 run,
-                now
+                now,
+                VersionState::Pending
             ])
             .map_err(sql("recording a version"))?;
         let id = self.tx.last_insert_rowid();
@@ -896,7 +913,7 @@ impl Stage<'_> {
             .tx
             .prepare_cached(
                 "INSERT INTO files (version_id, ord, role, url, declared_type, declared_size, declared_md5, state)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending')",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             )
             .map_err(sql("recording a file"))?;
         for (ord, f) in v.files.iter().enumerate() {
@@ -908,7 +925,8 @@ impl Stage<'_> {
                 f.declared_type,
                 f.declared_size
                     .map(|s| i64::try_from(s).unwrap_or(i64::MAX)),
-                f.declared_md5
+                f.declared_md5,
+                FileState::Pending
             ])
             .map_err(sql("recording a file"))?;
         }
@@ -953,5 +971,30 @@ impl Stage<'_> {
     /// Makes everything staged durable.
     pub fn commit(self) -> Result<(), StoreError> {
         self.tx.commit().map_err(sql("committing the feed"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn processes_opening_a_fresh_catalog_at_once_both_migrate_it() {
+        // `plikt serve` and `plikt harvest` started together on a new data folder.
+        let dir = std::env::temp_dir().join(format!("plikt-migrate-{}", std::process::id()));
+        for round in 0..20 {
+            let path = dir.join(format!("{round}.sqlite"));
+            let _ = std::fs::create_dir_all(&dir);
+            let openers: Vec<_> = (0..3)
+                .map(|_| {
+                    let path = path.clone();
+                    std::thread::spawn(move || Catalog::open(&path).map(drop))
+                })
+                .collect();
+            for o in openers {
+                o.join().unwrap().unwrap();
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -27,8 +27,8 @@ impl Digests {
     /// The digests of bytes in memory (small ones: no threads).
     pub fn of(bytes: &[u8]) -> Self {
         Self {
-            sha256: hex(&Sha256::digest(bytes)),
-            md5: hex(&Md5::digest(bytes)),
+            sha256: hex::encode(Sha256::digest(bytes)),
+            md5: hex::encode(Md5::digest(bytes)),
             length: bytes.len() as u64,
         }
     }
@@ -61,7 +61,7 @@ impl Worker {
             for chunk in rx {
                 d.update(&chunk);
             }
-            hex(&d.finalize())
+            hex::encode(d.finalize())
         });
         Worker { tx, handle }
     }
@@ -123,7 +123,7 @@ impl Digester {
         let (md5, sha256) = match std::mem::replace(&mut self.state, State::Done) {
             State::Inline(h) => {
                 let (md5, sha) = *h;
-                (hex(&md5.finalize()), hex(&sha.finalize()))
+                (hex::encode(md5.finalize()), hex::encode(sha.finalize()))
             }
             State::Threads { md5, sha } => (md5.finish(), sha.finish()),
             State::Done => unreachable!("finish twice"),
@@ -152,17 +152,6 @@ pub fn digest_file(path: &std::path::Path) -> std::io::Result<Digests> {
     Ok(d.finish())
 }
 
-/// Lower-case hexadecimal.
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(char::from(DIGITS[usize::from(b >> 4)]));
-        s.push(char::from(DIGITS[usize::from(b & 0xf)]));
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,9 +173,8 @@ mod tests {
             d.update(&Bytes::copy_from_slice(c));
         }
         let threaded = d.finish();
-        assert_eq!(threaded.md5, hex(&Md5::digest(&big)));
-        assert_eq!(threaded.sha256, hex(&Sha256::digest(&big)));
+        assert_eq!(threaded.md5, hex::encode(Md5::digest(&big)));
+        assert_eq!(threaded.sha256, hex::encode(Sha256::digest(&big)));
         assert_eq!(threaded.length, 3 << 20);
-        assert_eq!(hex(&[0x00, 0x0f, 0xa5, 0xff]), "000fa5ff");
     }
 }

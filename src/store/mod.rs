@@ -10,24 +10,30 @@
 mod blobs;
 mod catalog;
 mod digest;
+mod metadata;
 mod notify;
 mod published;
 mod query;
+mod state;
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
 pub use blobs::{BlobWriter, Blobs, Written, sync_dir};
 pub use catalog::{
-    Catalog, DueFile, DueVersion, FileResult, KnownVersion, NewFile, NewVersion, Outcome,
-    RunCounts, Settled, Stage, StoredFile, StoredFinding,
+    Catalog, DueFile, DueVersion, FileResult, KnownVersion, NewFile, NewVersion, RunCounts,
+    Settled, Stage, StoredFile, StoredFinding,
 };
-pub use digest::{Digester, Digests, INLINE_LIMIT, digest_file, hex};
+pub use digest::{Digester, Digests, INLINE_LIMIT, digest_file};
+pub use metadata::{ContentMetadata, Credit, Hash, ItemMetadata, License, Typed};
 pub use notify::{
     ClaimedDelivery, DeliveryResult, NewNotification, OutboxCounts, Subscription, TopicCursor,
 };
 pub use published::{JournalEntry, JournalKey, JournalPage, Page, PublishedFile};
 pub use query::{AuditReport, LastRun, PublisherStatus, Unsettled};
+pub use state::{
+    Access, Change, DeliveryState, FileRole, FileState, Outcome, Timestamp, VersionState,
+};
 
 /// Why the store failed.
 #[derive(Debug, thiserror::Error)]
@@ -58,6 +64,16 @@ pub enum StoreError {
         path: PathBuf,
         /// The I/O error.
         source: std::io::Error,
+    },
+    /// A version's stored metadata does not decode.
+    #[error(
+        "version {version}: its stored metadata does not decode ({reason}); its record cannot be made"
+    )]
+    Metadata {
+        /// The version.
+        version: i64,
+        /// What is wrong.
+        reason: String,
     },
     /// Another plikt process writes to this data folder.
     #[error(
@@ -120,7 +136,7 @@ impl Store {
         let catalog = Catalog::open(&data_dir.join("catalog.sqlite"))?;
         if mode == Mode::Write {
             blobs.clean_tmp().map_err(io(&data_dir.join("tmp")))?;
-            catalog.close_interrupted_runs(&now())?;
+            catalog.close_interrupted_runs(now())?;
         }
         Ok(Self {
             catalog,
@@ -136,12 +152,7 @@ impl Store {
     }
 }
 
-/// The current instant as the catalog writes it: RFC 3339, UTC, milliseconds, `Z` (sorts as text).
-pub fn now() -> String {
-    instant(chrono::Utc::now())
-}
-
-/// An instant as the catalog writes it.
-pub fn instant(t: chrono::DateTime<chrono::Utc>) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+/// Now, to the millisecond ([`Timestamp::now`]).
+pub fn now() -> Timestamp {
+    Timestamp::now()
 }

@@ -14,6 +14,7 @@ use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
 use super::StoreError;
 use super::catalog::Catalog;
+use super::state::{Access, DeliveryState, Timestamp};
 
 fn sql(context: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
     move |source| StoreError::Sql { context, source }
@@ -73,7 +74,7 @@ pub struct TopicCursor {
     /// The journal position of the last change notified.
     pub last_seq: i64,
     /// The last notification's `until` (the next one's `from`).
-    pub until: String,
+    pub until: Timestamp,
 }
 
 /// A notification to store, with the position it starts after.
@@ -82,15 +83,15 @@ pub struct NewNotification<'a> {
     /// The publisher.
     pub publisher: &'a str,
     /// The set's access level.
-    pub access: &'a str,
+    pub access: Access,
     /// The position its topic must still be at.
     pub after_seq: i64,
     /// The position of its last change.
     pub last_seq: i64,
     /// `from`.
-    pub from: &'a str,
+    pub from: Timestamp,
     /// `until`.
-    pub until: &'a str,
+    pub until: Timestamp,
     /// Changes in it.
     pub changes: u64,
     /// The payload.
@@ -103,7 +104,7 @@ pub struct Subscription {
     /// The publisher of the topic.
     pub publisher: String,
     /// The topic's set.
-    pub access: String,
+    pub access: Access,
     /// `hub.callback`.
     pub callback: String,
     /// `hub.secret`.
@@ -111,7 +112,7 @@ pub struct Subscription {
     /// The `[[destination]]` that subscribed to a restricted topic.
     pub destination: Option<String>,
     /// When the lease ends.
-    pub lease_expires_at: String,
+    pub lease_expires_at: Timestamp,
 }
 
 /// A delivery claimed for sending.
@@ -139,7 +140,7 @@ pub enum DeliveryResult {
         /// Why.
         error: String,
         /// When.
-        at: String,
+        at: Timestamp,
     },
     /// Failed for the last time, or the subscriber said it is gone (410).
     GiveUp {
@@ -168,7 +169,7 @@ impl Catalog {
     pub fn topic_cursor(
         &self,
         publisher: &str,
-        access: &str,
+        access: Access,
     ) -> Result<Option<TopicCursor>, StoreError> {
         self.conn()
             .prepare_cached(
@@ -193,8 +194,8 @@ impl Catalog {
     pub fn start_topic(
         &mut self,
         publisher: &str,
-        access: &str,
-        now: &str,
+        access: Access,
+        now: Timestamp,
     ) -> Result<TopicCursor, StoreError> {
         let tx = self
             .conn_mut()
@@ -223,7 +224,7 @@ impl Catalog {
     pub fn add_notification(
         &mut self,
         n: &NewNotification<'_>,
-        now: &str,
+        now: Timestamp,
     ) -> Result<Option<i64>, StoreError> {
         let ctx = "storing a notification";
         let tx = self
@@ -262,9 +263,9 @@ impl Catalog {
             .map_err(sql(ctx))?;
         tx.execute(
             "INSERT INTO deliveries (subscription_id, notification_id, state, next_attempt_at)
-             SELECT id, ?3, 'pending', ?4 FROM subscriptions
+             SELECT id, ?3, ?5, ?4 FROM subscriptions
              WHERE publisher = ?1 AND access = ?2 AND lease_expires_at > ?4",
-            params![n.publisher, n.access, id, now],
+            params![n.publisher, n.access, id, now, DeliveryState::Pending],
         )
         .map_err(sql(ctx))?;
         tx.commit().map_err(sql(ctx))?;
@@ -275,7 +276,7 @@ impl Catalog {
     pub fn latest_notification(
         &self,
         publisher: &str,
-        access: &str,
+        access: Access,
     ) -> Result<Option<Vec<u8>>, StoreError> {
         self.conn()
             .prepare_cached(
@@ -291,7 +292,7 @@ impl Catalog {
 
     /// Records a verified subscription, or renews one (a new lease and secret; its
     /// pending deliveries go on).
-    pub fn subscribe(&self, s: &Subscription, now: &str) -> Result<(), StoreError> {
+    pub fn subscribe(&self, s: &Subscription, now: Timestamp) -> Result<(), StoreError> {
         self.conn()
             .execute(
                 "INSERT INTO subscriptions (publisher, access, callback, secret, destination,
@@ -318,7 +319,7 @@ impl Catalog {
     pub fn unsubscribe(
         &self,
         publisher: &str,
-        access: &str,
+        access: Access,
         callback: &str,
     ) -> Result<bool, StoreError> {
         self.conn()
@@ -331,7 +332,7 @@ impl Catalog {
     }
 
     /// The subscriptions whose lease has not ended at `now`.
-    pub fn subscriptions(&self, now: &str) -> Result<Vec<Subscription>, StoreError> {
+    pub fn subscriptions(&self, now: Timestamp) -> Result<Vec<Subscription>, StoreError> {
         let mut stmt = self
             .conn()
             .prepare_cached(
@@ -351,8 +352,8 @@ impl Catalog {
     /// it; the claim lasts until `until`.
     pub fn claim_deliveries(
         &mut self,
-        now: &str,
-        until: &str,
+        now: Timestamp,
+        until: Timestamp,
         limit: usize,
     ) -> Result<Vec<ClaimedDelivery>, StoreError> {
         let ctx = "claiming deliveries";
@@ -366,9 +367,9 @@ impl Catalog {
                 .prepare_cached(
                     "UPDATE deliveries SET claimed_until = ?2 WHERE rowid IN (
                        SELECT d.rowid FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
-                       WHERE d.state = 'pending' AND s.lease_expires_at > ?1
+                       WHERE d.state = ?4 AND s.lease_expires_at > ?1
                          AND d.notification_id = (SELECT min(x.notification_id) FROM deliveries x
-                               WHERE x.subscription_id = d.subscription_id AND x.state = 'pending')
+                               WHERE x.subscription_id = d.subscription_id AND x.state = ?4)
                          AND d.next_attempt_at <= ?1
                          AND (d.claimed_until IS NULL OR d.claimed_until <= ?1)
                        LIMIT ?3)
@@ -376,7 +377,7 @@ impl Catalog {
                 )
                 .map_err(sql(ctx))?;
             let rows = stmt
-                .query_map(params![now, until, limit], |r| {
+                .query_map(params![now, until, limit, DeliveryState::Pending], |r| {
                     Ok((r.get(0)?, r.get(1)?, r.get(2)?))
                 })
                 .map_err(sql(ctx))?;
@@ -414,20 +415,30 @@ impl Catalog {
         subscription_id: i64,
         notification_id: i64,
         result: &DeliveryResult,
-        now: &str,
+        now: Timestamp,
     ) -> Result<(), StoreError> {
         let (state, error, next) = match result {
-            DeliveryResult::Delivered => ("delivered", None, now),
-            DeliveryResult::Retry { error, at } => ("pending", Some(error.as_str()), at.as_str()),
-            DeliveryResult::GiveUp { error } => ("failed", Some(error.as_str()), now),
+            DeliveryResult::Delivered => (DeliveryState::Delivered, None, now),
+            DeliveryResult::Retry { error, at } => {
+                (DeliveryState::Pending, Some(error.as_str()), *at)
+            }
+            DeliveryResult::GiveUp { error } => (DeliveryState::Failed, Some(error.as_str()), now),
         };
+        let delivered = (state == DeliveryState::Delivered).then_some(now);
         self.conn()
             .execute(
                 "UPDATE deliveries SET state = ?3, last_error = ?4, next_attempt_at = ?5,
-                   attempts = attempts + 1, claimed_until = NULL,
-                   delivered_at = CASE WHEN ?3 = 'delivered' THEN ?6 END
-                 WHERE subscription_id = ?1 AND notification_id = ?2 AND state = 'pending'",
-                params![subscription_id, notification_id, state, error, next, now],
+                   attempts = attempts + 1, claimed_until = NULL, delivered_at = ?6
+                 WHERE subscription_id = ?1 AND notification_id = ?2 AND state = ?7",
+                params![
+                    subscription_id,
+                    notification_id,
+                    state,
+                    error,
+                    next,
+                    delivered,
+                    DeliveryState::Pending
+                ],
             )
             .map_err(sql("recording a delivery"))?;
         Ok(())
@@ -439,8 +450,8 @@ impl Catalog {
     /// notifications) removed.
     pub fn prune_notifications(
         &self,
-        now: &str,
-        before: &str,
+        now: Timestamp,
+        before: Timestamp,
     ) -> Result<(usize, usize), StoreError> {
         let ctx = "pruning notifications";
         let subscriptions = self
@@ -456,23 +467,28 @@ impl Catalog {
                 "DELETE FROM notifications WHERE created_at < ?1
                    AND id NOT IN (SELECT max(id) FROM notifications GROUP BY publisher, access)
                    AND NOT EXISTS (SELECT 1 FROM deliveries d
-                                   WHERE d.notification_id = notifications.id AND d.state = 'pending')",
-                params![before],
+                                   WHERE d.notification_id = notifications.id AND d.state = ?2)",
+                params![before, DeliveryState::Pending],
             )
             .map_err(sql(ctx))?;
         Ok((subscriptions, notifications))
     }
 
     /// Counts of the outbox.
-    pub fn outbox_counts(&self, now: &str) -> Result<OutboxCounts, StoreError> {
+    pub fn outbox_counts(&self, now: Timestamp) -> Result<OutboxCounts, StoreError> {
         self.conn()
             .query_row(
                 "SELECT (SELECT count(*) FROM subscriptions WHERE lease_expires_at > ?1),
                    (SELECT count(*) FROM notifications),
-                   (SELECT count(*) FROM deliveries WHERE state = 'pending'),
-                   (SELECT count(*) FROM deliveries WHERE state = 'delivered'),
-                   (SELECT count(*) FROM deliveries WHERE state = 'failed')",
-                params![now],
+                   (SELECT count(*) FROM deliveries WHERE state = ?2),
+                   (SELECT count(*) FROM deliveries WHERE state = ?3),
+                   (SELECT count(*) FROM deliveries WHERE state = ?4)",
+                params![
+                    now,
+                    DeliveryState::Pending,
+                    DeliveryState::Delivered,
+                    DeliveryState::Failed
+                ],
                 |r| {
                     let n = |i: usize| r.get::<_, i64>(i).map(|n| n.max(0).unsigned_abs());
                     Ok(OutboxCounts {

@@ -6,6 +6,7 @@ use rusqlite::{OptionalExtension, params};
 use super::StoreError;
 use super::catalog::Catalog;
 use super::digest::Digests;
+use super::state::{Access, Change, FileState, Timestamp, VersionState, sql as lit};
 
 fn sql(context: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
     move |source| StoreError::Sql { context, source }
@@ -32,8 +33,8 @@ pub struct PublishedFile {
     pub stored_at: String,
     /// The item's pubDate (UTC).
     pub pub_date: String,
-    /// The version's effective access: `gratis` or `restricted`.
-    pub access: String,
+    /// The version's effective access.
+    pub access: Access,
     /// The first stored file of its version (the version's record is listed with it).
     pub first_of_version: bool,
     /// Its place among its version's files.
@@ -66,8 +67,8 @@ pub struct Page {
 pub struct JournalEntry {
     /// Position in the journal.
     pub seq: i64,
-    /// `created` or `updated`.
-    pub change: String,
+    /// Created or updated.
+    pub change: Change,
     /// When.
     pub at: String,
 }
@@ -93,17 +94,24 @@ pub struct JournalPage {
 }
 
 /// The latest deposited version of deposit `d` (a deposit's current version).
-const CURRENT_VERSION: &str = "SELECT id FROM versions x WHERE x.deposit_id = d.id
-    AND x.state = 'deposited' ORDER BY x.pub_date DESC LIMIT 1";
+fn current_version() -> String {
+    format!(
+        "SELECT id FROM versions x WHERE x.deposit_id = d.id
+         AND x.state = {} ORDER BY x.pub_date DESC LIMIT 1",
+        lit(VersionState::Deposited)
+    )
+}
 
 /// `FROM … WHERE …` of a set's current files (?1 publisher, ?2 access): what
 /// [`Catalog::current_files`] lists and [`Catalog::count_current_files`] counts;
 /// `join` goes before `WHERE`.
 fn current_files_from(join: &str) -> String {
     format!(
-        "FROM deposits d JOIN versions v ON v.id = ({CURRENT_VERSION})
+        "FROM deposits d JOIN versions v ON v.id = ({})
          JOIN files f ON f.version_id = v.id {join}
-         WHERE d.publisher = ?1 AND v.access = ?2 AND f.state = 'stored'"
+         WHERE d.publisher = ?1 AND v.access = ?2 AND f.state = {}",
+        current_version(),
+        lit(FileState::Stored)
     )
 }
 
@@ -115,8 +123,9 @@ fn journal_from(join: &str) -> String {
     format!(
         "FROM changes c JOIN versions v ON v.id = c.version_id
          JOIN files f ON f.version_id = v.id {join}
-         WHERE c.publisher = ?1 AND v.access = ?2 AND f.state = 'stored'
-           AND c.at >= ?3 AND c.at < coalesce(?4, '9999')"
+         WHERE c.publisher = ?1 AND v.access = ?2 AND f.state = {}
+           AND c.at >= ?3 AND c.at < coalesce(?4, '9999')",
+        lit(FileState::Stored)
     )
 }
 
@@ -161,7 +170,7 @@ fn read_file(r: &rusqlite::Row<'_>, i: usize, f: &mut PublishedFile) -> rusqlite
     }
     text(i + 7, &mut f.stored_at)?;
     text(i + 8, &mut f.pub_date)?;
-    text(i + 9, &mut f.access)?;
+    f.access = r.get(i + 9)?;
     f.first_of_version = false;
     text(i + 10, &mut f.deposited_at)?;
     f.ord = r.get(i + 14)?;
@@ -185,7 +194,7 @@ impl Catalog {
     pub fn current_files(
         &self,
         publisher: &str,
-        access: &str,
+        access: Access,
         page: Option<Page>,
         each: &mut dyn FnMut(&PublishedFile) -> std::io::Result<()>,
     ) -> Result<(), StoreError> {
@@ -225,9 +234,9 @@ impl Catalog {
     pub fn count_journal(
         &self,
         publisher: &str,
-        access: &str,
-        from: &str,
-        until: Option<&str>,
+        access: Access,
+        from: Timestamp,
+        until: Option<Timestamp>,
         at_most: u64,
     ) -> Result<u64, StoreError> {
         let at_most = i64::try_from(at_most).unwrap_or(i64::MAX);
@@ -249,7 +258,7 @@ impl Catalog {
     pub fn count_current_files(
         &self,
         publisher: &str,
-        access: &str,
+        access: Access,
         at_most: u64,
     ) -> Result<u64, StoreError> {
         let at_most = i64::try_from(at_most).unwrap_or(i64::MAX);
@@ -273,9 +282,9 @@ impl Catalog {
     pub fn journal(
         &self,
         publisher: &str,
-        access: &str,
-        from: &str,
-        until: Option<&str>,
+        access: Access,
+        from: Timestamp,
+        until: Option<Timestamp>,
         page: Option<JournalPage>,
         each: &mut dyn FnMut(&JournalEntry, &PublishedFile) -> std::io::Result<()>,
     ) -> Result<(), StoreError> {
@@ -305,14 +314,13 @@ impl Catalog {
         let (mut e, mut f) = (JournalEntry::default(), PublishedFile::default());
         while let Some(row) = rows.next().map_err(sql(ctx))? {
             e.seq = row.get(0).map_err(sql(ctx))?;
-            for (c, into) in [(1, &mut e.change), (2, &mut e.at)] {
-                into.clear();
-                into.push_str(
-                    row.get_ref(c)
-                        .and_then(|v| Ok(v.as_str()?))
-                        .map_err(sql(ctx))?,
-                );
-            }
+            e.change = row.get(1).map_err(sql(ctx))?;
+            e.at.clear();
+            e.at.push_str(
+                row.get_ref(2)
+                    .and_then(|v| Ok(v.as_str()?))
+                    .map_err(sql(ctx))?,
+            );
             read_file(row, 3, &mut f).map_err(sql(ctx))?;
             f.first_of_version = previous != Some(e.seq);
             previous = Some(e.seq);
@@ -334,10 +342,10 @@ impl Catalog {
     pub fn journal_bound(
         &self,
         publisher: &str,
-        access: &str,
+        access: Access,
         after: i64,
         changes: u64,
-    ) -> Result<Option<(i64, String)>, StoreError> {
+    ) -> Result<Option<(i64, Timestamp)>, StoreError> {
         let changes = i64::try_from(changes).unwrap_or(i64::MAX);
         self.conn()
             .prepare_cached(
@@ -365,7 +373,7 @@ impl Catalog {
     pub fn journal_range(
         &self,
         publisher: &str,
-        access: &str,
+        access: Access,
         after: i64,
         upto: i64,
         each: &mut dyn FnMut(&JournalEntry, &PublishedFile) -> std::io::Result<()>,
@@ -378,8 +386,9 @@ impl Catalog {
                  FROM changes c JOIN versions v ON v.id = c.version_id
                  JOIN files f ON f.version_id = v.id {RECORD_JOIN}
                  WHERE c.seq > ?3 AND c.seq <= ?4 AND c.publisher = ?1 AND v.access = ?2
-                   AND f.state = 'stored'
-                 ORDER BY c.seq, f.ord"
+                   AND f.state = {}
+                 ORDER BY c.seq, f.ord",
+                lit(FileState::Stored)
             ))
             .map_err(sql(ctx))?;
         let mut rows = stmt
@@ -389,14 +398,13 @@ impl Catalog {
         let (mut e, mut f) = (JournalEntry::default(), PublishedFile::default());
         while let Some(row) = rows.next().map_err(sql(ctx))? {
             e.seq = row.get(0).map_err(sql(ctx))?;
-            for (c, into) in [(1, &mut e.change), (2, &mut e.at)] {
-                into.clear();
-                into.push_str(
-                    row.get_ref(c)
-                        .and_then(|v| Ok(v.as_str()?))
-                        .map_err(sql(ctx))?,
-                );
-            }
+            e.change = row.get(1).map_err(sql(ctx))?;
+            e.at.clear();
+            e.at.push_str(
+                row.get_ref(2)
+                    .and_then(|v| Ok(v.as_str()?))
+                    .map_err(sql(ctx))?,
+            );
             read_file(row, 3, &mut f).map_err(sql(ctx))?;
             f.first_of_version = previous != Some(e.seq);
             previous = Some(e.seq);
@@ -409,7 +417,7 @@ impl Catalog {
     }
 
     /// The journal's last position and its time (`None` when it is empty).
-    pub fn journal_end(&self) -> Result<Option<(i64, String)>, StoreError> {
+    pub fn journal_end(&self) -> Result<Option<(i64, Timestamp)>, StoreError> {
         self.conn()
             .query_row(
                 "SELECT seq, at FROM changes ORDER BY seq DESC LIMIT 1",
@@ -441,17 +449,18 @@ impl Catalog {
         publisher: &str,
         deposit: i64,
         version: i64,
-    ) -> Result<Option<(String, String, String)>, StoreError> {
+    ) -> Result<Option<(String, Access, Timestamp)>, StoreError> {
         self.conn()
             .prepare_cached(
                 "SELECT v.metadata, v.access, coalesce(v.deposited_at, v.found_at)
                  FROM versions v JOIN deposits d ON d.id = v.deposit_id
-                 WHERE v.id = ?3 AND d.id = ?2 AND d.publisher = ?1 AND v.state = 'deposited'",
+                 WHERE v.id = ?3 AND d.id = ?2 AND d.publisher = ?1 AND v.state = ?4",
             )
             .and_then(|mut s| {
-                s.query_row(params![publisher, deposit, version], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-                })
+                s.query_row(
+                    params![publisher, deposit, version, VersionState::Deposited],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
                 .optional()
             })
             .map_err(sql("reading a version's metadata"))
@@ -462,14 +471,13 @@ impl Catalog {
         &self,
         publisher: &str,
         deposit: i64,
-    ) -> Result<Option<(i64, String)>, StoreError> {
+    ) -> Result<Option<(i64, Access)>, StoreError> {
         self.conn()
-            .prepare_cached(
-                &format!(
-                    "SELECT v.id, v.access FROM deposits d JOIN versions v ON v.id = ({CURRENT_VERSION})
-                     WHERE d.publisher = ?1 AND d.id = ?2"
-                ),
-            )
+            .prepare_cached(&format!(
+                "SELECT v.id, v.access FROM deposits d JOIN versions v ON v.id = ({})
+                 WHERE d.publisher = ?1 AND d.id = ?2",
+                current_version()
+            ))
             .and_then(|mut s| {
                 s.query_row(params![publisher, deposit], |r| Ok((r.get(0)?, r.get(1)?)))
                     .optional()
@@ -479,18 +487,22 @@ impl Catalog {
 
     /// Whether any deposited version of `publisher` has access `access` (a set with none
     /// is empty: its documents need no walk over the collection).
-    pub fn has_access(&self, publisher: &str, access: &str) -> Result<bool, StoreError> {
+    pub fn has_access(&self, publisher: &str, access: Access) -> Result<bool, StoreError> {
         self.conn()
             .prepare_cached(
                 "SELECT EXISTS (SELECT 1 FROM versions v JOIN deposits d ON d.id = v.deposit_id
-                   WHERE d.publisher = ?1 AND v.access = ?2 AND v.state = 'deposited')",
+                   WHERE d.publisher = ?1 AND v.access = ?2 AND v.state = ?3)",
             )
-            .and_then(|mut s| s.query_row(params![publisher, access], |r| r.get(0)))
+            .and_then(|mut s| {
+                s.query_row(params![publisher, access, VersionState::Deposited], |r| {
+                    r.get(0)
+                })
+            })
             .map_err(sql("looking for versions of an access level"))
     }
 
     /// The time of the first journalled change of `publisher`.
-    pub fn first_change(&self, publisher: &str) -> Result<Option<String>, StoreError> {
+    pub fn first_change(&self, publisher: &str) -> Result<Option<Timestamp>, StoreError> {
         self.conn()
             .query_row(
                 "SELECT min(at) FROM changes WHERE publisher = ?1",
@@ -513,11 +525,14 @@ impl Catalog {
             .conn()
             .prepare_cached(&format!(
                 "SELECT {FILE_COLUMNS} FROM deposits d
-                 JOIN versions v ON v.deposit_id = d.id AND v.state = 'deposited'
-                   AND v.id = coalesce(?3, ({CURRENT_VERSION}))
+                 JOIN versions v ON v.deposit_id = d.id AND v.state = {deposited}
+                   AND v.id = coalesce(?3, ({current}))
                  JOIN files f ON f.version_id = v.id {RECORD_JOIN}
-                 WHERE d.publisher = ?1 AND d.id = ?2 AND f.state = 'stored'
-                 ORDER BY f.ord"
+                 WHERE d.publisher = ?1 AND d.id = ?2 AND f.state = {stored}
+                 ORDER BY f.ord",
+                deposited = lit(VersionState::Deposited),
+                current = current_version(),
+                stored = lit(FileState::Stored),
             ))
             .map_err(sql("finding a resource"))?;
         let rows = stmt
@@ -540,7 +555,7 @@ impl Catalog {
     pub fn fill_record_digests(
         &mut self,
         mapping: &str,
-        digest: &dyn Fn(&str) -> Digests,
+        digest: &dyn Fn(&str) -> Result<Digests, String>,
     ) -> Result<u64, StoreError> {
         let ctx = "digesting metadata records";
         self.conn()
@@ -557,12 +572,14 @@ impl Catalog {
                 .prepare_cached(
                     "SELECT v.id, v.metadata FROM versions v
                      LEFT JOIN record_digests rd ON rd.version_id = v.id
-                     WHERE v.id > ?1 AND v.state = 'deposited' AND rd.version_id IS NULL
+                     WHERE v.id > ?1 AND v.state = ?3 AND rd.version_id IS NULL
                      ORDER BY v.id LIMIT ?2",
                 )
                 .and_then(|mut s| {
-                    s.query_map(params![after, RECORD_BATCH], |r| Ok((r.get(0)?, r.get(1)?)))?
-                        .collect()
+                    s.query_map(params![after, RECORD_BATCH, VersionState::Deposited], |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })?
+                    .collect()
                 })
                 .map_err(sql(ctx))?;
             let Some(last) = batch.last() else { break };
@@ -576,7 +593,10 @@ impl Catalog {
                     )
                     .map_err(sql(ctx))?;
                 for (version, metadata) in &batch {
-                    let d = digest(metadata);
+                    let d = digest(metadata).map_err(|reason| StoreError::Metadata {
+                        version: *version,
+                        reason,
+                    })?;
                     let length = i64::try_from(d.length).unwrap_or(i64::MAX);
                     insert
                         .execute(params![version, mapping, length, d.md5, d.sha256])

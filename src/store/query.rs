@@ -4,6 +4,7 @@ use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 
 use super::catalog::{Catalog, RunCounts, StoredFinding};
+use super::state::{FileState, Outcome, Timestamp, VersionState, sql as lit};
 use super::{Blobs, StoreError};
 
 fn sql(context: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
@@ -16,11 +17,11 @@ pub struct LastRun {
     /// Run number.
     pub id: i64,
     /// Start.
-    pub started_at: String,
+    pub started_at: Timestamp,
     /// End (absent while running).
-    pub ended_at: Option<String>,
-    /// `running`, `ok`, `not-modified`, `failed` or `interrupted`.
-    pub outcome: String,
+    pub ended_at: Option<Timestamp>,
+    /// How it ended.
+    pub outcome: Outcome,
     /// Why it failed or was interrupted.
     pub message: Option<String>,
     /// Counters.
@@ -33,14 +34,37 @@ pub struct LastRun {
 pub struct Unsettled {
     /// The item's guid (absent for a rejected item without one).
     pub guid: Option<String>,
-    /// `pending`, `failed` or `rejected`.
-    pub state: String,
+    /// Where it is.
+    pub state: UnsettledState,
     /// Failed attempts.
     pub attempts: u32,
     /// Next retry, for pending versions.
-    pub next_attempt_at: Option<String>,
+    pub next_attempt_at: Option<Timestamp>,
     /// The reason, naming the URL.
     pub reason: Option<String>,
+}
+
+/// Where an [`Unsettled`] item is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UnsettledState {
+    /// A version waiting for a retry.
+    Pending,
+    /// A version that stays failed.
+    Failed,
+    /// An item the last run rejected (it could not be identified or collected).
+    Rejected,
+}
+
+impl UnsettledState {
+    /// Its word in `plikt status`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Failed => "failed",
+            Self::Rejected => "rejected",
+        }
+    }
 }
 
 /// `plikt status` of one publisher (the JSON names are a contract).
@@ -61,7 +85,7 @@ pub struct PublisherStatus {
     /// The last run.
     pub last_run: Option<LastRun>,
     /// Next scheduled run (filled in by the caller from the schedule).
-    pub next_run: Option<String>,
+    pub next_run: Option<Timestamp>,
     /// Pending, failed and rejected items with the reason (at most 100).
     pub items: Vec<Unsettled>,
     /// Errors and warnings of the last run that read the feed.
@@ -125,26 +149,28 @@ impl Catalog {
                 .map(|n| n.max(0).unsigned_abs())
                 .map_err(sql("counting"))
         };
-        let deposits = count(
+        let (deposited, stored) = (lit(VersionState::Deposited), lit(FileState::Stored));
+        let deposits = count(&format!(
             "SELECT count(DISTINCT d.id) FROM deposits d JOIN versions v ON v.deposit_id = d.id
-             WHERE d.publisher = ?1 AND v.state = 'deposited'",
-        )?;
-        let versions = count(
+             WHERE d.publisher = ?1 AND v.state = {deposited}"
+        ))?;
+        let versions = count(&format!(
             "SELECT count(*) FROM versions v JOIN deposits d ON d.id = v.deposit_id
-             WHERE d.publisher = ?1 AND v.state = 'deposited'",
-        )?;
-        let files = count(
+             WHERE d.publisher = ?1 AND v.state = {deposited}"
+        ))?;
+        let files = count(&format!(
             "SELECT count(*) FROM files f JOIN versions v ON v.id = f.version_id
-             JOIN deposits d ON d.id = v.deposit_id WHERE d.publisher = ?1 AND f.state = 'stored'",
-        )?;
-        let pending = count(
-            "SELECT count(*) FROM versions v JOIN deposits d ON d.id = v.deposit_id
-             WHERE d.publisher = ?1 AND v.state = 'pending'",
-        )?;
-        let failed_versions = count(
-            "SELECT count(*) FROM versions v JOIN deposits d ON d.id = v.deposit_id
-             WHERE d.publisher = ?1 AND v.state = 'failed'",
-        )?;
+             JOIN deposits d ON d.id = v.deposit_id WHERE d.publisher = ?1 AND f.state = {stored}"
+        ))?;
+        let versions_in = |state: VersionState| {
+            format!(
+                "SELECT count(*) FROM versions v JOIN deposits d ON d.id = v.deposit_id
+                 WHERE d.publisher = ?1 AND v.state = {}",
+                lit(state)
+            )
+        };
+        let pending = count(&versions_in(VersionState::Pending))?;
+        let failed_versions = count(&versions_in(VersionState::Failed))?;
         let last_run = c
             .query_row(
                 "SELECT id, started_at, ended_at, outcome, message, items, new_versions, rejected,
@@ -186,14 +212,17 @@ impl Catalog {
             .prepare(
                 "SELECT d.guid, v.state, v.attempts, v.next_attempt_at, v.last_error
                  FROM versions v JOIN deposits d ON d.id = v.deposit_id
-                 WHERE d.publisher = ?1 AND v.state != 'deposited' ORDER BY v.id LIMIT 100",
+                 WHERE d.publisher = ?1 AND v.state != ?2 ORDER BY v.id LIMIT 100",
             )
             .map_err(sql("listing pending versions"))?;
         let rows = stmt
-            .query_map(params![publisher], |r| {
+            .query_map(params![publisher, VersionState::Deposited], |r| {
                 Ok(Unsettled {
                     guid: r.get(0)?,
-                    state: r.get(1)?,
+                    state: match r.get(1)? {
+                        VersionState::Failed => UnsettledState::Failed,
+                        _ => UnsettledState::Pending,
+                    },
                     attempts: r.get(2)?,
                     next_attempt_at: r.get(3)?,
                     reason: r.get(4)?,
@@ -205,8 +234,13 @@ impl Catalog {
         }
         let last_feed_run: Option<i64> = c
             .query_row(
-                "SELECT max(id) FROM runs WHERE publisher = ?1 AND outcome IN ('ok', 'failed', 'interrupted')",
-                params![publisher],
+                "SELECT max(id) FROM runs WHERE publisher = ?1 AND outcome IN (?2, ?3, ?4)",
+                params![
+                    publisher,
+                    Outcome::Ok,
+                    Outcome::Failed,
+                    Outcome::Interrupted
+                ],
                 |r| r.get(0),
             )
             .map_err(sql("reading runs"))?;
@@ -219,7 +253,7 @@ impl Catalog {
                 .query_map(params![run], |r| {
                     Ok(Unsettled {
                         guid: r.get(0)?,
-                        state: "rejected".into(),
+                        state: UnsettledState::Rejected,
                         attempts: 0,
                         next_attempt_at: None,
                         reason: r.get(1)?,
@@ -330,12 +364,12 @@ impl Catalog {
         }
         let mut stmt = c
             .prepare(
-                "SELECT f.url, f.sha256 FROM files f WHERE f.state = 'stored'
+                "SELECT f.url, f.sha256 FROM files f WHERE f.state = ?1
                  AND NOT EXISTS (SELECT 1 FROM blobs b WHERE b.sha256 = f.sha256)",
             )
             .map_err(sql("checking files"))?;
         let rows = stmt
-            .query_map([], |r| {
+            .query_map([FileState::Stored], |r| {
                 Ok(format!(
                     "{} → blob {}",
                     r.get::<_, String>(0)?,
@@ -349,12 +383,12 @@ impl Catalog {
         let mut stmt = c
             .prepare(
                 "SELECT d.publisher, d.guid, v.pub_date FROM versions v JOIN deposits d ON d.id = v.deposit_id
-                 WHERE v.state = 'deposited'
-                   AND EXISTS (SELECT 1 FROM files f WHERE f.version_id = v.id AND f.state != 'stored')",
+                 WHERE v.state = ?1
+                   AND EXISTS (SELECT 1 FROM files f WHERE f.version_id = v.id AND f.state != ?2)",
             )
             .map_err(sql("checking versions"))?;
         let rows = stmt
-            .query_map([], |r| {
+            .query_map(params![VersionState::Deposited, FileState::Stored], |r| {
                 Ok(format!(
                     "{} {} ({})",
                     r.get::<_, String>(0)?,

@@ -726,10 +726,7 @@ fn a_redirect_loop_fails_clearly() {
 }
 
 fn auth_header(user: &str, password: &str) -> String {
-    format!(
-        "Basic {}",
-        plikt::server::base64(&format!("{user}:{password}"))
-    )
+    plikt::server::basic_auth(user, password)
 }
 
 #[test]

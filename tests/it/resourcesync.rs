@@ -139,7 +139,7 @@ fn assert_mirror(env: &Env, dest: &Path, expected: usize) {
             let metadata = env.one(&format!(
                 "SELECT metadata FROM versions WHERE id = {version}"
             ));
-            let record = plikt::resourcesync::record_bytes(&metadata);
+            let record = plikt::resourcesync::record_bytes(&metadata).unwrap();
             assert!(
                 record == bytes,
                 "{rel} differs from the record of version {version}"
@@ -413,7 +413,8 @@ fn restricted_sets_are_served_only_to_authenticated_destinations() {
         + "\n[[destination]]\nid = \"libris\"\ntoken_env = \"TEST_DEST_TOKEN\"\n";
     std::fs::write(&env.config, cfg).unwrap();
     let srv = serve(&env);
-    assert_eq!(env.harvest().status.code(), Some(0));
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_eq!(env.status()["deposits"].as_u64(), Some(3));
     let o = env.cmd(&["publish"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
@@ -648,7 +649,7 @@ fn published_documents_validate_against_the_projects_schemas() {
     assert!(!versions.is_empty());
     for v in versions {
         let record = env.dir.join(format!("record-{}.xml", v[0]));
-        std::fs::write(&record, plikt::resourcesync::record_bytes(&v[1])).unwrap();
+        std::fs::write(&record, plikt::resourcesync::record_bytes(&v[1]).unwrap()).unwrap();
         let o = Command::new("xmllint")
             .arg("--noout")
             .arg(&record)

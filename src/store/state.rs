@@ -1,0 +1,320 @@
+//! The states a catalog row can be in, as types (STYLE habit 15): each an enum with its
+//! one spelling in the catalog (`as_str`, `ToSql`, `FromSql`), so a state crosses modules
+//! as a type and SQL names it through [`sql`] from here only; and [`Timestamp`], the one
+//! type of an instant (ordered by time, written as RFC 3339 UTC with milliseconds).
+
+use std::fmt;
+
+use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
+
+use crate::profile::Severity;
+
+/// Declares a state enum with its catalog spelling and SQL conversions.
+macro_rules! state {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name {
+            $($(#[$vdoc])* $variant),+
+        }
+
+        impl $name {
+            /// Every value.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// Its spelling in the catalog, in documents and in `plikt status`.
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text),+
+                }
+            }
+
+            /// The value spelt `s`, if any.
+            pub fn parse(s: &str) -> Option<Self> {
+                Self::ALL.iter().copied().find(|v| v.as_str() == s)
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl ToSql for $name {
+            fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+                Ok(ToSqlOutput::from(self.as_str()))
+            }
+        }
+
+        impl FromSql for $name {
+            fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+                let s = value.as_str()?;
+                Self::parse(s).ok_or_else(|| {
+                    FromSqlError::Other(format!("`{s}` is not a {}", stringify!($name)).into())
+                })
+            }
+        }
+    };
+}
+
+state! {
+    /// A version's effective access level (R107 and the verdict): `gratis` only for a
+    /// conforming item whose accessRights is exactly `gratis`; it decides the set.
+    Access {
+        /// Free to read when published: the public set.
+        Gratis = "gratis",
+        /// Restricted, or non-conforming: the restricted set.
+        Restricted = "restricted",
+    }
+}
+
+state! {
+    /// Where a version is on its way into the collection.
+    VersionState {
+        /// Found; some of its files are not stored yet.
+        Pending = "pending",
+        /// Every file stored, its change journalled.
+        Deposited = "deposited",
+        /// Given up after `max_failed_runs`.
+        Failed = "failed",
+    }
+}
+
+state! {
+    /// Where one file of a version is.
+    FileState {
+        /// Not fetched yet (or to fetch again).
+        Pending = "pending",
+        /// In the blob store, verified.
+        Stored = "stored",
+        /// The last attempt failed.
+        Failed = "failed",
+    }
+}
+
+state! {
+    /// A change in the journal (core §12: `change`).
+    Change {
+        /// The deposit's first version.
+        Created = "created",
+        /// A later version.
+        Updated = "updated",
+    }
+}
+
+state! {
+    /// What a file is to its item.
+    FileRole {
+        /// The item's `<link>` (R102).
+        Link = "link",
+        /// A `media:content` (F302), also in `media:group`.
+        Content = "content",
+    }
+}
+
+state! {
+    /// How a run of one publisher ended.
+    Outcome {
+        /// Not ended yet (or the process died: closed as `interrupted` on the next start).
+        Running = "running",
+        /// The feed was read and every due version was attempted.
+        Ok = "ok",
+        /// The feed had not changed (304).
+        NotModified = "not-modified",
+        /// The run could not be carried out (feed unreadable, unreachable…).
+        Failed = "failed",
+        /// Shut down, or killed, before the end.
+        Interrupted = "interrupted",
+    }
+}
+
+state! {
+    /// A delivery of a change notification to one subscriber.
+    DeliveryState {
+        /// Waiting for its (next) attempt.
+        Pending = "pending",
+        /// The callback answered 2xx.
+        Delivered = "delivered",
+        /// Given up.
+        Failed = "failed",
+    }
+}
+
+/// Restricted: a value not read yet is never public by mistake.
+impl Default for Access {
+    fn default() -> Self {
+        Access::Restricted
+    }
+}
+
+/// For rows read into a reused buffer before their first value.
+impl Default for Change {
+    fn default() -> Self {
+        Change::Created
+    }
+}
+
+impl serde::Serialize for Severity {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl ToSql for Severity {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::from(self.as_str()))
+    }
+}
+
+impl FromSql for Severity {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+        let s = value.as_str()?;
+        Severity::parse(s)
+            .ok_or_else(|| FromSqlError::Other(format!("`{s}` is not a severity").into()))
+    }
+}
+
+/// A state as an SQL string literal, for the queries that name one (`'deposited'`):
+/// the spelling comes from the type, so it exists in one place.
+pub(super) fn sql(state: impl Into<&'static str>) -> String {
+    format!("'{}'", state.into())
+}
+
+macro_rules! into_str {
+    ($($t:ty),*) => {$(
+        impl From<$t> for &'static str {
+            fn from(v: $t) -> Self {
+                v.as_str()
+            }
+        }
+    )*};
+}
+into_str!(
+    Access,
+    VersionState,
+    FileState,
+    FileRole,
+    Change,
+    Outcome,
+    DeliveryState
+);
+
+/// An instant, to the millisecond, in UTC: the catalog's one time type. Ordered by
+/// time; written (in the catalog, in documents, in JSON) as RFC 3339 with milliseconds
+/// and `Z`, a form whose text order is its time order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Timestamp(chrono::DateTime<chrono::Utc>);
+
+impl Timestamp {
+    /// Now (to the millisecond).
+    pub fn now() -> Self {
+        Self::from(chrono::Utc::now())
+    }
+
+    /// The instant.
+    pub fn get(self) -> chrono::DateTime<chrono::Utc> {
+        self.0
+    }
+
+    /// Parses RFC 3339 (any offset; kept to the millisecond, in UTC).
+    pub fn parse(s: &str) -> Option<Self> {
+        chrono::DateTime::parse_from_rfc3339(s)
+            .ok()
+            .map(|t| Self::from(t.to_utc()))
+    }
+
+    /// This instant moved by `d`.
+    pub fn plus(self, d: chrono::Duration) -> Self {
+        Self::from(self.0 + d)
+    }
+
+    /// The UTC day, `YYYY-MM-DD`.
+    pub fn day(self) -> String {
+        self.0.format("%Y-%m-%d").to_string()
+    }
+}
+
+impl From<chrono::DateTime<chrono::Utc>> for Timestamp {
+    fn from(t: chrono::DateTime<chrono::Utc>) -> Self {
+        use chrono::SubsecRound;
+        Self(t.trunc_subsecs(3))
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0.format("%Y-%m-%dT%H:%M:%S%.3fZ"))
+    }
+}
+
+impl From<Timestamp> for String {
+    fn from(t: Timestamp) -> String {
+        t.to_string()
+    }
+}
+
+impl serde::Serialize for Timestamp {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl ToSql for Timestamp {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::from(self.to_string()))
+    }
+}
+
+impl FromSql for Timestamp {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+        let s = value.as_str()?;
+        Self::parse(s)
+            .ok_or_else(|| FromSqlError::Other(format!("`{s}` is not an RFC 3339 time").into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_read_back_as_written() {
+        let c = rusqlite::Connection::open_in_memory().unwrap();
+        for v in VersionState::ALL {
+            let back: VersionState = c.query_row("SELECT ?1", [v], |r| r.get(0)).unwrap();
+            assert_eq!(back, *v);
+        }
+        for s in [Severity::Error, Severity::Warning, Severity::Info] {
+            let back: Severity = c.query_row("SELECT ?1", [s], |r| r.get(0)).unwrap();
+            assert_eq!(back, s);
+        }
+        let bad: rusqlite::Result<Access> = c.query_row("SELECT 'free'", [], |r| r.get(0));
+        assert!(
+            bad.unwrap_err()
+                .to_string()
+                .contains("`free` is not a Access")
+        );
+        assert_eq!(sql(VersionState::Deposited), "'deposited'");
+    }
+
+    #[test]
+    fn timestamps_order_by_time_and_write_one_form() {
+        let a = Timestamp::parse("2026-11-22T23:30:00+01:00").unwrap();
+        let b = Timestamp::parse("2026-11-22T22:45:00.5Z").unwrap();
+        // As text `2026-11-22T23…` > `2026-11-22T22…`; as instants a (22:30Z) < b.
+        assert!(a < b);
+        assert_eq!(a.to_string(), "2026-11-22T22:30:00.000Z");
+        assert_eq!(b.to_string(), "2026-11-22T22:45:00.500Z");
+        let c = rusqlite::Connection::open_in_memory().unwrap();
+        let back: Timestamp = c.query_row("SELECT ?1", [b], |r| r.get(0)).unwrap();
+        assert_eq!(back, b);
+        assert_eq!(a.day(), "2026-11-22");
+    }
+}
