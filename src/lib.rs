@@ -41,8 +41,8 @@
 //!           delivery loop (claims with a lease, signed POSTs, backoff)
 //! server    axum routes of `plikt run` / `plikt serve` (`fn app(state) -> Router`):
 //!           documents, resources from the blob store, topics, the hub, status
-//! error     fatal errors and exit codes
-//! cli       clap arguments, one file per command; nothing depends on it
+//! cli       clap arguments, one file per command, fatal errors → exit codes
+//!           (`cli::Error`); nothing depends on it
 //! ```
 //!
 //! Validation streams: memory depends on the largest item, not on the feed (plus 8
@@ -68,7 +68,6 @@
 
 pub mod cli;
 pub mod config;
-pub mod error;
 pub mod feed;
 pub mod fetch;
 pub mod harvest;

@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use crate::error::{Error, Exit};
+use super::error::{Error, Exit};
 use crate::store::{Mode, Store};
 
 /// Arguments of `plikt audit`.
@@ -22,10 +22,7 @@ pub fn run(args: &AuditArgs) -> Result<Exit, Error> {
     let store = Store::open(&config.data_dir, Mode::Read)?;
     let report = store.catalog.audit(&store.blobs, &|_| {})?;
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).map_err(|e| Error::Usage(e.to_string()))?
-        );
+        println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         println!(
             "checked {} blobs ({} bytes): {} missing, {} corrupt, {} dangling, {} incomplete versions, {} unreferenced files",

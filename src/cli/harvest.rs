@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use clap::Args;
 
-use crate::error::{Error, Exit};
+use super::error::{Error, Exit};
 use crate::harvest::{Harvester, NoProgress, Progress, RunSummary};
 use crate::store::{Mode, Store};
 
@@ -58,7 +58,10 @@ pub fn run(args: &HarvestArgs) -> Result<Exit, Error> {
         }
         let mut out = Vec::new();
         while let Some(r) = set.join_next().await {
-            out.push(r.map_err(|e| Error::Usage(format!("a harvest task failed: {e}")))??);
+            out.push(r.map_err(|e| Error::Task {
+                what: "a harvest",
+                reason: e.to_string(),
+            })??);
         }
         Ok::<_, Error>(out)
     })?;

@@ -1,6 +1,7 @@
 //! Command-line arguments, one file per command. Nothing else depends on this module.
 
 mod audit;
+mod error;
 mod harvest;
 mod progress;
 mod publish;
@@ -16,7 +17,7 @@ use clap::{Args, Parser, Subcommand};
 use tokio::sync::watch;
 
 use crate::config::Config;
-use crate::error::{Error, Exit};
+pub use error::{Error, Exit};
 
 pub use validate::ValidateArgs;
 
@@ -78,7 +79,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, Error> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| Error::Usage(format!("cannot start the async runtime: {e}")))
+        .map_err(Error::Runtime)
 }
 
 /// Structured logs on standard error, filtered by `RUST_LOG` (default: `info`, or

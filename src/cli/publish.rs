@@ -1,6 +1,6 @@
 //! `plikt publish` and `plikt serve`.
 
-use crate::error::{Error, Exit};
+use super::error::{Error, Exit};
 use crate::server::AppState;
 
 /// `plikt publish`.
@@ -58,7 +58,10 @@ pub fn serve(args: &super::ConfigArgs) -> Result<Exit, Error> {
         let (_tx, shutdown) = super::shutdown_signal();
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
-            .map_err(|e| Error::Usage(format!("cannot listen on {}: {e}", config.listen)))?;
+            .map_err(|source| Error::Listen {
+                addr: config.listen,
+                source,
+            })?;
         tracing::info!(listen = %config.listen, base_url = %config.base_url, "plikt serve started");
         let state = AppState::open(config.clone())?;
         // Deliveries of the notifications `plikt publish` queues.
@@ -69,7 +72,7 @@ pub fn serve(args: &super::ConfigArgs) -> Result<Exit, Error> {
         ));
         let served = crate::server::serve(listener, state, shutdown)
             .await
-            .map_err(|e| Error::Usage(format!("the HTTP server failed: {e}")));
+            .map_err(Error::Server);
         // The deliveries stop on the same signal, after recording those in flight.
         match deliveries.await {
             Ok(Ok(())) => {}

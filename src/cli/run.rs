@@ -1,6 +1,6 @@
 //! `plikt run`: the long-running service.
 
-use crate::error::{Error, Exit};
+use super::error::{Error, Exit};
 use crate::harvest::{Harvester, NoProgress};
 use crate::server::AppState;
 use crate::store::{Mode, Store};
@@ -17,7 +17,10 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
         let (_tx, shutdown) = super::shutdown_signal();
         let listener = tokio::net::TcpListener::bind(config.listen)
             .await
-            .map_err(|e| Error::Usage(format!("cannot listen on {}: {e}", config.listen)))?;
+            .map_err(|source| Error::Listen {
+                addr: config.listen,
+                source,
+            })?;
         tracing::info!(listen = %config.listen, publishers = config.publishers.len(), "plikt run started");
         let harvester = Harvester::new(config.clone(), shutdown.clone(), std::sync::Arc::new(NoProgress))?;
         // After every run: publish the ResourceSync documents (one publish at a time:
@@ -48,7 +51,10 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
         let first = after_run.clone();
         tokio::task::spawn_blocking(move || first())
             .await
-            .map_err(|e| Error::Usage(format!("the first publish panicked: {e}")))?;
+            .map_err(|e| Error::Task {
+                what: "the first publish",
+                reason: e.to_string(),
+            })?;
         let deliveries = tokio::spawn(crate::notify::deliver::run(
             config.clone(),
             shutdown.clone(),

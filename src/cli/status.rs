@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use crate::error::{Error, Exit};
+use super::error::{Error, Exit};
 use crate::store::PublisherStatus;
 
 /// Output format of `plikt status`.
@@ -32,10 +32,7 @@ pub fn run(args: &StatusArgs) -> Result<Exit, Error> {
     match args.format {
         StatusFormat::Json => {
             let doc = serde_json::json!({ "publishers": publishers });
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&doc).map_err(|e| Error::Usage(e.to_string()))?
-            );
+            println!("{}", serde_json::to_string_pretty(&doc)?);
         }
         StatusFormat::Text => {
             for p in &publishers {

@@ -6,11 +6,22 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use crate::error::{Error, Exit};
+use super::error::{Error, Exit};
 use crate::fetch::{self, FetchOptions, Spool, Tee};
 use crate::profile::{self, Options, ProfileOptions, Report};
-use crate::report::{Format, Json, Junit, Printer, Source, Text};
+use crate::report::{Json, Junit, Printer, Source, Text};
 use crate::xml::ReaderLimits;
+
+/// The formats `plikt validate --format` offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Compiler-style diagnostics with source lines (the default).
+    Text,
+    /// One JSON document for other tools.
+    Json,
+    /// JUnit XML for CI pipelines: one testcase per item plus one for the channel.
+    Junit,
+}
 
 /// When to colour the text report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

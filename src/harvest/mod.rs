@@ -19,32 +19,25 @@
 //! and the next run fetches what is missing.
 
 mod download;
+mod downloads;
 mod drm;
 mod item;
+mod stage;
 
-use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::sync::watch;
-use tokio::task::JoinSet;
-use tokio::time::Instant;
 
 pub use download::safe_filename;
 pub use item::{Candidate, Plan, organisation_id, plan};
 
-use crate::config::{Config, HarvestConfig, PublisherConfig};
+use crate::config::{Config, PublisherConfig};
 use crate::fetch::{
     self, Client, ClientOptions, Conditional, Credentials, FetchError, Kind, Limits, Retry,
 };
-use crate::profile::{self, Checked, Finding, RuleId, Severity, Validator};
-use crate::store::{
-    Blobs, Catalog, FileResult, NewVersion, Outcome, RunCounts, Settled, StoreError, StoredFinding,
-    Timestamp, Written,
-};
-use download::{FileJob, FileOutcome};
-use item::{harvest_finding, stored};
+use crate::profile::{self};
+use crate::store::{Catalog, Outcome, RunCounts, StoreError};
 
 /// Why a run could not be carried out.
 #[derive(Debug, thiserror::Error)]
@@ -65,6 +58,14 @@ pub enum HarvestError {
     /// A configuration value is unusable.
     #[error("{0}")]
     Config(String),
+    /// A task of the run panicked or was cancelled (a bug: the log has more).
+    #[error("{what} stopped unexpectedly: {reason}")]
+    Task {
+        /// What it was doing.
+        what: &'static str,
+        /// The panic or cancellation.
+        reason: String,
+    },
 }
 
 /// Progress of a harvest, for a progress bar. Every method has a default that does
@@ -249,15 +250,40 @@ impl Harvester {
         .map_err(HarvestError::Setup)?;
 
         // 1. Fetch.
+        let mut response = self.fetch_feed(catalog, &client, p).await?;
+        let outcome = if response.status == 304 {
+            tracing::info!(publisher = %p.id, "feed not modified");
+            Outcome::NotModified
+        } else {
+            // 2 + 3: validate and diff.
+            self.stage_feed(catalog, p, &mut response, state).await?;
+            Outcome::Ok
+        };
+
+        // 4 + 5. Download what is due and deposit.
+        downloads::Downloads::new(self, catalog, &client, p, state.run)?
+            .run(state)
+            .await?;
+        Ok(outcome)
+    }
+
+    /// The feed, by a conditional GET (retried after connection errors, time-outs,
+    /// 5xx and 429 while the run is not shutting down).
+    async fn fetch_feed(
+        &self,
+        catalog: &mut Catalog,
+        client: &Client,
+        p: &PublisherConfig,
+    ) -> Result<fetch::Response, HarvestError> {
         let (etag, last_modified) = catalog.feed_validators(&p.id)?;
         let conditional = Conditional {
             etag,
             last_modified,
         };
         let mut attempt = 0;
-        let mut response = loop {
+        loop {
             match client.get(&p.feed, Kind::Feed, Some(&conditional)).await {
-                Ok(r) => break r,
+                Ok(r) => return Ok(r),
                 Err(e) => match client.retry(&e, attempt) {
                     Retry::After(d) if !*self.shutdown.borrow() => {
                         tracing::info!(publisher = %p.id, url = %p.feed, error = %e, "retrying the feed");
@@ -267,350 +293,67 @@ impl Harvester {
                     _ => return Err(HarvestError::Feed(e)),
                 },
             }
-        };
-        let outcome = if response.status == 304 {
-            tracing::info!(publisher = %p.id, "feed not modified");
-            Outcome::NotModified
-        } else {
-            let spool = fetch::spool(&mut response)
-                .await
-                .map_err(HarvestError::Feed)?;
-            let html = response
-                .content_type
-                .as_deref()
-                .is_some_and(|t| t.to_ascii_lowercase().contains("html"));
-            // 2 + 3: validate and diff off the async threads (CPU and SQLite), on a
-            // connection of their own.
-            let ctx = StageContext {
-                publisher: p.clone(),
-                run: state.run,
-                last_success: catalog.last_successful_run(&p.id)?,
-                etag: response.etag.clone(),
-                last_modified: response.last_modified.clone(),
-                options: profile::Options {
-                    profile: profile::ProfileOptions {
-                        require_is_part_of: p.require_is_part_of,
-                    },
-                    ..profile::Options::default()
-                },
-                keep_runs: self.config.harvest.findings_retention_runs,
-            };
-            let catalog_path = self.catalog_path();
-            let staged = tokio::task::spawn_blocking(move || {
-                let mut c = Catalog::open(&catalog_path)?;
-                stage(&mut c, spool.path(), &ctx)
-            })
-            .await
-            .map_err(|e| HarvestError::Config(format!("the validation task failed: {e}")))?;
-            let staged = staged?;
-            tracing::info!(publisher = %p.id, items = staged.items, new_versions = staged.new_versions, rejected = staged.rejected, "feed validated and changes staged");
-            state.counts.items = staged.items;
-            state.counts.new_versions = staged.new_versions;
-            state.counts.rejected = staged.rejected;
-            self.progress.items(staged.items);
-            if let Some(fatal) = staged.fatal {
-                let mut why = format!(
-                    "{} at line {}, column {}: {}",
-                    fatal.rule,
-                    fatal.pos.map_or(0, |p| p.line),
-                    fatal.pos.map_or(0, |p| p.column),
-                    fatal.message
-                );
-                if html {
-                    why.push_str(" — the server sent an HTML page (`Content-Type: text/html`), perhaps a maintenance or error page, instead of the feed");
-                }
-                return Err(HarvestError::Unreadable(format!("{}: {why}", p.feed)));
-            }
-            Outcome::Ok
-        };
-
-        // 4 + 5. Download what is due and deposit.
-        self.download(catalog, &client, p, state).await?;
-        Ok(outcome)
+        }
     }
 
-    async fn download(
+    /// Steps 2 and 3 off the async threads (CPU and SQLite), on a catalog connection of
+    /// their own; an unreadable feed ends the run with nothing harvested.
+    async fn stage_feed(
         &self,
         catalog: &mut Catalog,
-        client: &Client,
         p: &PublisherConfig,
+        response: &mut fetch::Response,
         state: &mut RunState,
     ) -> Result<(), HarvestError> {
-        let now = crate::store::now();
-        let due = catalog.due_versions(&p.id, now)?;
-        let mut remaining: HashMap<i64, usize> = HashMap::new();
-        let mut batch = Batch::default();
-        let mut jobs = std::collections::VecDeque::new();
-
-        for v in due {
-            if v.files.is_empty() {
-                batch.ready.push(v.id);
-                continue;
-            }
-            remaining.insert(v.id, v.files.len());
-            for f in v.files {
-                jobs.push_back(FileJob {
-                    version: v.id,
-                    file_id: f.id,
-                    guid: v.guid.clone(),
-                    file: f.file,
-                });
-            }
-        }
-        self.progress.files_queued(jobs.len() as u64);
-        let window = self.config.http.max_connections.max(1) * 2;
-        let blobs = Blobs::open(&self.config.data_dir).map_err(|source| StoreError::Io {
-            path: self.config.data_dir.clone(),
-            source,
-        })?;
-        let mut set: JoinSet<FileOutcome> = JoinSet::new();
-
-        let mut settler = Settler {
-            catalog: Some(Catalog::open(&self.catalog_path())?),
-            running: None,
-            blobs: blobs.clone(),
-            config: self.config.harvest.clone(),
-            data_dir: self.config.data_dir.clone(),
+        let spool = fetch::spool(response).await.map_err(HarvestError::Feed)?;
+        let html = response
+            .content_type
+            .as_deref()
+            .is_some_and(|t| t.to_ascii_lowercase().contains("html"));
+        let ctx = stage::StageContext {
+            publisher: p.clone(),
             run: state.run,
-        };
-        // Versions a server asked to come back to later (long `Retry-After`).
-        let mut postponed: HashMap<i64, Duration> = HashMap::new();
-        let mut last_flush = Instant::now();
-        let mut shutdown = self.shutdown.clone();
-        let mut grace_deadline: Option<Instant> = None;
-        loop {
-            let stopping = *shutdown.borrow();
-            if stopping && grace_deadline.is_none() {
-                grace_deadline = Some(
-                    Instant::now() + Duration::from_secs(self.config.harvest.shutdown_grace_secs),
-                );
-                tracing::warn!(publisher = %p.id, in_flight = set.len(), "shutting down: no new files; waiting for those in flight");
-            }
-            while !stopping && set.len() < window {
-                let Some(job) = jobs.pop_front() else { break };
-                let (client, blobs, shutdown, progress) = (
-                    client.clone(),
-                    blobs.clone(),
-                    self.shutdown.clone(),
-                    self.progress.clone(),
-                );
-                set.spawn(async move {
-                    download::fetch_file(&client, &blobs, job, shutdown, &|n| progress.bytes(n))
-                        .await
-                });
-            }
-            let next = match grace_deadline {
-                Some(deadline) => tokio::select! {
-                    r = set.join_next() => r,
-                    () = tokio::time::sleep_until(deadline) => {
-                        tracing::warn!(publisher = %p.id, abandoned = set.len(), "grace period over: abandoning files in flight (the next run fetches them)");
-                        set.abort_all();
-                        while set.join_next().await.is_some() {}
-                        None
-                    }
+            last_success: catalog.last_successful_run(&p.id)?,
+            etag: response.etag.clone(),
+            last_modified: response.last_modified.clone(),
+            options: profile::Options {
+                profile: profile::ProfileOptions {
+                    require_is_part_of: p.require_is_part_of,
                 },
-                None => tokio::select! {
-                    r = set.join_next() => r,
-                    _ = shutdown.changed() => continue,
-                },
-            };
-            let Some(joined) = next else {
-                break;
-            };
-            let Ok(outcome) = joined else {
-                continue; // aborted: nothing recorded, the file stays pending
-            };
-            self.progress.file_done();
-            let v = outcome.job.version;
-            match &outcome.result {
-                FileResult::Stored(s) => {
-                    state.counts.files_stored += 1;
-                    state.counts.bytes += s.digests.length;
-                }
-                FileResult::Failed(reason) => {
-                    state.counts.files_failed += 1;
-                    let line = format!(
-                        "publisher {}, item {}, {}: {reason}",
-                        p.id, outcome.job.guid, outcome.job.file.url
-                    );
-                    tracing::warn!(publisher = %p.id, guid = %outcome.job.guid, url = %outcome.job.file.url, reason = %reason, "file failed");
-                    state.failures.push(line);
-                }
-            }
-            if let Some(d) = outcome.postpone {
-                postponed.insert(v, d);
-            }
-            // A stored file with a harvest-time error (H-DRM) makes its version
-            // non-conforming, as a profile error in the item would.
-            for f in outcome
-                .findings
-                .iter()
-                .filter(|f| f.severity == Severity::Error)
-            {
-                if matches!(outcome.result, FileResult::Stored(_)) {
-                    batch.nonconforming.push((v, f.clone()));
-                }
-            }
-            batch.findings.extend(outcome.findings);
-            batch.written.extend(outcome.blob);
-            batch
-                .results
-                .push((outcome.job.file_id, outcome.result, outcome.at));
-            if let Some(n) = remaining.get_mut(&v) {
-                *n -= 1;
-                if *n == 0 {
-                    remaining.remove(&v);
-                    match postponed.remove(&v) {
-                        Some(d) => batch.postponed.push((v, d)),
-                        None => batch.ready.push(v),
-                    }
-                }
-            }
-            // Batches amortise the catalog's commit and the blobs' sync; the settler
-            // takes one batch at a time while the downloads go on.
-            if (batch.ready.len() >= 256
-                || batch.results.len() >= 1024
-                || last_flush.elapsed() > Duration::from_secs(1))
-                && settler.idle()
-            {
-                state.counts.deposited += settler.wait().await?;
-                settler.start(std::mem::take(&mut batch));
-                last_flush = Instant::now();
-            }
-        }
-        state.counts.deposited += settler.wait().await?;
-        settler.start(std::mem::take(&mut batch));
-        state.counts.deposited += settler.wait().await?;
-        Ok(())
-    }
-}
-
-/// Records batches of file results on a blocking thread with a catalog connection of
-/// its own, one batch at a time, so that the download loop never waits for SQLite or
-/// for the disk unless the previous batch is still being recorded.
-#[derive(Debug)]
-struct Settler {
-    /// The connection, while no batch is being recorded.
-    catalog: Option<Catalog>,
-    running: Option<tokio::task::JoinHandle<(Catalog, Result<u64, HarvestError>)>>,
-    blobs: Blobs,
-    config: HarvestConfig,
-    data_dir: PathBuf,
-    run: i64,
-}
-
-impl Settler {
-    /// No batch is being recorded (or the last one has finished).
-    fn idle(&self) -> bool {
-        self.running.as_ref().is_none_or(|h| h.is_finished())
-    }
-
-    /// Waits for the batch being recorded; returns how many versions it deposited.
-    async fn wait(&mut self) -> Result<u64, HarvestError> {
-        let Some(handle) = self.running.take() else {
-            return Ok(0);
+                ..profile::Options::default()
+            },
+            keep_runs: self.config.harvest.findings_retention_runs,
         };
-        let (catalog, result) = handle
-            .await
-            .map_err(|e| HarvestError::Config(format!("recording files failed: {e}")))?;
-        self.catalog = Some(catalog);
-        result
-    }
-
-    /// Starts recording `batch`. Call only when [`Settler::wait`] has returned.
-    fn start(&mut self, batch: Batch) {
-        let mut catalog = self.catalog.take().expect("wait() before start()");
-        let (blobs, config, data_dir, run) = (
-            self.blobs.clone(),
-            self.config.clone(),
-            self.data_dir.clone(),
-            self.run,
+        let catalog_path = self.catalog_path();
+        let staged = tokio::task::spawn_blocking(move || {
+            let mut c = Catalog::open(&catalog_path)?;
+            stage::stage(&mut c, spool.path(), &ctx)
+        })
+        .await
+        .map_err(|e| HarvestError::Task {
+            what: "validating the feed",
+            reason: e.to_string(),
+        })??;
+        tracing::info!(publisher = %p.id, items = staged.items, new_versions = staged.new_versions, rejected = staged.rejected, "feed validated and changes staged");
+        state.counts.items = staged.items;
+        state.counts.new_versions = staged.new_versions;
+        state.counts.rejected = staged.rejected;
+        self.progress.items(staged.items);
+        let Some(fatal) = staged.fatal else {
+            return Ok(());
+        };
+        let mut why = format!(
+            "{} at line {}, column {}: {}",
+            fatal.rule,
+            fatal.pos.map_or(0, |p| p.line),
+            fatal.pos.map_or(0, |p| p.column),
+            fatal.message
         );
-        self.running = Some(tokio::task::spawn_blocking(move || {
-            let result = settle(&mut catalog, &blobs, &config, &data_dir, run, batch);
-            (catalog, result)
-        }));
+        if html {
+            why.push_str(" — the server sent an HTML page (`Content-Type: text/html`), perhaps a maintenance or error page, instead of the feed");
+        }
+        Err(HarvestError::Unreadable(format!("{}: {why}", p.feed)))
     }
-}
-
-/// Records file results and settles the versions whose files are all done; returns how
-/// many versions were deposited.
-fn settle(
-    catalog: &mut Catalog,
-    blobs: &Blobs,
-    h: &HarvestConfig,
-    data_dir: &std::path::Path,
-    run: i64,
-    batch: Batch,
-) -> Result<u64, HarvestError> {
-    let Batch {
-        written,
-        results,
-        ready,
-        findings,
-        postponed,
-        nonconforming,
-    } = batch;
-    if results.is_empty() && ready.is_empty() && findings.is_empty() && postponed.is_empty() {
-        return Ok(0);
-    }
-    // The blobs are durable in the store before the catalog says they are there.
-    blobs.commit(written).map_err(|source| StoreError::Io {
-        path: data_dir.join("blobs"),
-        source,
-    })?;
-    let retry_at = |attempts: u32| {
-        let secs = h
-            .retry_backoff_secs
-            .saturating_mul(1 << attempts.saturating_sub(1).min(20))
-            .min(h.max_retry_backoff_secs);
-        crate::store::now().plus(chrono::Duration::seconds(
-            i64::try_from(secs).unwrap_or(i64::MAX / 2),
-        ))
-    };
-    let settled = catalog.record(
-        &results,
-        &ready,
-        crate::store::now(),
-        h.max_failed_runs.max(1),
-        &retry_at,
-    )?;
-    let deposited = settled
-        .iter()
-        .filter(|s| matches!(s, Settled::Deposited(_)))
-        .count() as u64;
-    for (v, d) in postponed {
-        let until = crate::store::now().plus(chrono::Duration::seconds(
-            i64::try_from(d.as_secs()).unwrap_or(86_400),
-        ));
-        catalog.postpone(
-            v,
-            until,
-            &format!("the server asked plikt to come back after {until} (Retry-After)"),
-        )?;
-    }
-    if !findings.is_empty() {
-        catalog.add_findings(run, &findings)?;
-    }
-    for (version, finding) in nonconforming {
-        catalog.mark_nonconforming(version, &finding)?;
-    }
-    Ok(deposited)
-}
-
-/// File results waiting to be recorded, and versions whose files are all done.
-#[derive(Debug, Default)]
-struct Batch {
-    /// Verified blobs of the stored files in `results`, committed before those are recorded.
-    written: Vec<Written>,
-    results: Vec<(i64, FileResult, Timestamp)>,
-    ready: Vec<i64>,
-    findings: Vec<StoredFinding>,
-    /// Versions whose files are all done, but a server asked to come back to one of them
-    /// later (long `Retry-After`): not settled, postponed.
-    postponed: Vec<(i64, Duration)>,
-    /// Versions with a stored file that has a harvest-time error (H-DRM).
-    nonconforming: Vec<(i64, StoredFinding)>,
 }
 
 #[derive(Debug)]
@@ -618,237 +361,4 @@ struct RunState {
     run: i64,
     counts: RunCounts,
     failures: Vec<String>,
-}
-
-#[derive(Debug)]
-struct StageContext {
-    publisher: PublisherConfig,
-    run: i64,
-    last_success: Option<Timestamp>,
-    etag: Option<String>,
-    last_modified: Option<String>,
-    options: profile::Options,
-    keep_runs: u32,
-}
-
-#[derive(Debug, Default)]
-struct Staged {
-    fatal: Option<Finding>,
-    items: u64,
-    new_versions: u64,
-    rejected: u64,
-}
-
-/// Steps 2 and 3: validate the spooled feed and record, in one transaction, the run's
-/// findings, rejections and new versions. A fatal finding records only itself.
-fn stage(
-    catalog: &mut Catalog,
-    feed: &std::path::Path,
-    ctx: &StageContext,
-) -> Result<Staged, HarvestError> {
-    let open = || {
-        std::fs::File::open(feed)
-            .map(std::io::BufReader::new)
-            .map_err(|source| {
-                HarvestError::Store(StoreError::Io {
-                    path: feed.to_path_buf(),
-                    source,
-                })
-            })
-    };
-    let io_err = |e: std::io::Error| {
-        HarvestError::Store(StoreError::Io {
-            path: feed.to_path_buf(),
-            source: e,
-        })
-    };
-    // Pass 1: is the feed readable at all, and which guids occur twice?
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut duplicates: HashSet<String> = HashSet::new();
-    let mut validator = Validator::new(open()?, &ctx.options);
-    while let Some(c) = validator.next() {
-        match c.map_err(io_err)? {
-            Checked::Fatal(f) => return fatal(catalog, ctx.run, f),
-            Checked::Item(item, _) => {
-                if let Some(g) = item::guid(&item)
-                    && !seen.insert(g.clone())
-                {
-                    duplicates.insert(g);
-                }
-                validator.recycle(item);
-            }
-            Checked::Finding(_) => {}
-        }
-    }
-    drop(seen);
-
-    // Pass 2: diff and record.
-    let p = &ctx.publisher;
-    let now = crate::store::now();
-    let agreed: Vec<&str> = p
-        .organisations
-        .iter()
-        .filter_map(|o| organisation_id(o))
-        .collect();
-    let mut staged = Staged::default();
-    let tx = catalog.stage()?;
-    let mut findings: Vec<StoredFinding> = Vec::new();
-    let mut oldest: Option<i64> = None;
-    let mut validator = Validator::new(open()?, &ctx.options);
-    while let Some(c) = validator.next() {
-        match c.map_err(io_err)? {
-            Checked::Fatal(f) => {
-                // The same bytes cannot turn fatal on a second reading; if they do,
-                // record nothing of the feed.
-                drop(tx);
-                return fatal(catalog, ctx.run, f);
-            }
-            Checked::Finding(f) => findings.push(stored(&f)),
-            Checked::Item(item, item_findings) => {
-                staged.items += 1;
-                findings.extend(item_findings.iter().map(stored));
-                let duplicate = item::guid(&item).is_some_and(|g| duplicates.contains(&g));
-                match plan(&item, &item_findings, duplicate) {
-                    Plan::Reject { guid, reason } => {
-                        staged.rejected += 1;
-                        tracing::warn!(publisher = %p.id, item = item.index, guid = guid.as_deref().unwrap_or(""), reason = %reason, "item rejected");
-                        tx.reject(ctx.run, item.index, guid.as_deref(), &reason)?;
-                    }
-                    Plan::Collect(c) => {
-                        oldest = Some(oldest.map_or(c.instant, |o| o.min(c.instant)));
-                        if !agreed.is_empty() {
-                            for value in &c.publishers {
-                                if organisation_id(value).is_some_and(|id| !agreed.contains(&id)) {
-                                    findings.push(harvest_finding(
-                                        RuleId::HPublisher,
-                                        Severity::Warning,
-                                        Some(&c.guid),
-                                        None,
-                                        format!(
-                                            "item {} names publisher `{value}`, which is not agreed for this feed ({}) (H-PUBLISHER); check the R104 value with KB",
-                                            item.index,
-                                            agreed.join(", ")
-                                        ),
-                                    ));
-                                }
-                            }
-                        }
-                        if diff(&tx, ctx, &c, item.index, now, &mut findings)? {
-                            staged.new_versions += 1;
-                        }
-                    }
-                }
-                validator.recycle(item);
-            }
-        }
-    }
-    // H-PAGINATION (newer KB specification): the feed must not be paginated.
-    for link in validator.pagination() {
-        findings.push(StoredFinding {
-            line: Some(link.pos.line),
-            column: Some(link.pos.column),
-            ..harvest_finding(
-                RuleId::HPagination,
-                Severity::Warning,
-                None,
-                Some(&link.value),
-                format!(
-                    "the feed links to a further page `{}`; KB harvests only this document, so put every item in one feed (H-PAGINATION)",
-                    link.value
-                ),
-            )
-        });
-    }
-    // H-COVERAGE: the oldest item is newer than the last successful run, so items
-    // published in between may have dropped off the feed unseen.
-    if let (Some(oldest), Some(last)) = (oldest, ctx.last_success)
-        && oldest > last.get().timestamp()
-    {
-        findings.push(harvest_finding(
-            RuleId::HCoverage,
-            Severity::Warning,
-            None,
-            None,
-            format!(
-                "the oldest item ({}) is newer than the last successful harvest ({last}): items published in between may have dropped off the feed (H-COVERAGE); keep items in the feed for longer than the harvest interval",
-                Timestamp::from(chrono::DateTime::from_timestamp(oldest, 0).unwrap_or_default())
-            ),
-        ));
-    }
-    tx.findings(ctx.run, &findings)?;
-    tx.prune_findings(&p.id, ctx.keep_runs)?;
-    tx.feed_validators(&p.id, ctx.etag.as_deref(), ctx.last_modified.as_deref())?;
-    tx.commit()?;
-    Ok(staged)
-}
-
-/// An unreadable feed: only its fatal finding is recorded.
-fn fatal(catalog: &mut Catalog, run: i64, f: Finding) -> Result<Staged, HarvestError> {
-    catalog.add_findings(run, &[stored(&f)])?;
-    Ok(Staged {
-        fatal: Some(f),
-        ..Staged::default()
-    })
-}
-
-/// Compares one item with the catalog; records a new deposit or version. True when
-/// something new was recorded.
-fn diff(
-    tx: &crate::store::Stage<'_>,
-    ctx: &StageContext,
-    c: &Candidate,
-    index: u32,
-    now: Timestamp,
-    findings: &mut Vec<StoredFinding>,
-) -> Result<bool, HarvestError> {
-    let p = &ctx.publisher;
-    let version = NewVersion {
-        pub_date: c.pub_date,
-        pub_date_raw: &c.pub_date_raw,
-        item_hash: &c.item_hash,
-        metadata: &c.metadata,
-        findings: &c.findings,
-        conforming: c.conforming,
-        access: c.access,
-        files: &c.files,
-    };
-    let deposit = match tx.known(&p.id, &c.guid)? {
-        None => tx.new_deposit(&p.id, &c.guid, now)?,
-        Some(known) => {
-            match known.pub_date {
-                Some(latest) if c.pub_date == latest => {
-                    if known.item_hash.as_deref() != Some(c.item_hash.as_str()) {
-                        findings.push(harvest_finding(
-                            RuleId::HVersion,
-                            Severity::Warning,
-                            Some(&c.guid),
-                            None,
-                            format!(
-                                "item {index} (guid `{}`) changed but its pubDate did not (H-VERSION); plikt keeps the version it has — give a changed item a newer pubDate so it is harvested again",
-                                c.guid
-                            ),
-                        ));
-                    }
-                    return Ok(false);
-                }
-                Some(latest) if c.pub_date < latest => {
-                    findings.push(harvest_finding(
-                        RuleId::HVersion,
-                        Severity::Warning,
-                        Some(&c.guid),
-                        None,
-                        format!(
-                            "item {index} (guid `{}`) has pubDate {}, older than the version plikt already has ({latest}) (H-VERSION); a new version needs a newer pubDate",
-                            c.guid, c.pub_date_raw
-                        ),
-                    ));
-                    return Ok(false);
-                }
-                _ => {}
-            }
-            known.deposit_id
-        }
-    };
-    tx.new_version(deposit, ctx.run, &version, now)?;
-    Ok(true)
 }

@@ -29,14 +29,3 @@ pub trait Printer {
     /// Writes `report` about `source` to `out`.
     fn print(&self, report: &Report, source: &Source, out: &mut dyn Write) -> io::Result<()>;
 }
-
-/// The formats `plikt validate --format` offers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Compiler-style diagnostics with source lines (the default).
-    Text,
-    /// One JSON document for other tools.
-    Json,
-    /// JUnit XML for CI pipelines: one testcase per item plus one for the channel.
-    Junit,
-}

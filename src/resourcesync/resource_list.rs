@@ -85,73 +85,16 @@ fn write_snapshot(set: &Set<'_>, day: &str) -> Result<u64, PublishError> {
     let mut written_entries = 0u64;
     let mut index = Vec::new();
     let mut after = (0, -1);
-    for i in 0.. {
-        let name = format!("{day}-part-{:05}.xml", i + 1);
-        let page = Some(Page {
-            after,
-            limit: PART_ENTRIES,
-        });
-        // A part is replaced only when its content changed: the files it lists
-        // (version, URL, digest) are fingerprinted as it is written, and a part whose
-        // fingerprint is the one recorded is dropped before it replaces anything. New
-        // deposits land in the last part, so usually only that one changes.
-        let part_stamp = folder.join(format!(".{day}-part-{:05}.fingerprint", i + 1));
-        let part = folder.join(&name);
-        let recorded = read_sidecar(&part_stamp).filter(|_| part.exists());
-        let mut fp = Sha256::new();
-        let mut fingerprint = String::new();
-        let mut last = after;
-        let mut files = 0u64;
-        let mut digits = [0u8; 20];
-        let written = list_document(
-            &part,
-            Root::UrlSet,
-            &[
-                Ln::new("up", cap.to_string()),
-                Ln::new("index", index_url.clone()),
-            ],
-            kind.capability(),
-            &mut |w| {
-                set.current_files(page, &mut |f| {
-                    for piece in [
-                        writer::decimal(u64::try_from(f.version_id).unwrap_or(0), &mut digits),
-                        " ",
-                        &f.url,
-                        " ",
-                        &f.sha256,
-                        "\n",
-                    ] {
-                        fp.update(piece.as_bytes());
-                    }
-                    last = f.key();
-                    files += 1;
-                    set.write_current(w, f)
-                })
-                .map_err(|e| io::Error::other(e.to_string()))?;
-                fingerprint = hex::encode(fp.clone().finalize());
-                // No files left (the part before ended the list exactly): no part.
-                Ok(files > 0 && recorded.as_ref().and_then(|l| l.first()) != Some(&fingerprint))
-            },
-        )?;
-        after = last;
-        if files == 0 {
+    for n in 1.. {
+        let Some(part) = write_part(set, day, n, after, &index_url)? else {
+            // The part before ended the list exactly.
             break;
-        }
-        let url = format!("{base}{dir}/{}/{name}", kind.capability());
-        match written {
-            Some(part) => {
-                written_entries += part.entries;
-                write_sidecar(&part_stamp, &[&fingerprint, &part.at, &part.completed])?;
-                index.push((url, part.at, part.completed));
-            }
-            None => {
-                // Unchanged: listed with the times recorded when it was written.
-                let l = recorded.unwrap_or_default();
-                let time = |i: usize| l.get(i).cloned().unwrap_or_default();
-                index.push((url, time(1), time(2)));
-            }
-        }
-        if files < PART_ENTRIES {
+        };
+        written_entries += part.written;
+        after = part.last;
+        let full = part.files == PART_ENTRIES;
+        index.push((part.url, part.at, part.completed));
+        if !full {
             break;
         }
     }
@@ -191,4 +134,103 @@ fn write_snapshot(set: &Set<'_>, day: &str) -> Result<u64, PublishError> {
         }
     }
     Ok(written_entries)
+}
+
+/// A part [`write_part`] wrote (or found unchanged).
+#[derive(Debug)]
+struct Part {
+    url: String,
+    at: String,
+    completed: String,
+    /// Files in it.
+    files: u64,
+    /// Entries written (0 when it was unchanged).
+    written: u64,
+    /// The key of its last file: where the next part starts.
+    last: (i64, i64),
+}
+
+/// Writes part `n` of the day's index: the next [`PART_ENTRIES`] files after `after`.
+/// A part is replaced only when its content changed: the files it lists (version, URL,
+/// digest) are fingerprinted as it is written, and a part whose fingerprint is the one
+/// recorded is dropped before it replaces anything. New deposits land in the last
+/// part, so usually only that one changes. `None` when no file is left.
+fn write_part(
+    set: &Set<'_>,
+    day: &str,
+    n: u64,
+    after: (i64, i64),
+    index_url: &str,
+) -> Result<Option<Part>, PublishError> {
+    let SetSpec {
+        www,
+        base,
+        dir,
+        cap,
+        ..
+    } = set.spec;
+    let kind = Kind::ResourceList;
+    let folder = www.join(format!("{dir}/{}", kind.capability()));
+    let name = format!("{day}-part-{n:05}.xml");
+    let page = Some(Page {
+        after,
+        limit: PART_ENTRIES,
+    });
+    let part_stamp = folder.join(format!(".{day}-part-{n:05}.fingerprint"));
+    let path = folder.join(&name);
+    let recorded = read_sidecar(&part_stamp).filter(|_| path.exists());
+    let mut fp = Sha256::new();
+    let mut fingerprint = String::new();
+    let mut last = after;
+    let mut files = 0u64;
+    let mut digits = [0u8; 20];
+    let lns = [
+        Ln::new("up", cap.to_string()),
+        Ln::new("index", index_url.to_string()),
+    ];
+    let written = list_document(&path, Root::UrlSet, &lns, kind.capability(), &mut |w| {
+        set.current_files(page, &mut |f| {
+            let version = writer::decimal(u64::try_from(f.version_id).unwrap_or(0), &mut digits);
+            for piece in [version, " ", &f.url, " ", &f.sha256, "\n"] {
+                fp.update(piece.as_bytes());
+            }
+            last = f.key();
+            files += 1;
+            set.write_current(w, f)
+        })
+        .map_err(|e| io::Error::other(e.to_string()))?;
+        fingerprint = hex::encode(fp.clone().finalize());
+        // No files left: no part.
+        Ok(files > 0 && recorded.as_ref().and_then(|l| l.first()) != Some(&fingerprint))
+    })?;
+    if files == 0 {
+        return Ok(None);
+    }
+    let url = format!("{base}{dir}/{}/{name}", kind.capability());
+    Ok(Some(match written {
+        Some(w) => {
+            write_sidecar(&part_stamp, &[&fingerprint, &w.at, &w.completed])?;
+            Part {
+                url,
+                at: w.at,
+                completed: w.completed,
+                files,
+                written: w.entries,
+                last,
+            }
+        }
+        None => {
+            // Unchanged: listed with the times recorded when it was written.
+            let l = recorded.unwrap_or_default();
+            let time = |i: usize| l.get(i).cloned().unwrap_or_default();
+            Part {
+                url,
+                at: time(1),
+                completed: time(2),
+                files,
+                written: 0,
+                last,
+            }
+        }
+    }))
 }

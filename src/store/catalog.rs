@@ -19,152 +19,10 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 
 use super::StoreError;
 use super::digest::Digests;
+use super::migrations::MIGRATIONS;
+use super::stage::{Stage, insert_findings};
 use super::state::{Access, Change, FileRole, FileState, Outcome, Timestamp, VersionState};
 use crate::profile::Severity;
-
-/// Schema versions, applied in order; index + 1 is the `user_version` after each.
-const MIGRATIONS: &[&str] = &[
-    r#"
-CREATE TABLE publishers (
-    id            TEXT PRIMARY KEY,
-    name          TEXT NOT NULL,
-    feed          TEXT NOT NULL,
-    etag          TEXT,
-    last_modified TEXT
-);
-CREATE TABLE runs (
-    id           INTEGER PRIMARY KEY,
-    publisher    TEXT NOT NULL REFERENCES publishers(id),
-    started_at   TEXT NOT NULL,
-    ended_at     TEXT,
-    -- running | ok | not-modified | failed | interrupted
-    outcome      TEXT NOT NULL DEFAULT 'running',
-    message      TEXT,
-    items        INTEGER NOT NULL DEFAULT 0,
-    new_versions INTEGER NOT NULL DEFAULT 0,
-    rejected     INTEGER NOT NULL DEFAULT 0,
-    deposited    INTEGER NOT NULL DEFAULT 0,
-    files_stored INTEGER NOT NULL DEFAULT 0,
-    files_failed INTEGER NOT NULL DEFAULT 0,
-    bytes        INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX runs_publisher ON runs(publisher, id);
-CREATE TABLE findings (
-    id       INTEGER PRIMARY KEY,
-    run_id   INTEGER NOT NULL REFERENCES runs(id),
-    rule     TEXT NOT NULL,
-    severity TEXT NOT NULL,
-    line     INTEGER,
-    col      INTEGER,
-    item     INTEGER,
-    guid     TEXT,
-    url      TEXT,
-    message  TEXT NOT NULL
-);
-CREATE INDEX findings_run ON findings(run_id);
-CREATE TABLE rejections (
-    id     INTEGER PRIMARY KEY,
-    run_id INTEGER NOT NULL REFERENCES runs(id),
-    item   INTEGER NOT NULL,
-    guid   TEXT,
-    reason TEXT NOT NULL
-);
-CREATE TABLE deposits (
-    id         INTEGER PRIMARY KEY,
-    publisher  TEXT NOT NULL REFERENCES publishers(id),
-    guid       TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    UNIQUE (publisher, guid)
-);
-CREATE TABLE versions (
-    id              INTEGER PRIMARY KEY,
-    deposit_id      INTEGER NOT NULL REFERENCES deposits(id),
-    pub_date        TEXT NOT NULL,           -- the item's pubDate as a UTC instant
-    pub_date_raw    TEXT NOT NULL,
-    item_hash       TEXT NOT NULL,           -- SHA-256 of the item's metadata (H-VERSION)
-    metadata        TEXT NOT NULL,           -- the item's metadata, JSON
-    findings        TEXT NOT NULL,           -- the item's own findings, JSON
-    conforming      INTEGER NOT NULL,        -- 0: the item has profile errors
-    access          TEXT NOT NULL CHECK (access IN ('gratis', 'restricted')),
-    state           TEXT NOT NULL CHECK (state IN ('pending', 'deposited', 'failed')),
-    attempts        INTEGER NOT NULL DEFAULT 0,
-    next_attempt_at TEXT,
-    last_error      TEXT,
-    found_run       INTEGER NOT NULL REFERENCES runs(id),
-    found_at        TEXT NOT NULL,
-    deposited_at    TEXT,
-    UNIQUE (deposit_id, pub_date)
-);
-CREATE INDEX versions_state ON versions(state);
-CREATE TABLE blobs (
-    sha256    TEXT PRIMARY KEY,
-    length    INTEGER NOT NULL,
-    md5       TEXT NOT NULL,
-    stored_at TEXT NOT NULL
-);
-CREATE TABLE files (
-    id               INTEGER PRIMARY KEY,
-    version_id       INTEGER NOT NULL REFERENCES versions(id),
-    ord              INTEGER NOT NULL,
-    role             TEXT NOT NULL CHECK (role IN ('link', 'content')),
-    url              TEXT NOT NULL,
-    declared_type    TEXT,
-    declared_size    INTEGER,
-    declared_md5     TEXT,
-    state            TEXT NOT NULL CHECK (state IN ('pending', 'stored', 'failed')),
-    error            TEXT,
-    final_url        TEXT,
-    http_status      INTEGER,
-    content_type     TEXT,
-    content_encoding TEXT,
-    last_modified    TEXT,
-    etag             TEXT,
-    filename         TEXT,
-    sha256           TEXT REFERENCES blobs(sha256),
-    length           INTEGER,
-    md5              TEXT,
-    fetched_at       TEXT,
-    UNIQUE (version_id, ord),
-    CHECK (state != 'stored' OR sha256 IS NOT NULL)
-);
-CREATE INDEX files_version ON files(version_id);
-CREATE TABLE changes (
-    seq        INTEGER PRIMARY KEY AUTOINCREMENT,
-    version_id INTEGER NOT NULL UNIQUE REFERENCES versions(id),
-    deposit_id INTEGER NOT NULL REFERENCES deposits(id),
-    publisher  TEXT NOT NULL,
-    change     TEXT NOT NULL CHECK (change IN ('created', 'updated')),
-    at         TEXT NOT NULL
-);
-CREATE TRIGGER changes_no_update BEFORE UPDATE ON changes
-BEGIN SELECT RAISE(ABORT, 'the change journal is append-only'); END;
-CREATE INDEX changes_deposit ON changes(deposit_id);
-CREATE TRIGGER changes_no_delete BEFORE DELETE ON changes
-BEGIN SELECT RAISE(ABORT, 'the change journal is append-only'); END;
-"#,
-    // 2: Change Lists are read by publisher and period.
-    "CREATE INDEX changes_publisher_at ON changes(publisher, at);",
-    // 3: the length and digests of each version's metadata record (made by the
-    // ResourceSync publisher from the version's metadata with a record mapping), so that
-    // listing a record costs a join, not building it. Rows made with another mapping
-    // are replaced.
-    r#"
-CREATE TABLE record_digests (
-    version_id INTEGER PRIMARY KEY,
-    mapping TEXT NOT NULL,
-    length INTEGER NOT NULL,
-    md5 TEXT NOT NULL,
-    sha256 TEXT NOT NULL
-);
-"#,
-    // 4: a publisher's deposits in id order (an index on `publisher` is ordered by
-    // (publisher, rowid)), so that a page of the Resource List is a range scan instead of
-    // a sort of all the publisher's files; files by version come from the UNIQUE
-    // (version_id, ord) index, in file order, which makes `files_version` redundant.
-    "CREATE INDEX deposits_publisher ON deposits(publisher); DROP INDEX files_version;",
-    // 5: the Change Notification hub: topics, subscriptions, the outbox.
-    super::notify::MIGRATION,
-];
 
 /// Counters of one run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -311,7 +169,7 @@ pub struct Catalog {
     conn: Connection,
 }
 
-fn sql(context: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
+pub(super) fn sql(context: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
     move |source| StoreError::Sql { context, source }
 }
 
@@ -609,59 +467,9 @@ impl Catalog {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(sql("recording files"))?;
         for (id, result, fetched_at) in files {
-            match result {
-                FileResult::Stored(s) => {
-                    let len = i64::try_from(s.digests.length).unwrap_or(i64::MAX);
-                    tx.prepare_cached(
-                        "INSERT OR IGNORE INTO blobs (sha256, length, md5, stored_at) VALUES (?1, ?2, ?3, ?4)",
-                        ).and_then(|mut stmt| stmt.execute(params![s.digests.sha256, len, s.digests.md5, fetched_at]))
-                    .map_err(sql("recording a blob"))?;
-                    tx.prepare_cached(
-                        "UPDATE files SET state = ?13, error = NULL, final_url = ?2, http_status = ?3,
-                           content_type = ?4, content_encoding = ?5, last_modified = ?6, etag = ?7,
-                           filename = ?8, sha256 = ?9, length = ?10, md5 = ?11, fetched_at = ?12
-                         WHERE id = ?1",
-                        ).and_then(|mut stmt| stmt.execute(params![
-                            id,
-                            s.final_url,
-                            s.status,
-                            s.content_type,
-                            s.content_encoding,
-                            s.last_modified,
-                            s.etag,
-                            s.filename,
-                            s.digests.sha256,
-                            len,
-                            s.digests.md5,
-                            fetched_at,
-                            FileState::Stored
-                        ]))
-                    .map_err(sql("recording a file"))?;
-                }
-                FileResult::Failed(reason) => {
-                    tx.prepare_cached(
-                        "UPDATE files SET state = ?4, error = ?2, fetched_at = ?3 WHERE id = ?1 AND state != ?5",
-                        ).and_then(|mut stmt| stmt.execute(params![id, reason, fetched_at, FileState::Failed, FileState::Stored]))
-                    .map_err(sql("recording a failed file"))?;
-                }
-            }
+            record_file(&tx, *id, result, *fetched_at)?;
         }
-        // The journal's time: taken here, inside the transaction that journals the
-        // changes (writers take turns), and at least a millisecond after the journal's
-        // last change, so journal order is forward chronological and every transaction's
-        // changes have a time of their own (Change Lists, change notifications).
-        let last: Option<Timestamp> = tx
-            .query_row("SELECT max(at) FROM changes", [], |r| r.get(0))
-            .map_err(sql("reading the change journal"))?;
-        let now = [
-            Some(now),
-            Some(super::now()),
-            last.map(|t| t.plus(chrono::Duration::milliseconds(1))),
-        ]
-        .into_iter()
-        .flatten()
-        .max()
-        .expect("now is there");
+        let now = journal_time(&tx, now)?;
         let mut settled = Vec::new();
         for &version in settle {
             let (missing, error): (i64, Option<String>) = tx
@@ -674,69 +482,12 @@ impl Catalog {
                     })
                 })
                 .map_err(sql("settling a version"))?;
-            if missing == 0 {
-                let changed = tx
-                    .prepare_cached(
-                        "UPDATE versions SET state = ?3, deposited_at = ?2, last_error = NULL,
-                           next_attempt_at = NULL WHERE id = ?1 AND state = ?4",
-                    )
-                    .and_then(|mut s| {
-                        s.execute(params![
-                            version,
-                            now,
-                            VersionState::Deposited,
-                            VersionState::Pending
-                        ])
-                    })
-                    .map_err(sql("depositing a version"))?;
-                if changed == 1 {
-                    // The deposit's first journal entry is `created`, later ones `updated`.
-                    let (deposit, publisher, earlier): (i64, String, bool) = tx
-                        .prepare_cached(
-                            "SELECT v.deposit_id, d.publisher,
-                               EXISTS (SELECT 1 FROM changes c WHERE c.deposit_id = v.deposit_id)
-                             FROM versions v JOIN deposits d ON d.id = v.deposit_id WHERE v.id = ?1",
-                        )
-                        .and_then(|mut s| s.query_row(params![version], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))
-                        .map_err(sql("depositing a version"))?;
-                    tx.prepare_cached(
-                        "INSERT INTO changes (version_id, deposit_id, publisher, change, at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                        ).and_then(|mut stmt| stmt.execute(params![
-                            version,
-                            deposit,
-                            publisher,
-                            if earlier { Change::Updated } else { Change::Created },
-                            now
-                        ]))
-                    .map_err(sql("appending to the change journal"))?;
-                    settled.push(Settled::Deposited(version));
-                }
+            let outcome = if missing == 0 {
+                deposit(&tx, version, now)?
             } else {
-                let attempts: u32 = tx
-                    .prepare_cached(
-                        "UPDATE versions SET attempts = attempts + 1, last_error = ?2
-                         WHERE id = ?1 AND state = ?3 RETURNING attempts",
-                    )
-                    .and_then(|mut s| {
-                        s.query_row(params![version, error, VersionState::Pending], |r| r.get(0))
-                    })
-                    .optional()
-                    .map_err(sql("recording a failed attempt"))?
-                    .unwrap_or(0);
-                if attempts >= max_attempts {
-                    tx.prepare_cached(
-                        "UPDATE versions SET state = ?2, next_attempt_at = NULL WHERE id = ?1",
-                    )
-                    .and_then(|mut stmt| stmt.execute(params![version, VersionState::Failed]))
-                    .map_err(sql("giving up a version"))?;
-                    settled.push(Settled::GaveUp(version));
-                } else {
-                    tx.prepare_cached("UPDATE versions SET next_attempt_at = ?2 WHERE id = ?1")
-                        .and_then(|mut s| s.execute(params![version, retry_at(attempts)]))
-                        .map_err(sql("scheduling a retry"))?;
-                    settled.push(Settled::Retry(version));
-                }
-            }
+                Some(failed_attempt(&tx, version, error, max_attempts, retry_at)?)
+            };
+            settled.extend(outcome);
         }
         tx.commit().map_err(sql("recording files"))?;
         Ok(settled)
@@ -791,187 +542,156 @@ pub enum Settled {
     GaveUp(i64),
 }
 
-fn insert_findings(
+/// Records one fetched file's result (a stored file's blob too).
+fn record_file(
     tx: &Transaction<'_>,
-    run: i64,
-    findings: &[StoredFinding],
+    id: i64,
+    result: &FileResult,
+    fetched_at: Timestamp,
 ) -> Result<(), StoreError> {
-    let mut stmt = tx
-        .prepare_cached(
-            "INSERT INTO findings (run_id, rule, severity, line, col, item, guid, url, message)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-        )
-        .map_err(sql("recording findings"))?;
-    for f in findings {
-        stmt.execute(params![
-            run, f.rule, f.severity, f.line, f.column, f.item, f.guid, f.url, f.message
-        ])
-        .map_err(sql("recording findings"))?;
+    match result {
+        FileResult::Stored(s) => {
+            let len = i64::try_from(s.digests.length).unwrap_or(i64::MAX);
+            tx.prepare_cached(
+                "INSERT OR IGNORE INTO blobs (sha256, length, md5, stored_at) VALUES (?1, ?2, ?3, ?4)",
+            )
+            .and_then(|mut stmt| {
+                stmt.execute(params![s.digests.sha256, len, s.digests.md5, fetched_at])
+            })
+            .map_err(sql("recording a blob"))?;
+            tx.prepare_cached(
+                "UPDATE files SET state = ?13, error = NULL, final_url = ?2, http_status = ?3,
+                   content_type = ?4, content_encoding = ?5, last_modified = ?6, etag = ?7,
+                   filename = ?8, sha256 = ?9, length = ?10, md5 = ?11, fetched_at = ?12
+                 WHERE id = ?1",
+            )
+            .and_then(|mut stmt| {
+                stmt.execute(params![
+                    id,
+                    s.final_url,
+                    s.status,
+                    s.content_type,
+                    s.content_encoding,
+                    s.last_modified,
+                    s.etag,
+                    s.filename,
+                    s.digests.sha256,
+                    len,
+                    s.digests.md5,
+                    fetched_at,
+                    FileState::Stored
+                ])
+            })
+            .map_err(sql("recording a file"))?;
+        }
+        FileResult::Failed(reason) => {
+            tx.prepare_cached(
+                "UPDATE files SET state = ?4, error = ?2, fetched_at = ?3 WHERE id = ?1 AND state != ?5",
+            )
+            .and_then(|mut stmt| {
+                stmt.execute(params![
+                    id,
+                    reason,
+                    fetched_at,
+                    FileState::Failed,
+                    FileState::Stored
+                ])
+            })
+            .map_err(sql("recording a failed file"))?;
+        }
     }
     Ok(())
 }
 
-/// The transaction staging one feed ([`Catalog::stage`]). Dropped without
-/// [`Stage::commit`], nothing of the feed is recorded.
-#[derive(Debug)]
-pub struct Stage<'c> {
-    tx: Transaction<'c>,
+/// The journal's time for the changes of this transaction: taken here, inside it
+/// (writers take turns), and at least a millisecond after the journal's last change,
+/// so journal order is forward chronological and every transaction's changes have a
+/// time of their own (Change Lists, change notifications).
+fn journal_time(tx: &Transaction<'_>, now: Timestamp) -> Result<Timestamp, StoreError> {
+    let last: Option<Timestamp> = tx
+        .query_row("SELECT max(at) FROM changes", [], |r| r.get(0))
+        .map_err(sql("reading the change journal"))?;
+    let after_last = last.map(|t| t.plus(chrono::Duration::milliseconds(1)));
+    Ok([Some(now), Some(super::now()), after_last]
+        .into_iter()
+        .flatten()
+        .max()
+        .unwrap_or(now))
 }
 
-impl Stage<'_> {
-    /// Records findings of the run.
-    pub fn findings(&self, run: i64, findings: &[StoredFinding]) -> Result<(), StoreError> {
-        insert_findings(&self.tx, run, findings)
-    }
-
-    /// Records an item that cannot be identified or collected.
-    pub fn reject(
-        &self,
-        run: i64,
-        item: u32,
-        guid: Option<&str>,
-        reason: &str,
-    ) -> Result<(), StoreError> {
-        self.tx
-            .execute(
-                "INSERT INTO rejections (run_id, item, guid, reason) VALUES (?1, ?2, ?3, ?4)",
-                params![run, item, guid, reason],
-            )
-            .map_err(sql("recording a rejected item"))?;
-        Ok(())
-    }
-
-    /// What is known of `guid`: its deposit and latest version.
-    pub fn known(&self, publisher: &str, guid: &str) -> Result<Option<KnownVersion>, StoreError> {
-        self.tx
-            .prepare_cached(
-                "SELECT d.id, v.pub_date, v.item_hash FROM deposits d
-                 LEFT JOIN versions v ON v.deposit_id = d.id
-                 WHERE d.publisher = ?1 AND d.guid = ?2
-                 ORDER BY v.pub_date DESC LIMIT 1",
-            )
-            .map_err(sql("looking up a guid"))?
-            .query_row(params![publisher, guid], |r| {
-                Ok(KnownVersion {
-                    deposit_id: r.get(0)?,
-                    pub_date: r.get(1)?,
-                    item_hash: r.get(2)?,
-                })
-            })
-            .optional()
-            .map_err(sql("looking up a guid"))
-    }
-
-    /// Creates the deposit for a new guid.
-    pub fn new_deposit(
-        &self,
-        publisher: &str,
-        guid: &str,
-        now: Timestamp,
-    ) -> Result<i64, StoreError> {
-        self.tx
-            .prepare_cached(
-                "INSERT INTO deposits (publisher, guid, created_at) VALUES (?1, ?2, ?3)",
-            )
-            .map_err(sql("recording a deposit"))?
-            .execute(params![publisher, guid, now])
-            .map_err(sql("recording a deposit"))?;
-        Ok(self.tx.last_insert_rowid())
-    }
-
-    /// Records a new pending version with its files.
-    pub fn new_version(
-        &self,
-        deposit: i64,
-        run: i64,
-        v: &NewVersion<'_>,
-        now: Timestamp,
-    ) -> Result<i64, StoreError> {
-        self.tx
-            .prepare_cached(
-                "INSERT INTO versions (deposit_id, pub_date, pub_date_raw, item_hash, metadata, findings,
-                   conforming, access, state, found_run, found_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?11, ?9, ?10)",
-            )
-            .map_err(sql("recording a version"))?
-            .execute(params![
-                deposit,
-                v.pub_date,
-                v.pub_date_raw,
-                v.item_hash,
-                v.metadata,
-                v.findings,
-                v.conforming,
-                v.access,
-                run,
+/// Deposits a pending version whose files are all stored and journals its change
+/// (`created` for a deposit's first, `updated` after); `None` if it was not pending.
+fn deposit(
+    tx: &Transaction<'_>,
+    version: i64,
+    now: Timestamp,
+) -> Result<Option<Settled>, StoreError> {
+    let changed = tx
+        .prepare_cached(
+            "UPDATE versions SET state = ?3, deposited_at = ?2, last_error = NULL,
+               next_attempt_at = NULL WHERE id = ?1 AND state = ?4",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                version,
                 now,
+                VersionState::Deposited,
                 VersionState::Pending
             ])
-            .map_err(sql("recording a version"))?;
-        let id = self.tx.last_insert_rowid();
-        let mut stmt = self
-            .tx
-            .prepare_cached(
-                "INSERT INTO files (version_id, ord, role, url, declared_type, declared_size, declared_md5, state)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            )
-            .map_err(sql("recording a file"))?;
-        for (ord, f) in v.files.iter().enumerate() {
-            stmt.execute(params![
-                id,
-                ord,
-                f.role,
-                f.url,
-                f.declared_type,
-                f.declared_size
-                    .map(|s| i64::try_from(s).unwrap_or(i64::MAX)),
-                f.declared_md5,
-                FileState::Pending
-            ])
-            .map_err(sql("recording a file"))?;
-        }
-        Ok(id)
+        })
+        .map_err(sql("depositing a version"))?;
+    if changed != 1 {
+        return Ok(None);
     }
+    let (deposit, publisher, earlier): (i64, String, bool) = tx
+        .prepare_cached(
+            "SELECT v.deposit_id, d.publisher,
+               EXISTS (SELECT 1 FROM changes c WHERE c.deposit_id = v.deposit_id)
+             FROM versions v JOIN deposits d ON d.id = v.deposit_id WHERE v.id = ?1",
+        )
+        .and_then(|mut s| s.query_row(params![version], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))
+        .map_err(sql("depositing a version"))?;
+    let change = if earlier {
+        Change::Updated
+    } else {
+        Change::Created
+    };
+    tx.prepare_cached(
+        "INSERT INTO changes (version_id, deposit_id, publisher, change, at) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )
+    .and_then(|mut stmt| stmt.execute(params![version, deposit, publisher, change, now]))
+    .map_err(sql("appending to the change journal"))?;
+    Ok(Some(Settled::Deposited(version)))
+}
 
-    /// Keeps the run findings of only the latest `keep` runs of `publisher` that read
-    /// its feed (0 keeps all). A version's own findings stay with the version.
-    pub fn prune_findings(&self, publisher: &str, keep: u32) -> Result<(), StoreError> {
-        if keep == 0 {
-            return Ok(());
-        }
-        self.tx
-            .execute(
-                "DELETE FROM findings WHERE run_id IN (
-                   SELECT id FROM runs WHERE publisher = ?1 AND id < (
-                     SELECT min(id) FROM (SELECT DISTINCT f.run_id AS id FROM findings f
-                       JOIN runs r ON r.id = f.run_id WHERE r.publisher = ?1
-                       ORDER BY f.run_id DESC LIMIT ?2)))",
-                params![publisher, keep],
-            )
-            .map_err(sql("pruning old findings"))?;
-        Ok(())
+/// Counts a failed attempt of a pending version: retried at `retry_at(attempts)`, or
+/// failed for good after `max_attempts`.
+fn failed_attempt(
+    tx: &Transaction<'_>,
+    version: i64,
+    error: Option<String>,
+    max_attempts: u32,
+    retry_at: &dyn Fn(u32) -> Timestamp,
+) -> Result<Settled, StoreError> {
+    let attempts: u32 = tx
+        .prepare_cached(
+            "UPDATE versions SET attempts = attempts + 1, last_error = ?2
+             WHERE id = ?1 AND state = ?3 RETURNING attempts",
+        )
+        .and_then(|mut s| s.query_row(params![version, error, VersionState::Pending], |r| r.get(0)))
+        .optional()
+        .map_err(sql("recording a failed attempt"))?
+        .unwrap_or(0);
+    if attempts >= max_attempts {
+        tx.prepare_cached("UPDATE versions SET state = ?2, next_attempt_at = NULL WHERE id = ?1")
+            .and_then(|mut stmt| stmt.execute(params![version, VersionState::Failed]))
+            .map_err(sql("giving up a version"))?;
+        return Ok(Settled::GaveUp(version));
     }
-
-    /// Remembers the feed's validators for the next conditional GET.
-    pub fn feed_validators(
-        &self,
-        publisher: &str,
-        etag: Option<&str>,
-        last_modified: Option<&str>,
-    ) -> Result<(), StoreError> {
-        self.tx
-            .execute(
-                "UPDATE publishers SET etag = ?2, last_modified = ?3 WHERE id = ?1",
-                params![publisher, etag, last_modified],
-            )
-            .map_err(sql("recording the feed's validators"))?;
-        Ok(())
-    }
-
-    /// Makes everything staged durable.
-    pub fn commit(self) -> Result<(), StoreError> {
-        self.tx.commit().map_err(sql("committing the feed"))
-    }
+    tx.prepare_cached("UPDATE versions SET next_attempt_at = ?2 WHERE id = ?1")
+        .and_then(|mut s| s.execute(params![version, retry_at(attempts)]))
+        .map_err(sql("scheduling a retry"))?;
+    Ok(Settled::Retry(version))
 }
 
 #[cfg(test)]

@@ -11,9 +11,11 @@ mod blobs;
 mod catalog;
 mod digest;
 mod metadata;
+mod migrations;
 mod notify;
 mod published;
 mod query;
+mod stage;
 mod state;
 
 use std::fs::{File, OpenOptions};
@@ -22,7 +24,7 @@ use std::path::{Path, PathBuf};
 pub use blobs::{BlobWriter, Blobs, Written, sync_dir};
 pub use catalog::{
     Catalog, DueFile, DueVersion, FileResult, KnownVersion, NewFile, NewVersion, RunCounts,
-    Settled, Stage, StoredFile, StoredFinding,
+    Settled, StoredFile, StoredFinding,
 };
 pub use digest::{Digester, Digests, INLINE_LIMIT, digest_file};
 pub use metadata::{ContentMetadata, Credit, Hash, ItemMetadata, License, Typed};
@@ -31,6 +33,7 @@ pub use notify::{
 };
 pub use published::{JournalEntry, JournalKey, JournalPage, Page, PublishedFile};
 pub use query::{AuditReport, LastRun, PublisherStatus, Unsettled};
+pub use stage::Stage;
 pub use state::{
     Access, Change, DeliveryState, FileRole, FileState, Outcome, Timestamp, VersionState,
 };

@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::catalog::{Catalog, RunCounts, StoredFinding};
 use super::state::{FileState, Outcome, Timestamp, VersionState, sql as lit};
 use super::{Blobs, StoreError};
+use crate::profile::Severity;
 
 fn sql(context: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
     move |source| StoreError::Sql { context, source }
@@ -171,7 +172,25 @@ impl Catalog {
         };
         let pending = count(&versions_in(VersionState::Pending))?;
         let failed_versions = count(&versions_in(VersionState::Failed))?;
-        let last_run = c
+        let mut items = self.unsettled_versions(publisher)?;
+        let rejected = self.rejected_items(publisher, &mut items)?;
+        Ok(PublisherStatus {
+            id: publisher.to_string(),
+            deposits,
+            versions,
+            files,
+            pending,
+            failed: failed_versions + rejected,
+            last_run: self.last_run(publisher)?,
+            next_run: None,
+            items,
+            findings: self.open_findings(publisher)?,
+        })
+    }
+
+    /// The publisher's last run.
+    fn last_run(&self, publisher: &str) -> Result<Option<LastRun>, StoreError> {
+        self.conn()
             .query_row(
                 "SELECT id, started_at, ended_at, outcome, message, items, new_versions, rejected,
                         deposited, files_stored, files_failed, bytes
@@ -198,23 +217,20 @@ impl Catalog {
                 },
             )
             .optional()
-            .map_err(sql("reading the last run"))?;
-        // The last run that read the feed: its findings and rejections are open.
-        let feed_run: Option<i64> = c
-            .query_row(
-                "SELECT max(run_id) FROM findings WHERE run_id IN (SELECT id FROM runs WHERE publisher = ?1)",
-                params![publisher],
-                |r| r.get(0),
-            )
-            .map_err(sql("reading findings"))?;
-        let mut items = Vec::new();
-        let mut stmt = c
+            .map_err(sql("reading the last run"))
+    }
+
+    /// Versions not deposited (at most 100), oldest first.
+    fn unsettled_versions(&self, publisher: &str) -> Result<Vec<Unsettled>, StoreError> {
+        let ctx = "listing pending versions";
+        let mut stmt = self
+            .conn()
             .prepare(
                 "SELECT d.guid, v.state, v.attempts, v.next_attempt_at, v.last_error
                  FROM versions v JOIN deposits d ON d.id = v.deposit_id
                  WHERE d.publisher = ?1 AND v.state != ?2 ORDER BY v.id LIMIT 100",
             )
-            .map_err(sql("listing pending versions"))?;
+            .map_err(sql(ctx))?;
         let rows = stmt
             .query_map(params![publisher, VersionState::Deposited], |r| {
                 Ok(Unsettled {
@@ -228,10 +244,18 @@ impl Catalog {
                     reason: r.get(4)?,
                 })
             })
-            .map_err(sql("listing pending versions"))?;
-        for row in rows {
-            items.push(row.map_err(sql("listing pending versions"))?);
-        }
+            .map_err(sql(ctx))?;
+        rows.collect::<Result<_, _>>().map_err(sql(ctx))
+    }
+
+    /// The items the last run that read the feed rejected, added to `items` up to 100;
+    /// returns how many there are.
+    fn rejected_items(
+        &self,
+        publisher: &str,
+        items: &mut Vec<Unsettled>,
+    ) -> Result<u64, StoreError> {
+        let c = self.conn();
         let last_feed_run: Option<i64> = c
             .query_row(
                 "SELECT max(id) FROM runs WHERE publisher = ?1 AND outcome IN (?2, ?3, ?4)",
@@ -244,68 +268,71 @@ impl Catalog {
                 |r| r.get(0),
             )
             .map_err(sql("reading runs"))?;
+        let Some(run) = last_feed_run else {
+            return Ok(0);
+        };
+        let ctx = "listing rejected items";
+        let mut stmt = c
+            .prepare("SELECT guid, reason FROM rejections WHERE run_id = ?1 ORDER BY item")
+            .map_err(sql(ctx))?;
+        let rows = stmt
+            .query_map(params![run], |r| {
+                Ok(Unsettled {
+                    guid: r.get(0)?,
+                    state: UnsettledState::Rejected,
+                    attempts: 0,
+                    next_attempt_at: None,
+                    reason: r.get(1)?,
+                })
+            })
+            .map_err(sql(ctx))?;
         let mut rejected = 0;
-        if let Some(run) = last_feed_run {
-            let mut stmt = c
-                .prepare("SELECT guid, reason FROM rejections WHERE run_id = ?1 ORDER BY item")
-                .map_err(sql("listing rejected items"))?;
-            let rows = stmt
-                .query_map(params![run], |r| {
-                    Ok(Unsettled {
-                        guid: r.get(0)?,
-                        state: UnsettledState::Rejected,
-                        attempts: 0,
-                        next_attempt_at: None,
-                        reason: r.get(1)?,
-                    })
-                })
-                .map_err(sql("listing rejected items"))?;
-            for row in rows {
-                rejected += 1;
-                let row = row.map_err(sql("listing rejected items"))?;
-                if items.len() < 100 {
-                    items.push(row);
-                }
+        for row in rows {
+            rejected += 1;
+            let row = row.map_err(sql(ctx))?;
+            if items.len() < 100 {
+                items.push(row);
             }
         }
-        let mut findings = Vec::new();
-        if let Some(run) = feed_run {
-            let mut stmt = c
-                .prepare(
-                    "SELECT rule, severity, line, col, item, guid, url, message FROM findings
-                     WHERE run_id = ?1 AND severity != 'info' ORDER BY id LIMIT 1000",
-                )
-                .map_err(sql("listing findings"))?;
-            let rows = stmt
-                .query_map(params![run], |r| {
-                    Ok(StoredFinding {
-                        rule: r.get(0)?,
-                        severity: r.get(1)?,
-                        line: r.get(2)?,
-                        column: r.get(3)?,
-                        item: r.get(4)?,
-                        guid: r.get(5)?,
-                        url: r.get(6)?,
-                        message: r.get(7)?,
-                    })
+        Ok(rejected)
+    }
+
+    /// Errors and warnings (at most 1,000) of the last run that read the feed: they
+    /// are open.
+    fn open_findings(&self, publisher: &str) -> Result<Vec<StoredFinding>, StoreError> {
+        let c = self.conn();
+        let feed_run: Option<i64> = c
+            .query_row(
+                "SELECT max(run_id) FROM findings WHERE run_id IN (SELECT id FROM runs WHERE publisher = ?1)",
+                params![publisher],
+                |r| r.get(0),
+            )
+            .map_err(sql("reading findings"))?;
+        let Some(run) = feed_run else {
+            return Ok(Vec::new());
+        };
+        let ctx = "listing findings";
+        let mut stmt = c
+            .prepare(
+                "SELECT rule, severity, line, col, item, guid, url, message FROM findings
+                 WHERE run_id = ?1 AND severity != ?2 ORDER BY id LIMIT 1000",
+            )
+            .map_err(sql(ctx))?;
+        let rows = stmt
+            .query_map(params![run, Severity::Info], |r| {
+                Ok(StoredFinding {
+                    rule: r.get(0)?,
+                    severity: r.get(1)?,
+                    line: r.get(2)?,
+                    column: r.get(3)?,
+                    item: r.get(4)?,
+                    guid: r.get(5)?,
+                    url: r.get(6)?,
+                    message: r.get(7)?,
                 })
-                .map_err(sql("listing findings"))?;
-            for row in rows {
-                findings.push(row.map_err(sql("listing findings"))?);
-            }
-        }
-        Ok(PublisherStatus {
-            id: publisher.to_string(),
-            deposits,
-            versions,
-            files,
-            pending,
-            failed: failed_versions + rejected,
-            last_run,
-            next_run: None,
-            items,
-            findings,
-        })
+            })
+            .map_err(sql(ctx))?;
+        rows.collect::<Result<_, _>>().map_err(sql(ctx))
     }
 
     /// Re-reads every blob the catalog knows and checks it; `progress` is told the
@@ -330,37 +357,7 @@ impl Catalog {
             let (sha, length, md5) = row.map_err(sql("listing blobs"))?;
             known.insert(sha.clone());
             report.blobs_checked += 1;
-            match blobs.digest(&sha) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    report
-                        .missing
-                        .push(format!("{}: no such file", blobs.path(&sha).display()));
-                }
-                Err(e) => report
-                    .missing
-                    .push(format!("{}: {e}", blobs.path(&sha).display())),
-                Ok(d) => {
-                    report.bytes_checked += d.length;
-                    progress(d.length);
-                    let mut wrong = Vec::new();
-                    if d.sha256 != sha {
-                        wrong.push(format!("SHA-256 is {}", d.sha256));
-                    }
-                    if i64::try_from(d.length).ok() != Some(length) {
-                        wrong.push(format!("{} bytes, catalog says {length}", d.length));
-                    }
-                    if d.md5 != md5 {
-                        wrong.push(format!("MD5 is {}, catalog says {md5}", d.md5));
-                    }
-                    if !wrong.is_empty() {
-                        report.corrupt.push(format!(
-                            "{}: {}",
-                            blobs.path(&sha).display(),
-                            wrong.join("; ")
-                        ));
-                    }
-                }
-            }
+            check_blob(blobs, &sha, length, &md5, &mut report, progress);
         }
         let mut stmt = c
             .prepare(
@@ -416,5 +413,43 @@ impl Catalog {
             }
         }
         Ok(report)
+    }
+}
+
+/// Re-reads one blob and records what is wrong with it, if anything.
+fn check_blob(
+    blobs: &Blobs,
+    sha: &str,
+    length: i64,
+    md5: &str,
+    report: &mut AuditReport,
+    progress: &dyn Fn(u64),
+) {
+    let path = blobs.path(sha).display().to_string();
+    let d = match blobs.digest(sha) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            report.missing.push(format!("{path}: no such file"));
+            return;
+        }
+        Err(e) => {
+            report.missing.push(format!("{path}: {e}"));
+            return;
+        }
+        Ok(d) => d,
+    };
+    report.bytes_checked += d.length;
+    progress(d.length);
+    let mut wrong = Vec::new();
+    if d.sha256 != sha {
+        wrong.push(format!("SHA-256 is {}", d.sha256));
+    }
+    if i64::try_from(d.length).ok() != Some(length) {
+        wrong.push(format!("{} bytes, catalog says {length}", d.length));
+    }
+    if d.md5 != md5 {
+        wrong.push(format!("MD5 is {}, catalog says {md5}", d.md5));
+    }
+    if !wrong.is_empty() {
+        report.corrupt.push(format!("{path}: {}", wrong.join("; ")));
     }
 }

@@ -93,12 +93,22 @@ fn sigkill_at_random_instants_loses_nothing_and_duplicates_nothing() {
     // Each file takes the server 80 ms, so a harvest of 600 files on 8 connections
     // takes ~6 s: kills at random instants in its first 300 ms each cut it somewhere
     // new (feed staging, downloads, deposits), and each restart makes some progress.
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64
-        | 1;
-    eprintln!("crash test seed {seed}");
+    // PLIKT_CRASH_SEED=<n> replays a run (the kill instants; the machine's timing
+    // still varies).
+    let seed = match std::env::var("PLIKT_CRASH_SEED") {
+        Ok(s) => s
+            .parse::<u64>()
+            .unwrap_or_else(|_| panic!("PLIKT_CRASH_SEED `{s}` is not a number"))
+            | 1,
+        Err(_) => {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+                | 1
+        }
+    };
+    eprintln!("crash test seed {seed} (replay: PLIKT_CRASH_SEED={seed} cargo test --test it crash)");
     let mut x = seed;
     let mut hits = 0;
     let mut attempts = 0;

@@ -56,6 +56,35 @@ pub enum Error {
     /// A command-line value is wrong.
     #[error("{0}")]
     Usage(String),
+    /// The address to serve on cannot be used.
+    #[error(
+        "cannot listen on {addr}: {source}; is another plikt (or another server) using it? Change `listen` in the configuration"
+    )]
+    Listen {
+        /// The address.
+        addr: std::net::SocketAddr,
+        /// Why.
+        source: io::Error,
+    },
+    /// The async runtime could not start.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(io::Error),
+    /// The HTTP server stopped with an error.
+    #[error("the HTTP server failed: {0}")]
+    Server(io::Error),
+    /// A task of the command panicked or was cancelled (a bug: the log has more).
+    #[error(
+        "{what} stopped unexpectedly: {reason}; this is a bug in plikt, please report it with the log"
+    )]
+    Task {
+        /// What it was doing.
+        what: &'static str,
+        /// The panic or cancellation.
+        reason: String,
+    },
+    /// A report could not be written as JSON.
+    #[error("cannot write the JSON report: {0}")]
+    Json(#[from] serde_json::Error),
 }
 
 impl Error {
