@@ -287,3 +287,121 @@ pub async fn serve(
         })
         .await
 }
+
+#[cfg(test)]
+mod tests {
+    //! The router in-process (`tower::ServiceExt::oneshot`), over a data folder with a
+    //! published set: what it answers, and what it refuses, without a socket.
+
+    use axum::body::Body;
+    use axum::http::{Request, StatusCode, header};
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+
+    use super::*;
+
+    fn state(dir: &std::path::Path) -> AppState {
+        let text = format!(
+            "data_dir = \"{}\"\nbase_url = \"http://kb.example/\"\n[[publisher]]\nid = \"a\"\nname = \"A\"\nfeed = \"https://a.example/f.xml\"\nschedule = \"0 0 * * * *\"\n[[destination]]\nid = \"d\"\ntoken_env = \"T\"\n",
+            dir.display()
+        );
+        let config = Config::parse(&text, std::path::Path::new("t.toml"), dir, &|v| {
+            (v == "T").then(|| "secret-token".to_string())
+        })
+        .unwrap();
+        let config = Arc::new(config);
+        resourcesync::publish(&config, resourcesync::Dumps::Write).unwrap();
+        AppState::open(config).unwrap()
+    }
+
+    async fn get(app: &Router, uri: &str, auth: Option<&str>) -> (StatusCode, HeaderMap, String) {
+        let mut req = Request::get(uri);
+        if let Some(a) = auth {
+            req = req.header(header::AUTHORIZATION, a);
+        }
+        let r = app
+            .clone()
+            .oneshot(req.body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        let (parts, body) = r.into_parts();
+        let bytes = body.collect().await.unwrap().to_bytes();
+        (
+            parts.status,
+            parts.headers,
+            String::from_utf8_lossy(&bytes).into_owned(),
+        )
+    }
+
+    #[tokio::test]
+    async fn the_router_answers_what_the_publisher_wrote_and_nothing_else() {
+        let dir = std::env::temp_dir().join(format!("plikt-app-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let app = app(state(&dir));
+        let (s, _, body) = get(&app, "/healthz", None).await;
+        assert_eq!((s, body.as_str()), (StatusCode::OK, "ok\n"));
+        let (s, h, body) = get(&app, "/resourcesync/a/capabilitylist.xml", None).await;
+        assert_eq!(s, StatusCode::OK);
+        assert_eq!(h[header::CONTENT_TYPE], "application/xml; charset=utf-8");
+        assert!(
+            body.contains("capability=\"change-notification\""),
+            "{body}"
+        );
+        for (uri, status) in [
+            ("/resourcesync/a/resourcelist-archive.xml", StatusCode::OK),
+            ("/resourcesync/a/change/", StatusCode::OK),
+            ("/resourcesync/b/capabilitylist.xml", StatusCode::NOT_FOUND),
+            ("/resourcesync/a/blobs/x.xml", StatusCode::NOT_FOUND),
+            (
+                "/resourcesync/a/resourcelist/.x.meta",
+                StatusCode::NOT_FOUND,
+            ),
+            (
+                "/resourcesync/a/restricted/capabilitylist.xml",
+                StatusCode::UNAUTHORIZED,
+            ),
+            ("/d/a/1/0000000000000000", StatusCode::NOT_FOUND),
+            ("/hub", StatusCode::OK),
+        ] {
+            assert_eq!(get(&app, uri, None).await.0, status, "{uri}");
+        }
+        let (s, _, body) = get(
+            &app,
+            "/resourcesync/a/restricted/capabilitylist.xml",
+            Some("Bearer secret-token"),
+        )
+        .await;
+        assert_eq!(s, StatusCode::OK, "{body}");
+        // Errors say what is wrong without internals.
+        let (s, h, body) = get(&app, "/resourcesync/a/restricted/change/", None).await;
+        assert_eq!(s, StatusCode::UNAUTHORIZED);
+        assert!(h.get_all(header::WWW_AUTHENTICATE).iter().count() == 2);
+        assert!(body.contains("restricted"), "{body}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_bad_subscription_request_is_a_400_that_says_why() {
+        let dir = std::env::temp_dir().join(format!("plikt-app-hub-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let app = app(state(&dir));
+        let r = app
+            .oneshot(
+                Request::post("/hub")
+                    .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                    .body(Body::from("hub.mode=subscribe&hub.topic=x"))
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+        let body = r.into_body().collect().await.unwrap().to_bytes();
+        assert!(
+            String::from_utf8_lossy(&body).contains("hub.topic `x` is not a topic"),
+            "{body:?}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

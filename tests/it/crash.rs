@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use crate::harvest::{Env, TestItem, date, feed, text};
+use crate::support::{Env, TestItem, date, feed, text};
 use crate::support::{Response, Server};
 
 const ITEMS: usize = 300;
@@ -96,10 +96,11 @@ fn sigkill_at_random_instants_loses_nothing_and_duplicates_nothing() {
     // PLIKT_CRASH_SEED=<n> replays a run (the kill instants; the machine's timing
     // still varies).
     let seed = match std::env::var("PLIKT_CRASH_SEED") {
-        Ok(s) => s
-            .parse::<u64>()
-            .unwrap_or_else(|_| panic!("PLIKT_CRASH_SEED `{s}` is not a number"))
-            | 1,
+        Ok(s) => {
+            s.parse::<u64>()
+                .unwrap_or_else(|_| panic!("PLIKT_CRASH_SEED `{s}` is not a number"))
+                | 1
+        }
         Err(_) => {
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -108,7 +109,9 @@ fn sigkill_at_random_instants_loses_nothing_and_duplicates_nothing() {
                 | 1
         }
     };
-    eprintln!("crash test seed {seed} (replay: PLIKT_CRASH_SEED={seed} cargo test --test it crash)");
+    eprintln!(
+        "crash test seed {seed} (replay: PLIKT_CRASH_SEED={seed} cargo test --test it crash)"
+    );
     let mut x = seed;
     let mut hits = 0;
     let mut attempts = 0;

@@ -6,14 +6,15 @@
 //! and without credentials, in the restricted ones. The reference client `resync`
 //! 2.0.1 syncs the same history.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Duration;
 
-use crate::harvest::{Env, TestItem, date, feed, text};
-use crate::support::{Response, Server, plikt, root};
+use crate::support::{
+    Env, Response, Server, Serving, TestItem, date, feed, free_port, get, plikt_at, python, root,
+    text,
+};
 
 /// The token of the `[[destination]]` `libris` that may see the restricted set.
 pub const TOKEN: &str = "t0ken-for-libris";
@@ -83,16 +84,6 @@ fn changing_feed(b: &str, g: u32) -> String {
     format!("{}>restricted<{}", &f[..at], &f[at + 8..])
 }
 
-/// A free port on 127.0.0.1 for `plikt serve`, chosen before the history is published
-/// (the documents name `base_url`); `plikt serve` is then checked to be the one
-/// answering on it.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
-
 /// The environment of a Destination test: a publisher, the `[[destination]]` with
 /// its token, `listen` and `base_url` on a free port, and `extra` configuration.
 pub fn destination_env(name: &str, feed_url: &str, extra: &str) -> (Env, String) {
@@ -107,135 +98,6 @@ pub fn destination_env(name: &str, feed_url: &str, extra: &str) -> (Env, String)
     );
     std::fs::write(&env.config, cfg).unwrap();
     (env, base)
-}
-
-/// Runs `plikt <args>` as if it were `when` (UTC, `YYYY-MM-DD hh:mm:ss`), under
-/// Debian's faketime (real monotonic clock: timeouts stay real).
-pub fn plikt_at(env: &Env, when: &str, args: &[&str]) -> Output {
-    let faketime = Path::new("/usr/bin/faketime");
-    assert!(
-        faketime.exists(),
-        "faketime is missing: run scripts/setup (it installs Debian's faketime)"
-    );
-    let mut c = Command::new(faketime);
-    c.arg(when)
-        .arg(env!("CARGO_BIN_EXE_plikt"))
-        .args(args)
-        .arg("--config")
-        .arg(&env.config)
-        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
-        .env("TZ", "UTC")
-        .env("RUST_LOG", "warn");
-    for (k, v) in &env.env {
-        c.env(k, v);
-    }
-    c.output().expect("run faketime plikt")
-}
-
-/// `plikt serve` of `env` on its `listen`, stopped when dropped; panics unless it
-/// answers there.
-pub struct Serving {
-    child: Child,
-    /// Its `base_url`.
-    pub base: String,
-}
-
-impl Serving {
-    pub fn start(env: &Env, base: &str) -> Self {
-        let mut cmd = plikt();
-        cmd.args(["serve", "--config"])
-            .arg(&env.config)
-            .env("RUST_LOG", "info,plikt=info")
-            .stdout(Stdio::null())
-            .stderr(Stdio::from(
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(env.dir.join("serve.log"))
-                    .unwrap(),
-            ));
-        for (k, v) in &env.env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn().expect("start plikt serve");
-        let health = format!("{base}healthz");
-        for _ in 0..200 {
-            if let Some(status) = child.try_wait().unwrap() {
-                panic!(
-                    "plikt serve exited ({status}) before answering on {base}:\n{}",
-                    std::fs::read_to_string(env.dir.join("serve.log")).unwrap_or_default()
-                );
-            }
-            if get(&health, None).0 == 200 {
-                return Self {
-                    child,
-                    base: base.to_string(),
-                };
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = child.kill();
-        panic!("plikt serve does not answer on {base} after 10 s");
-    }
-}
-
-impl Serving {
-    /// Stops it as an operator does (SIGTERM): it finishes what is in flight.
-    pub fn stop(mut self) {
-        let _ = Command::new("kill")
-            .arg("-TERM")
-            .arg(self.child.id().to_string())
-            .status();
-        for _ in 0..300 {
-            if self.child.try_wait().unwrap().is_some() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("plikt serve did not stop within 15 s of SIGTERM");
-    }
-}
-
-impl Drop for Serving {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A GET over loopback: (status, headers in lower case, body).
-pub fn get(url: &str, auth: Option<&str>) -> (u16, String, Vec<u8>) {
-    use std::io::{Read, Write};
-    let rest = url.strip_prefix("http://").expect("http URL");
-    let (host, path) = rest.split_once('/').expect("a path");
-    let Ok(mut s) = std::net::TcpStream::connect(host) else {
-        return (0, String::new(), Vec::new());
-    };
-    let auth = auth.map_or(String::new(), |a| format!("Authorization: {a}\r\n"));
-    write!(
-        s,
-        "GET /{path} HTTP/1.1\r\nHost: {host}\r\n{auth}Connection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut resp = Vec::new();
-    let _ = s.read_to_end(&mut resp);
-    let Some(at) = memchr::memmem::find(&resp, b"\r\n\r\n") else {
-        return (0, String::new(), Vec::new());
-    };
-    let head = String::from_utf8_lossy(&resp[..at]).to_lowercase();
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    (status, head, resp[at + 4..].to_vec())
-}
-
-/// The Python of the project's virtualenv (scripts/setup makes it).
-pub fn python() -> PathBuf {
-    let p = root().join(".venv/bin/python");
-    assert!(p.exists(), "{} is missing: run scripts/setup", p.display());
-    p
 }
 
 /// Runs the Destination crawler against `base`; panics with its findings unless it

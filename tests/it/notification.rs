@@ -14,9 +14,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::destination::{Serving, TOKEN, changing_publisher, destination_env, get, python};
-use crate::harvest::{Env, text};
+use crate::destination::{TOKEN, changing_publisher, destination_env};
+use crate::support::{Env, text};
 use crate::support::{Request, Response, Server, root};
+use crate::support::{Serving, get, python};
 
 /// A Python script of `tests/websub/` whose stdout is one JSON event per line.
 struct Script {

@@ -5,54 +5,25 @@
 //! and by comparing the synced files with plikt's blobs byte for byte.
 
 use std::path::Path;
-use std::process::{Child, Command};
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use crate::harvest::{Env, TestItem, date, feed, text};
-use crate::support::{Response, Server, plikt, root};
+use crate::support::{Env, TestItem, date, feed, text};
+use crate::support::{Response, Server, Serving, free_port, root};
 
-/// `plikt serve` on a free port, stopped when dropped.
-struct Serve {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(env: &Env) -> Serve {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+/// `plikt serve` on a free port (`listen` and `base_url` set in the configuration),
+/// stopped when dropped; the test fails unless it answers there.
+fn serve(env: &Env) -> Serving {
+    let port = free_port();
     let base = format!("http://127.0.0.1:{port}/");
     let cfg = std::fs::read_to_string(&env.config).unwrap().replace(
         "data_dir = \"data\"",
         &format!("data_dir = \"data\"\nlisten = \"127.0.0.1:{port}\"\nbase_url = \"{base}\""),
     );
     std::fs::write(&env.config, cfg).unwrap();
-    let mut cmd = plikt();
-    cmd.args(["serve", "--config"])
-        .arg(&env.config)
-        .env("RUST_LOG", "warn");
-    for (k, v) in &env.env {
-        cmd.env(k, v);
-    }
-    let child = cmd.spawn().unwrap();
-    for _ in 0..100 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Serve { child, base }
+    Serving::start(env, &base)
 }
 
 fn resync(dir: &Path, args: &[&str]) -> String {
@@ -899,7 +870,7 @@ fn resource_dumps_are_zip_packages_with_matching_manifests() {
             "{dump}"
         );
         assert!(
-            dump.contains(&format!("md5:{}", crate::harvest::md5_hex(&bytes))),
+            dump.contains(&format!("md5:{}", crate::support::md5_hex(&bytes))),
             "{dump}"
         );
         assert!(dump.contains(&format!("rel=\"contents\" href=\"http://127.0.0.1:8080/resourcesync/test/resourcedump/{stem}-manifest.xml\"")));

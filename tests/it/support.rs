@@ -1,6 +1,12 @@
-//! Shared helpers of the integration tests.
+//! Shared helpers of the integration tests: test servers, feeds, and a data folder
+//! with its configuration ([`Env`]).
 
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use md5::{Digest, Md5};
+use serde_json::Value;
 
 /// The repository root.
 pub fn root() -> PathBuf {
@@ -57,8 +63,8 @@ pub fn expected(feed: &Path) -> Vec<Expected> {
 }
 
 /// The `plikt` binary built for these tests.
-pub fn plikt() -> std::process::Command {
-    std::process::Command::new(env!("CARGO_BIN_EXE_plikt"))
+pub fn plikt() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_plikt"))
 }
 
 /// How a [`Response`] body is sent.
@@ -67,10 +73,7 @@ pub enum Body {
     /// All at once, with a correct Content-Length.
     Bytes(Vec<u8>),
     /// One byte every `every`, with a correct Content-Length (a slow drip).
-    Drip {
-        bytes: Vec<u8>,
-        every: std::time::Duration,
-    },
+    Drip { bytes: Vec<u8>, every: Duration },
     /// Content-Length says `declared`, but the connection closes after `bytes`.
     Truncated { bytes: Vec<u8>, declared: usize },
     /// Never ends (no Content-Length, chunks of zeros until the client gives up).
@@ -210,10 +213,10 @@ impl Server {
         let is_tls = tls.is_some();
         let (req2, rec2, stop2) = (requests.clone(), received.clone(), stop.clone());
         std::thread::spawn(move || {
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(600);
+            let deadline = std::time::Instant::now() + Duration::from_secs(600);
             while !stop2.load(Ordering::Relaxed) && std::time::Instant::now() < deadline {
                 let Ok((stream, _)) = listener.accept() else {
-                    std::thread::sleep(std::time::Duration::from_millis(2));
+                    std::thread::sleep(Duration::from_millis(2));
                     continue;
                 };
                 let (handler, req3, rec3, stop3, tls) = (
@@ -225,9 +228,7 @@ impl Server {
                 );
                 std::thread::spawn(move || {
                     stream.set_nonblocking(false).ok();
-                    stream
-                        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
-                        .ok();
+                    stream.set_read_timeout(Some(Duration::from_secs(10))).ok();
                     match tls {
                         Some(config) => {
                             let conn = rustls::ServerConnection::new(config).expect("tls");
@@ -348,4 +349,351 @@ impl Drop for Server {
 pub fn fixture(name: &str) -> Vec<u8> {
     let p = root().join("fixtures/feeds").join(name);
     std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// One feed item for the tests' feeds.
+#[derive(Debug, Clone)]
+pub struct TestItem {
+    pub guid: String,
+    pub pub_date: String,
+    pub link: String,
+    /// (url, mime, bytes the feed's md5 and fileSize describe)
+    pub contents: Vec<(String, String, Vec<u8>)>,
+}
+
+impl TestItem {
+    pub fn new(guid: &str, pub_date: &str, link: &str) -> Self {
+        Self {
+            guid: guid.into(),
+            pub_date: pub_date.into(),
+            link: link.into(),
+            contents: Vec::new(),
+        }
+    }
+    pub fn content(mut self, url: &str, mime: &str, bytes: &[u8]) -> Self {
+        self.contents
+            .push((url.into(), mime.into(), bytes.to_vec()));
+        self
+    }
+}
+
+pub fn md5_hex(b: &[u8]) -> String {
+    Md5::digest(b).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;")
+}
+
+/// A feed that conforms to profile 2.4 (checked by `feeds_of_the_tests_conform`).
+pub fn feed(items: &[TestItem]) -> String {
+    let mut s = String::from(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<rss version="2.0" xmlns:media="http://search.yahoo.com/mrss/" xmlns:dcterms="http://purl.org/dc/terms/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+  <channel>
+    <title>Testbladet</title>
+    <link>https://www.testbladet.se/</link>
+    <description>Testflöde</description>
+"#,
+    );
+    for it in items {
+        s.push_str(&format!(
+            r#"    <item>
+      <title>Artikel {guid}</title>
+      <link>{link}</link>
+      <guid isPermaLink="false">{guid}</guid>
+      <pubDate>{date}</pubDate>
+      <dcterms:identifier xsi:type="dcterms:uri">{link}</dcterms:identifier>
+      <dcterms:publisher>http://id.kb.se/organisations/SE5567342190</dcterms:publisher>
+      <dcterms:accessRights>gratis</dcterms:accessRights>
+      <dcterms:license>https://creativecommons.org/licenses/by/4.0/</dcterms:license>
+      <dcterms:format>text/html</dcterms:format>
+"#,
+            guid = esc(&it.guid),
+            link = esc(&it.link),
+            date = it.pub_date
+        ));
+        for (url, mime, bytes) in &it.contents {
+            s.push_str(&format!(
+                r#"      <media:content url="{}" type="{mime}" fileSize="{}"><media:hash algo="md5">{}</media:hash></media:content>
+"#,
+                esc(url),
+                bytes.len(),
+                md5_hex(bytes)
+            ));
+        }
+        s.push_str("    </item>\n");
+    }
+    s.push_str("  </channel>\n</rss>\n");
+    s
+}
+
+/// RFC 2822 date `minutes` after a fixed instant (items sorted newest first by callers).
+pub fn date(minutes: i64) -> String {
+    let t = chrono::DateTime::parse_from_rfc3339("2026-11-01T08:00:00+01:00").unwrap()
+        + chrono::Duration::minutes(minutes);
+    t.to_rfc2822()
+}
+
+/// A data folder and configuration for one test.
+pub struct Env {
+    pub dir: PathBuf,
+    pub config: PathBuf,
+    pub env: Vec<(String, String)>,
+}
+
+impl Env {
+    /// `publisher` is the body of one `[[publisher]]` table after `id`/`name`/`schedule`;
+    /// `http` the body of `[http]`.
+    pub fn new(name: &str, publisher: &str, http: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("plikt-it-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let config = dir.join("plikt.toml");
+        // Quick retries and timeouts unless the test sets its own.
+        let defaults: String = [
+            "retries = 2",
+            "retry_base_ms = 20",
+            "connect_timeout_secs = 5",
+            "read_timeout_secs = 5",
+            "total_timeout_secs = 30",
+        ]
+        .iter()
+        .filter(|d| !http.contains(d.split(' ').next().unwrap()))
+        .map(|d| format!("{d}\n"))
+        .collect();
+        let text = format!(
+            "data_dir = \"data\"\ncontact = \"mailto:eplikt@kb.example\"\n[http]\n{defaults}{http}\n[harvest]\nretry_backoff_secs = 0\nmax_failed_runs = 3\nshutdown_grace_secs = 2\n[[publisher]]\nid = \"test\"\nname = \"Testbladet AB\"\nschedule = \"0 0 3 * * *\"\n{publisher}\n"
+        );
+        std::fs::write(&config, text).unwrap();
+        Self {
+            dir,
+            config,
+            env: Vec::new(),
+        }
+    }
+
+    /// An http publisher on loopback for `feed`.
+    pub fn plain(name: &str, feed: &str, http: &str) -> Self {
+        Self::new(
+            name,
+            &format!("feed = \"{feed}\"\nhttps_only = false\nallow_private = true"),
+            http,
+        )
+    }
+
+    pub fn with_env(mut self, k: &str, v: &str) -> Self {
+        self.env.push((k.into(), v.into()));
+        self
+    }
+
+    pub fn cmd(&self, args: &[&str]) -> Output {
+        let mut c = plikt();
+        c.args(args).arg("--config").arg(&self.config);
+        for (k, v) in &self.env {
+            c.env(k, v);
+        }
+        c.env("RUST_LOG", "warn");
+        c.output().expect("run plikt")
+    }
+
+    pub fn harvest(&self) -> Output {
+        self.cmd(&["harvest"])
+    }
+
+    pub fn status(&self) -> Value {
+        let o = self.cmd(&["status", "--format", "json"]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).expect("status JSON");
+        v["publishers"][0].clone()
+    }
+
+    pub fn data(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+
+    /// Rows of a query on the catalog, every column as text.
+    pub fn sql(&self, q: &str) -> Vec<Vec<String>> {
+        let c = rusqlite::Connection::open(self.data().join("catalog.sqlite")).unwrap();
+        let mut stmt = c.prepare(q).unwrap();
+        let n = stmt.column_count();
+        stmt.query_map([], |r| {
+            Ok((0..n)
+                .map(|i| match r.get_ref(i).unwrap() {
+                    rusqlite::types::ValueRef::Null => String::new(),
+                    rusqlite::types::ValueRef::Integer(v) => v.to_string(),
+                    rusqlite::types::ValueRef::Real(v) => v.to_string(),
+                    rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => {
+                        String::from_utf8_lossy(t).into_owned()
+                    }
+                })
+                .collect())
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+    }
+
+    pub fn one(&self, q: &str) -> String {
+        self.sql(q)
+            .first()
+            .and_then(|r| r.first().cloned())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+pub fn text(o: &Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}--- stderr\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A free port on 127.0.0.1 for `plikt serve`, chosen before the history is published
+/// (the documents name `base_url`); `plikt serve` is then checked to be the one
+/// answering on it.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// Runs `plikt <args>` as if it were `when` (UTC, `YYYY-MM-DD hh:mm:ss`), under
+/// Debian's faketime (real monotonic clock: timeouts stay real).
+pub fn plikt_at(env: &Env, when: &str, args: &[&str]) -> Output {
+    let faketime = Path::new("/usr/bin/faketime");
+    assert!(
+        faketime.exists(),
+        "faketime is missing: run scripts/setup (it installs Debian's faketime)"
+    );
+    let mut c = Command::new(faketime);
+    c.arg(when)
+        .arg(env!("CARGO_BIN_EXE_plikt"))
+        .args(args)
+        .arg("--config")
+        .arg(&env.config)
+        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+        .env("TZ", "UTC")
+        .env("RUST_LOG", "warn");
+    for (k, v) in &env.env {
+        c.env(k, v);
+    }
+    c.output().expect("run faketime plikt")
+}
+
+/// `plikt serve` of `env` on its `listen`, stopped when dropped; panics unless it
+/// answers there.
+pub struct Serving {
+    child: Child,
+    /// Its `base_url`.
+    pub base: String,
+}
+
+impl Serving {
+    pub fn start(env: &Env, base: &str) -> Self {
+        let mut cmd = plikt();
+        cmd.args(["serve", "--config"])
+            .arg(&env.config)
+            .env("RUST_LOG", "info,plikt=info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(env.dir.join("serve.log"))
+                    .unwrap(),
+            ));
+        for (k, v) in &env.env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("start plikt serve");
+        let health = format!("{base}healthz");
+        for _ in 0..200 {
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!(
+                    "plikt serve exited ({status}) before answering on {base}:\n{}",
+                    std::fs::read_to_string(env.dir.join("serve.log")).unwrap_or_default()
+                );
+            }
+            if get(&health, None).0 == 200 {
+                return Self {
+                    child,
+                    base: base.to_string(),
+                };
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        panic!("plikt serve does not answer on {base} after 10 s");
+    }
+}
+
+impl Serving {
+    /// Stops it as an operator does (SIGTERM): it finishes what is in flight.
+    pub fn stop(mut self) {
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
+        for _ in 0..300 {
+            if self.child.try_wait().unwrap().is_some() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("plikt serve did not stop within 15 s of SIGTERM");
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A GET over loopback: (status, headers in lower case, body).
+pub fn get(url: &str, auth: Option<&str>) -> (u16, String, Vec<u8>) {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").expect("http URL");
+    let (host, path) = rest.split_once('/').expect("a path");
+    let Ok(mut s) = std::net::TcpStream::connect(host) else {
+        return (0, String::new(), Vec::new());
+    };
+    let auth = auth.map_or(String::new(), |a| format!("Authorization: {a}\r\n"));
+    write!(
+        s,
+        "GET /{path} HTTP/1.1\r\nHost: {host}\r\n{auth}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut resp = Vec::new();
+    let _ = s.read_to_end(&mut resp);
+    let Some(at) = memchr::memmem::find(&resp, b"\r\n\r\n") else {
+        return (0, String::new(), Vec::new());
+    };
+    let head = String::from_utf8_lossy(&resp[..at]).to_lowercase();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, head, resp[at + 4..].to_vec())
+}
+
+/// The Python of the project's virtualenv (scripts/setup makes it).
+pub fn python() -> PathBuf {
+    let p = root().join(".venv/bin/python");
+    assert!(p.exists(), "{} is missing: run scripts/setup", p.display());
+    p
 }
