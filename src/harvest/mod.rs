@@ -36,7 +36,7 @@ pub use item::{Candidate, Plan, organisation_id, plan};
 
 use crate::config::{Config, HarvestConfig, PublisherConfig};
 use crate::fetch::{
-    self, Client, ClientOptions, Conditional, Credentials, FetchError, Kind, Limits, Retry,
+    self, Client, Conditional, Credentials, FetchError, Kind, Limits, Policy, Retry,
 };
 use crate::profile::{self, Checked, Finding, RuleId, Severity, Validator};
 use crate::store::{
@@ -119,6 +119,9 @@ impl RunSummary {
 #[derive(Debug, Clone)]
 pub struct Harvester {
     config: Arc<Config>,
+    /// The process's HTTP policy (built-in defaults → `[http]`), under each publisher's
+    /// layer.
+    policy: Policy,
     limits: Arc<Limits>,
     shutdown: watch::Receiver<bool>,
     progress: Arc<dyn Progress>,
@@ -158,11 +161,10 @@ impl Harvester {
                 env!("CARGO_PKG_VERSION")
             ),
         };
+        let policy = Policy::default().with_http(&config.http);
         Ok(Self {
-            limits: Limits::new(
-                config.http.max_connections,
-                config.http.max_connections_per_host,
-            ),
+            limits: Limits::new(&policy),
+            policy,
             config,
             shutdown,
             progress,
@@ -227,7 +229,6 @@ impl Harvester {
         p: &PublisherConfig,
         state: &mut RunState,
     ) -> Result<Outcome, HarvestError> {
-        let http = self.config.http_for(p);
         let credentials = match &p.auth {
             Some(a) => Some(Credentials {
                 username: a.username.clone(),
@@ -237,13 +238,9 @@ impl Harvester {
             None => None,
         };
         let client = Client::new(
-            &http,
-            ClientOptions {
-                https_only: p.https_only,
-                allow_private: p.allow_private,
-                credentials,
-                user_agent: self.user_agent.clone(),
-            },
+            self.policy.clone().with_publisher(p),
+            &self.user_agent,
+            credentials,
             self.limits.clone(),
         )
         .map_err(HarvestError::Setup)?;
@@ -358,7 +355,7 @@ impl Harvester {
             }
         }
         self.progress.files_queued(jobs.len() as u64);
-        let window = self.config.http.max_connections.max(1) * 2;
+        let window = self.policy.max_connections.max(1) * 2;
         let blobs = Blobs::open(&self.config.data_dir).map_err(|source| StoreError::Io {
             path: self.config.data_dir.clone(),
             source,
