@@ -486,52 +486,12 @@ impl Config {
         }
         let mut ids = HashSet::new();
         for p in &mut config.publishers {
-            let at = format!("[[publisher]] `{}`", p.id);
-            if p.id.is_empty()
-                || !p
-                    .id
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-            {
-                return Err(invalid(format!(
-                    "{at}: id must be letters, digits, `-` or `_`"
-                )));
-            }
+            p.check(base, env).map_err(&invalid)?;
             if !ids.insert(p.id.clone()) {
-                return Err(invalid(format!("{at}: the id is used twice")));
-            }
-            if let Err(e) = cron::Schedule::from_str(&p.schedule) {
                 return Err(invalid(format!(
-                    "{at}: schedule `{}` is not a cron expression ({e}); write seconds first, e.g. `0 */30 * * * *`",
-                    p.schedule
+                    "[[publisher]] `{}`: the id is used twice",
+                    p.id
                 )));
-            }
-            if !matches!(p.feed.scheme(), "http" | "https") {
-                return Err(invalid(format!("{at}: feed must be an http(s) URL")));
-            }
-            if !p.feed.username().is_empty() || p.feed.password().is_some() {
-                return Err(invalid(format!(
-                    "{at}: the feed URL carries credentials; remove them from the URL and use [publisher.auth] with password_env or password_file"
-                )));
-            }
-            if p.https_only && p.feed.scheme() != "https" {
-                return Err(invalid(format!(
-                    "{at}: feed `{}` is not https but https_only = true; use the https URL or set https_only = false",
-                    p.feed
-                )));
-            }
-            if p.http.max_connections_per_host == Some(0) {
-                return Err(invalid(format!(
-                    "{at}: max_connections_per_host must be at least 1"
-                )));
-            }
-            if let Some(auth) = &mut p.auth {
-                // A missing secret is an error only for the commands that send it
-                // (`harvest`, `run`: see `AuthConfig::password`), not for `status`,
-                // `publish`, `serve` or `audit`.
-                auth.password =
-                    load_secret(&at, &auth.password_env, &auth.password_file, base, env)
-                        .map_err(invalid)?;
             }
         }
         for d in &mut config.destinations {
@@ -562,6 +522,50 @@ impl Config {
 }
 
 impl PublisherConfig {
+    /// Checks what serde cannot (id, schedule, feed URL, limits) and loads the
+    /// password (a relative `password_file` is resolved against `base`).
+    fn check(&mut self, base: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<(), String> {
+        let at = format!("[[publisher]] `{}`", self.id);
+        if self.id.is_empty()
+            || !self
+                .id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            return Err(format!("{at}: id must be letters, digits, `-` or `_`"));
+        }
+        if let Err(e) = cron::Schedule::from_str(&self.schedule) {
+            return Err(format!(
+                "{at}: schedule `{}` is not a cron expression ({e}); write seconds first, e.g. `0 */30 * * * *`",
+                self.schedule
+            ));
+        }
+        if !matches!(self.feed.scheme(), "http" | "https") {
+            return Err(format!("{at}: feed must be an http(s) URL"));
+        }
+        if !self.feed.username().is_empty() || self.feed.password().is_some() {
+            return Err(format!(
+                "{at}: the feed URL carries credentials; remove them from the URL and use [publisher.auth] with password_env or password_file"
+            ));
+        }
+        if self.https_only && self.feed.scheme() != "https" {
+            return Err(format!(
+                "{at}: feed `{}` is not https but https_only = true; use the https URL or set https_only = false",
+                self.feed
+            ));
+        }
+        if self.http.max_connections_per_host == Some(0) {
+            return Err(format!("{at}: max_connections_per_host must be at least 1"));
+        }
+        if let Some(auth) = &mut self.auth {
+            // A missing secret is an error only for the commands that send it
+            // (`harvest`, `run`: see `AuthConfig::password`), not for `status`,
+            // `publish`, `serve` or `audit`.
+            auth.password = load_secret(&at, &auth.password_env, &auth.password_file, base, env)?;
+        }
+        Ok(())
+    }
+
     /// The parsed schedule (checked when the configuration was loaded).
     pub fn cron(&self) -> cron::Schedule {
         cron::Schedule::from_str(&self.schedule).expect("checked when the configuration loaded")

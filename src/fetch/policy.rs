@@ -10,14 +10,15 @@
 //! ```
 //!
 //! Each layer replaces only the values it names. A harvest uses the first three (the
-//! harvester keeps the first two for the process: they set its connection limits);
-//! `plikt validate URL` reads no configuration, so it is
-//! the built-in defaults under its command line; the hub's client
-//! ([`crate::notify::client`]) is the built-in defaults under `[notification]`
-//! ([`Policy::notification`]), a table of its own because callbacks are not harvests.
+//! harvester keeps the first two for the whole process: they set its connection
+//! limits). `plikt validate URL` reads no configuration: it is the built-in defaults
+//! under its command line. The hub's client ([`crate::notify::client`]) is the built-in
+//! defaults under `[notification]` ([`Policy::notification`]): callbacks are not
+//! harvests, so `[http]` does not apply to them.
 //!
-//! The TOML tables stay an input shape ([`HttpTable`]: optional keys) in `config`, which
-//! sits above this module; this is what requests follow.
+//! The TOML tables stay an input shape in `config` ([`HttpTable`]: every key optional),
+//! which sits above this module and cannot name the policy; the policy is what
+//! requests follow.
 
 use std::path::PathBuf;
 use std::sync::Arc;

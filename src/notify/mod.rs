@@ -28,7 +28,7 @@ pub mod deliver;
 pub mod hub;
 
 use crate::config::Config;
-use crate::fetch::Policy;
+use crate::fetch::{Policy, PrivateRule};
 use crate::resourcesync::{self, PUBLIC, PublishError, RESTRICTED};
 use crate::store::{Catalog, NewNotification, StoreError};
 
@@ -169,7 +169,8 @@ pub fn check_target(config: &Config, url: &url::Url) -> Result<(), String> {
     };
     if !config.notification.allow_private && ip.is_some_and(crate::fetch::is_private) {
         return Err(format!(
-            "`{url}` is a loopback, private or link-local address, which this hub does not call ([notification] allow_private = false)"
+            "`{url}` is a loopback, private or link-local address, which this hub does not call ({})",
+            PrivateRule::Notification
         ));
     }
     Ok(())
