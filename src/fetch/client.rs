@@ -140,9 +140,10 @@ impl Client {
         credentials: Option<Credentials>,
         limits: Arc<Limits>,
     ) -> Result<Self, FetchError> {
+        let roots = policy.roots()?;
         let build = |gzip: bool| {
             policy
-                .builder(user_agent, gzip)?
+                .builder(user_agent, gzip, &roots)
                 .build()
                 .map_err(|e| FetchError::Setup {
                     reason: format!("cannot build the HTTP client: {e}"),

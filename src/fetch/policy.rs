@@ -194,12 +194,14 @@ impl Policy {
     /// A reqwest builder with this policy's connection rules: connect and read
     /// timeouts, redirects never followed by reqwest (only [`super::Client`] follows
     /// them, by hand, re-checking each hop), no `Referer`, no proxy, `https_only`, the
-    /// guarded DNS resolver and the extra roots. `gzip`: offer and decode gzip.
+    /// guarded DNS resolver, and `roots` ([`Policy::roots`]) besides the built-in ones.
+    /// `gzip`: offer and decode gzip.
     pub(super) fn builder(
         &self,
         user_agent: &str,
         gzip: bool,
-    ) -> Result<reqwest::ClientBuilder, FetchError> {
+        roots: &[reqwest::Certificate],
+    ) -> reqwest::ClientBuilder {
         let mut b = reqwest::Client::builder()
             .user_agent(user_agent)
             .connect_timeout(self.connect_timeout)
@@ -214,6 +216,15 @@ impl Policy {
                 self.allow_private,
                 self.private_rule,
             )));
+        for c in roots {
+            b = b.add_root_certificate(c.clone());
+        }
+        b
+    }
+
+    /// The extra root certificates, read from their files.
+    pub(super) fn roots(&self) -> Result<Vec<reqwest::Certificate>, FetchError> {
+        let mut roots = Vec::new();
         for path in &self.extra_root_certificates {
             let pem = std::fs::read(path).map_err(|e| FetchError::Setup {
                 reason: format!("cannot read extra root certificate {}: {e}", path.display()),
@@ -222,11 +233,9 @@ impl Policy {
                 reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| FetchError::Setup {
                     reason: format!("{} holds no usable PEM certificate: {e}", path.display()),
                 })?;
-            for c in certs {
-                b = b.add_root_certificate(c);
-            }
+            roots.extend(certs);
         }
-        Ok(b)
+        Ok(roots)
     }
 
     /// A bare reqwest client under this policy, for requests that do not stream
@@ -234,7 +243,7 @@ impl Policy {
     /// [`Policy::builder`], no content coding, and `total_timeout` for each whole
     /// request. It follows no redirect, whatever `max_redirects` says.
     pub fn reqwest_client(&self, user_agent: &str) -> Result<reqwest::Client, FetchError> {
-        self.builder(user_agent, false)?
+        self.builder(user_agent, false, &self.roots()?)
             .timeout(self.total_timeout)
             .build()
             .map_err(|e| FetchError::Setup {
