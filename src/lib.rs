@@ -19,8 +19,10 @@
 //!           threads (split: a helper checks stretches of items, the main thread
 //!           takes them only at a verified boundary) with the same Report
 //! report    printers of a Report: text (source line + caret), JSON, JUnit
-//! fetch     HTTP client policy: timeouts, minimum speed, size caps while streaming,
-//!           manual redirects (credentials per origin), SSRF guard, retries, limits
+//! fetch     HTTP: one Policy (built-in defaults → [http] → [publisher.http] →
+//!           command line) of timeouts, minimum speed, size caps while streaming,
+//!           redirects, SSRF guard, retries, limits; Client follows it (manual
+//!           redirects, credentials per origin)
 //! store     content-addressed blobs (tmp → batch sync → rename → sync) + SQLite
 //!           catalog (WAL, synchronous=FULL, migrations, append-only change journal);
 //!           the only module with SQL

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use super::error::{Error, Exit};
-use crate::fetch::{self, FetchOptions, Spool, Tee};
+use crate::fetch::{self, Policy, PrivateRule, Spool, Tee};
 use crate::profile::{self, Options, ProfileOptions, Report};
 use crate::report::{Json, Junit, Printer, Source, Text};
 use crate::xml::ReaderLimits;
@@ -57,10 +57,31 @@ pub struct ValidateArgs {
     #[arg(long, default_value = "1G", value_parser = parse_size)]
     pub max_bytes: u64,
 
+    /// Fetch a URL also from a loopback, private or link-local address (refused by
+    /// default).
+    #[arg(long)]
+    pub allow_private: bool,
+
     /// Findings kept per rule and severity (all are counted); 0 keeps all. JUnit
     /// output keeps all.
     #[arg(long, default_value_t = 1000)]
     pub max_findings: usize,
+}
+
+impl ValidateArgs {
+    /// The HTTP policy of `validate URL`: the built-in defaults (validate reads no
+    /// configuration) under the command line, the policy's top layer: `--max-bytes`
+    /// caps the feed while it streams, `--allow-private` lifts the private-target rule.
+    /// http URLs are fetched too: no credentials are ever sent.
+    pub fn http_policy(&self) -> Policy {
+        Policy {
+            max_feed_bytes: self.max_bytes,
+            allow_private: self.allow_private,
+            private_rule: PrivateRule::CommandLine,
+            https_only: false,
+            ..Policy::default()
+        }
+    }
 }
 
 /// Parses `1048576`, `512K`, `64M`, `1G`.
@@ -119,15 +140,11 @@ pub fn run(args: &ValidateArgs) -> Result<Exit, Error> {
     } else if args.input.starts_with("http://") || args.input.starts_with("https://") {
         let url = url::Url::parse(&args.input)
             .map_err(|e| Error::Usage(format!("`{}` is not a valid URL: {e}", args.input)))?;
-        let fetch_options = FetchOptions {
-            max_bytes: args.max_bytes,
-            ..FetchOptions::default()
-        };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| Error::Usage(format!("cannot start the HTTP client: {e}")))?;
-        let spool = runtime.block_on(fetch::download(&url, &fetch_options))?;
+        let spool = runtime.block_on(fetch::download(&url, &args.http_policy()))?;
         let report = profile::validate_file(&spool.reader().map_err(input_error)?, &options)
             .map_err(input_error)?;
         (report, Some(spool))

@@ -71,9 +71,10 @@ pub struct Config {
     /// Contact URL (or `mailto:`) of the deposit team, sent in every `User-Agent`.
     #[serde(default)]
     pub contact: Option<String>,
-    /// HTTP defaults that publishers may override.
+    /// `[http]`: the HTTP policy of every harvest, over the built-in defaults;
+    /// publishers may override it (see [`crate::fetch::Policy`]).
     #[serde(default)]
-    pub http: HttpConfig,
+    pub http: HttpTable,
     /// Harvest policy.
     #[serde(default)]
     pub harvest: HarvestConfig,
@@ -152,119 +153,68 @@ fn default_listen() -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], 8080))
 }
 
-/// `[http]`: timeouts, limits and retries of every request (issue 3 §5).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct HttpConfig {
-    /// Time to establish a connection (TCP + TLS).
-    pub connect_timeout_secs: u64,
-    /// Longest wait for the next bytes.
-    pub read_timeout_secs: u64,
-    /// Longest time for one whole file.
-    pub total_timeout_secs: u64,
-    /// Largest file accepted, counted while streaming.
-    pub max_file_bytes: u64,
-    /// Largest feed accepted, after decoding a compressed response.
-    pub max_feed_bytes: u64,
-    /// Retries of one request after a connection error, timeout, 5xx or 429.
-    pub retries: u32,
-    /// First retry delay; doubled each time, with jitter.
-    pub retry_base_ms: u64,
-    /// A `Retry-After` longer than this postpones the item to a later run.
-    pub max_retry_after_secs: u64,
-    /// Minimum throughput: a transfer slower than this over `min_speed_window_secs`
-    /// is abandoned (a read timeout alone does not stop a server dripping bytes). 0 = off.
-    pub min_bytes_per_sec: u64,
-    /// The window the minimum throughput is measured over.
-    pub min_speed_window_secs: u64,
-    /// Redirect hops followed before giving up.
-    pub max_redirects: u32,
-    /// Concurrent requests in all.
-    pub max_connections: usize,
-    /// Concurrent requests to one host.
-    pub max_connections_per_host: usize,
-    /// PEM files with extra trusted root certificates (added to the built-in roots;
-    /// verification is never disabled).
-    pub extra_root_certificates: Vec<PathBuf>,
-}
-
-impl Default for HttpConfig {
-    fn default() -> Self {
-        Self {
-            connect_timeout_secs: 10,
-            read_timeout_secs: 30,
-            total_timeout_secs: 600,
-            max_file_bytes: 4 << 30,
-            max_feed_bytes: 256 << 20,
-            retries: 3,
-            retry_base_ms: 1000,
-            max_retry_after_secs: 60,
-            min_bytes_per_sec: 1024,
-            min_speed_window_secs: 30,
-            max_redirects: 10,
-            max_connections: 16,
-            max_connections_per_host: 4,
-            extra_root_certificates: Vec::new(),
-        }
-    }
-}
-
-/// `[publisher.http]`: per-publisher overrides of `[http]`.
+/// `[http]` and `[publisher.http]` as written in the file: every key optional, each a
+/// contract name (issue 3 §5).
+///
+/// This is only the *input* shape. The policy requests follow is
+/// [`crate::fetch::Policy`] (`Duration`s, and the one place with the built-in defaults),
+/// which applies these tables as layers: built-in defaults → `[http]` →
+/// `[publisher.http]` → command line. A serde struct stays here because the file needs
+/// one that keeps an absent key absent — so that `[publisher.http]` overrides only what
+/// it names — and refuses unknown keys with their line; `config` sits above `fetch` and
+/// cannot name the policy itself.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[allow(missing_docs)]
-pub struct HttpOverrides {
+pub struct HttpTable {
+    /// Time to establish a connection (TCP + TLS).
     pub connect_timeout_secs: Option<u64>,
+    /// Longest wait for the next bytes.
     pub read_timeout_secs: Option<u64>,
+    /// Longest time for one whole file, redirects included.
     pub total_timeout_secs: Option<u64>,
+    /// Largest file accepted, counted while streaming.
     pub max_file_bytes: Option<u64>,
+    /// Largest feed accepted, after decoding a compressed response.
     pub max_feed_bytes: Option<u64>,
+    /// Retries of one request after a connection error, timeout, 5xx or 429.
     pub retries: Option<u32>,
+    /// First retry delay; doubled each time, with jitter.
     pub retry_base_ms: Option<u64>,
+    /// A `Retry-After` longer than this postpones the item to a later run.
     pub max_retry_after_secs: Option<u64>,
+    /// Minimum throughput over `min_speed_window_secs` (0 = off).
     pub min_bytes_per_sec: Option<u64>,
+    /// The window the minimum throughput is measured over.
     pub min_speed_window_secs: Option<u64>,
+    /// Redirect hops followed before giving up.
     pub max_redirects: Option<u32>,
+    /// Concurrent requests in all (`[http]` only: one process-wide limit).
+    pub max_connections: Option<usize>,
+    /// Concurrent requests to one host.
     pub max_connections_per_host: Option<usize>,
+    /// PEM files with extra trusted root certificates, added to the built-in roots
+    /// (`[http]` only; verification is never disabled).
+    pub extra_root_certificates: Option<Vec<PathBuf>>,
 }
 
-impl HttpConfig {
-    /// These settings with a publisher's overrides applied.
-    pub fn with(&self, o: &HttpOverrides) -> HttpConfig {
-        HttpConfig {
-            connect_timeout_secs: o.connect_timeout_secs.unwrap_or(self.connect_timeout_secs),
-            read_timeout_secs: o.read_timeout_secs.unwrap_or(self.read_timeout_secs),
-            total_timeout_secs: o.total_timeout_secs.unwrap_or(self.total_timeout_secs),
-            max_file_bytes: o.max_file_bytes.unwrap_or(self.max_file_bytes),
-            max_feed_bytes: o.max_feed_bytes.unwrap_or(self.max_feed_bytes),
-            retries: o.retries.unwrap_or(self.retries),
-            retry_base_ms: o.retry_base_ms.unwrap_or(self.retry_base_ms),
-            max_retry_after_secs: o.max_retry_after_secs.unwrap_or(self.max_retry_after_secs),
-            min_bytes_per_sec: o.min_bytes_per_sec.unwrap_or(self.min_bytes_per_sec),
-            min_speed_window_secs: o
-                .min_speed_window_secs
-                .unwrap_or(self.min_speed_window_secs),
-            max_redirects: o.max_redirects.unwrap_or(self.max_redirects),
-            max_connections: self.max_connections,
-            max_connections_per_host: o
-                .max_connections_per_host
-                .unwrap_or(self.max_connections_per_host),
-            extra_root_certificates: self.extra_root_certificates.clone(),
+/// `[publisher.http]`: an [`HttpTable`] without the process-wide keys, refused there
+/// with their name (and the table's line) as before the tables shared one shape.
+fn publisher_http<'de, D: serde::Deserializer<'de>>(d: D) -> Result<HttpTable, D::Error> {
+    let table = HttpTable::deserialize(d)?;
+    for (key, set) in [
+        ("max_connections", table.max_connections.is_some()),
+        (
+            "extra_root_certificates",
+            table.extra_root_certificates.is_some(),
+        ),
+    ] {
+        if set {
+            return Err(serde::de::Error::custom(format!(
+                "unknown field `{key}` in [publisher.http]: it applies to the whole process; set it in [http]"
+            )));
         }
     }
-
-    /// Connect timeout.
-    pub fn connect_timeout(&self) -> Duration {
-        Duration::from_secs(self.connect_timeout_secs)
-    }
-    /// Read timeout.
-    pub fn read_timeout(&self) -> Duration {
-        Duration::from_secs(self.read_timeout_secs)
-    }
-    /// Total timeout per file.
-    pub fn total_timeout(&self) -> Duration {
-        Duration::from_secs(self.total_timeout_secs)
-    }
+    Ok(table)
 }
 
 /// `[harvest]`: what happens to items that fail.
@@ -405,9 +355,9 @@ pub struct PublisherConfig {
     /// HTTP Basic credentials, sent only to the feed's origin.
     #[serde(default)]
     pub auth: Option<AuthConfig>,
-    /// Overrides of `[http]`.
-    #[serde(default)]
-    pub http: HttpOverrides,
+    /// `[publisher.http]`: overrides of `[http]` for this publisher.
+    #[serde(default, deserialize_with = "publisher_http")]
+    pub http: HttpTable,
     /// §7.13: the host publication is deposit-liable, so R112 (isPartOf) is mandatory.
     #[serde(default)]
     pub require_is_part_of: bool,
@@ -496,7 +446,7 @@ impl Config {
         if config.data_dir.is_relative() {
             config.data_dir = base.join(&config.data_dir);
         }
-        for p in &mut config.http.extra_root_certificates {
+        for p in config.http.extra_root_certificates.iter_mut().flatten() {
             if p.is_relative() {
                 *p = base.join(&*p);
             }
@@ -528,59 +478,20 @@ impl Config {
                 )));
             }
         }
-        if config.http.max_connections == 0 || config.http.max_connections_per_host == 0 {
+        if config.http.max_connections == Some(0) || config.http.max_connections_per_host == Some(0)
+        {
             return Err(invalid(
                 "[http] max_connections and max_connections_per_host must be at least 1".into(),
             ));
         }
         let mut ids = HashSet::new();
         for p in &mut config.publishers {
-            let at = format!("[[publisher]] `{}`", p.id);
-            if p.id.is_empty()
-                || !p
-                    .id
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-            {
-                return Err(invalid(format!(
-                    "{at}: id must be letters, digits, `-` or `_`"
-                )));
-            }
+            p.check(base, env).map_err(&invalid)?;
             if !ids.insert(p.id.clone()) {
-                return Err(invalid(format!("{at}: the id is used twice")));
-            }
-            if let Err(e) = cron::Schedule::from_str(&p.schedule) {
                 return Err(invalid(format!(
-                    "{at}: schedule `{}` is not a cron expression ({e}); write seconds first, e.g. `0 */30 * * * *`",
-                    p.schedule
+                    "[[publisher]] `{}`: the id is used twice",
+                    p.id
                 )));
-            }
-            if !matches!(p.feed.scheme(), "http" | "https") {
-                return Err(invalid(format!("{at}: feed must be an http(s) URL")));
-            }
-            if !p.feed.username().is_empty() || p.feed.password().is_some() {
-                return Err(invalid(format!(
-                    "{at}: the feed URL carries credentials; remove them from the URL and use [publisher.auth] with password_env or password_file"
-                )));
-            }
-            if p.https_only && p.feed.scheme() != "https" {
-                return Err(invalid(format!(
-                    "{at}: feed `{}` is not https but https_only = true; use the https URL or set https_only = false",
-                    p.feed
-                )));
-            }
-            if p.http.max_connections_per_host == Some(0) {
-                return Err(invalid(format!(
-                    "{at}: max_connections_per_host must be at least 1"
-                )));
-            }
-            if let Some(auth) = &mut p.auth {
-                // A missing secret is an error only for the commands that send it
-                // (`harvest`, `run`: see `AuthConfig::password`), not for `status`,
-                // `publish`, `serve` or `audit`.
-                auth.password =
-                    load_secret(&at, &auth.password_env, &auth.password_file, base, env)
-                        .map_err(invalid)?;
             }
         }
         for d in &mut config.destinations {
@@ -608,14 +519,53 @@ impl Config {
     pub fn publisher(&self, id: &str) -> Option<&PublisherConfig> {
         self.publishers.iter().find(|p| p.id == id)
     }
-
-    /// `[http]` for this publisher.
-    pub fn http_for(&self, p: &PublisherConfig) -> HttpConfig {
-        self.http.with(&p.http)
-    }
 }
 
 impl PublisherConfig {
+    /// Checks what serde cannot (id, schedule, feed URL, limits) and loads the
+    /// password (a relative `password_file` is resolved against `base`).
+    fn check(&mut self, base: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<(), String> {
+        let at = format!("[[publisher]] `{}`", self.id);
+        if self.id.is_empty()
+            || !self
+                .id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            return Err(format!("{at}: id must be letters, digits, `-` or `_`"));
+        }
+        if let Err(e) = cron::Schedule::from_str(&self.schedule) {
+            return Err(format!(
+                "{at}: schedule `{}` is not a cron expression ({e}); write seconds first, e.g. `0 */30 * * * *`",
+                self.schedule
+            ));
+        }
+        if !matches!(self.feed.scheme(), "http" | "https") {
+            return Err(format!("{at}: feed must be an http(s) URL"));
+        }
+        if !self.feed.username().is_empty() || self.feed.password().is_some() {
+            return Err(format!(
+                "{at}: the feed URL carries credentials; remove them from the URL and use [publisher.auth] with password_env or password_file"
+            ));
+        }
+        if self.https_only && self.feed.scheme() != "https" {
+            return Err(format!(
+                "{at}: feed `{}` is not https but https_only = true; use the https URL or set https_only = false",
+                self.feed
+            ));
+        }
+        if self.http.max_connections_per_host == Some(0) {
+            return Err(format!("{at}: max_connections_per_host must be at least 1"));
+        }
+        if let Some(auth) = &mut self.auth {
+            // A missing secret is an error only for the commands that send it
+            // (`harvest`, `run`: see `AuthConfig::password`), not for `status`,
+            // `publish`, `serve` or `audit`.
+            auth.password = load_secret(&at, &auth.password_env, &auth.password_file, base, env)?;
+        }
+        Ok(())
+    }
+
     /// The parsed schedule (checked when the configuration was loaded).
     pub fn cron(&self) -> cron::Schedule {
         cron::Schedule::from_str(&self.schedule).expect("checked when the configuration loaded")
@@ -689,6 +639,19 @@ schedule = "0 */30 * * * *"
     }
 
     #[test]
+    fn process_wide_http_keys_are_refused_in_a_publisher_with_name_and_line() {
+        for key in ["max_connections = 2", "extra_root_certificates = []"] {
+            let text = format!("{PUBLISHER}[publisher.http]\nretries = 1\n{key}\n");
+            let msg = parse(&text).unwrap_err().to_string();
+            let name = key.split(' ').next().unwrap();
+            assert!(msg.contains(name) && msg.contains("[http]"), "{msg}");
+            assert!(msg.starts_with("p.toml:7:"), "{msg}");
+        }
+        let c = parse(&format!("{PUBLISHER}[publisher.http]\nretries = 1\n")).unwrap();
+        assert_eq!(c.publishers[0].http.retries, Some(1));
+    }
+
+    #[test]
     fn password_in_config_is_refused_without_quoting_it() {
         let text =
             format!("{PUBLISHER}[publisher.auth]\nusername = \"u\"\npassword = \"hunter2\"\n");
@@ -724,7 +687,7 @@ schedule = "0 */30 * * * *"
         assert_eq!(c.data_dir, Path::new("/etc/plikt/plikt-data"));
         assert!(c.publishers[0].https_only);
         assert!(!c.publishers[0].allow_private);
-        assert_eq!(c.http.retries, 3);
+        assert!(c.http.retries.is_none() && c.publishers[0].http.retries.is_none());
     }
 
     #[test]

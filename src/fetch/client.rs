@@ -1,6 +1,6 @@
-//! The harvester's HTTP client (issue 3 §5). reqwest's defaults are unsafe for this job
-//! (no timeouts, no size limit, credentials forwarded on redirects), so every policy
-//! is applied here, deliberately:
+//! The HTTP client of harvests and `validate URL` (issue 3 §5). reqwest's defaults are
+//! unsafe for this job (no timeouts, no size limit, credentials forwarded on
+//! redirects), so the [`Policy`] is applied here, deliberately:
 //!
 //! - redirects are followed by hand, hop by hop: credentials go only to the origin
 //!   (scheme, host, port) they were configured for; `https_only` refuses a hop to
@@ -26,7 +26,9 @@ use tokio::time::Instant;
 use url::Url;
 
 use super::FetchError;
-use crate::config::{HttpConfig, Secret};
+use super::Policy;
+use super::policy::PrivateRule;
+use crate::config::Secret;
 
 /// HTTP Basic credentials and the one origin they may be sent to.
 #[derive(Debug, Clone)]
@@ -66,11 +68,12 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// At most `global` requests at once, at most `per_host` to one host.
-    pub fn new(global: usize, per_host: usize) -> Arc<Self> {
+    /// At most `max_connections` requests at once, at most `max_connections_per_host`
+    /// to one host (the process-wide policy: built-in defaults → `[http]`).
+    pub fn new(policy: &Policy) -> Arc<Self> {
         Arc::new(Self {
-            global: Arc::new(Semaphore::new(global.max(1))),
-            per_host_max: per_host.max(1),
+            global: Arc::new(Semaphore::new(policy.max_connections.max(1))),
+            per_host_max: policy.max_connections_per_host.max(1),
             hosts: Mutex::new(HashMap::new()),
         })
     }
@@ -117,81 +120,47 @@ pub enum Retry {
     No,
 }
 
-/// One publisher's HTTP client.
+/// An HTTP client under one [`Policy`] (one publisher's, or `validate URL`'s): GETs
+/// only, redirects followed by hand.
 #[derive(Debug, Clone)]
 pub struct Client {
     plain: reqwest::Client,
     decoding: reqwest::Client,
-    http: HttpConfig,
-    https_only: bool,
-    allow_private: bool,
+    policy: Policy,
     credentials: Option<Credentials>,
     limits: Arc<Limits>,
 }
 
-/// Settings of a [`Client`] beyond `[http]`.
-#[derive(Debug, Clone)]
-pub struct ClientOptions {
-    /// Refuse http targets and redirects to http.
-    pub https_only: bool,
-    /// Allow loopback, private and link-local targets.
-    pub allow_private: bool,
-    /// Basic credentials for the feed's origin.
-    pub credentials: Option<Credentials>,
-    /// `User-Agent`.
-    pub user_agent: String,
-}
-
 impl Client {
-    /// A client with these limits and settings.
+    /// A client that follows `policy`, sends `user_agent`, sends `credentials` only to
+    /// their origin, and shares `limits` with the process's other clients.
     pub fn new(
-        http: &HttpConfig,
-        options: ClientOptions,
+        policy: Policy,
+        user_agent: &str,
+        credentials: Option<Credentials>,
         limits: Arc<Limits>,
     ) -> Result<Self, FetchError> {
-        let mut roots = Vec::new();
-        for path in &http.extra_root_certificates {
-            let pem = std::fs::read(path).map_err(|e| FetchError::Setup {
-                reason: format!("cannot read extra root certificate {}: {e}", path.display()),
-            })?;
-            let certs =
-                reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| FetchError::Setup {
-                    reason: format!("{} holds no usable PEM certificate: {e}", path.display()),
-                })?;
-            roots.extend(certs);
-        }
+        let roots = policy.roots()?;
         let build = |gzip: bool| {
-            let mut b = reqwest::Client::builder()
-                .user_agent(options.user_agent.clone())
-                .connect_timeout(http.connect_timeout())
-                .read_timeout(http.read_timeout())
-                .redirect(reqwest::redirect::Policy::none())
-                .referer(false)
-                .no_proxy()
-                .gzip(gzip)
-                .pool_max_idle_per_host(http.max_connections_per_host.max(1))
-                .dns_resolver(guarded_resolver(options.allow_private, "this publisher"));
-            for c in &roots {
-                b = b.add_root_certificate(c.clone());
-            }
-            b.build().map_err(|e| FetchError::Setup {
-                reason: format!("cannot build the HTTP client: {e}"),
-            })
+            policy
+                .builder(user_agent, gzip, &roots)
+                .build()
+                .map_err(|e| FetchError::Setup {
+                    reason: format!("cannot build the HTTP client: {e}"),
+                })
         };
         Ok(Self {
             plain: build(false)?,
             decoding: build(true)?,
-            http: http.clone(),
-            https_only: options.https_only,
-            allow_private: options.allow_private,
-            credentials: options.credentials,
+            policy,
+            credentials,
             limits,
         })
     }
 
-    /// The settings this client applies.
-    pub fn http(&self) -> &HttpConfig {
-        &self.http
+    /// The policy this client follows.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
     }
 
     /// One GET of `url`, following redirects by hand. Returns 2xx responses and, for a
@@ -202,8 +171,7 @@ impl Client {
         kind: Kind,
         conditional: Option<&Conditional>,
     ) -> Result<Response, FetchError> {
-        let started = Instant::now();
-        let deadline = started + self.http.total_timeout();
+        let deadline = Instant::now() + self.policy.total_timeout;
         let mut visited: Vec<Url> = Vec::new();
         let mut current = url.clone();
         loop {
@@ -211,143 +179,192 @@ impl Client {
             let host = current.host_str().unwrap_or("").to_string();
             let permits = self
                 .limits
-                .acquire(&host, self.http.max_connections_per_host)
+                .acquire(&host, self.policy.max_connections_per_host)
                 .await;
-            let client = match kind {
-                Kind::Feed => &self.decoding,
-                Kind::File => &self.plain,
-            };
-            let mut req = client.get(current.clone());
-            req = match kind {
-                Kind::Feed => req.header(
-                    header::ACCEPT,
-                    "application/rss+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.1",
-                ),
-                Kind::File => req.header(header::ACCEPT_ENCODING, "identity"),
-            };
-            if let Some(c) = conditional {
-                if let Some(etag) = &c.etag {
-                    req = req.header(header::IF_NONE_MATCH, etag);
-                }
-                if let Some(lm) = &c.last_modified {
-                    req = req.header(header::IF_MODIFIED_SINCE, lm);
-                }
-            }
-            if let Some(cred) = &self.credentials
-                && current.origin() == cred.origin
-            {
-                req = req.basic_auth(&cred.username, Some(cred.password.expose()));
-            }
-            let sent = tokio::time::timeout_at(deadline, req.send()).await;
-            let response = match sent {
-                Err(_) => {
-                    return Err(FetchError::Timeout {
-                        url: current,
-                        limit: self.http.total_timeout(),
-                    });
-                }
-                Ok(Err(e)) => return Err(super::transport(&current, &e)),
-                Ok(Ok(r)) => r,
-            };
-            let status = response.status().as_u16();
-            if response.status().is_redirection() && status != 304 {
-                let location = response
-                    .headers()
-                    .get(header::LOCATION)
-                    .and_then(|v| v.to_str().ok())
-                    .ok_or_else(|| FetchError::Redirect {
-                        url: current.clone(),
-                        reason: format!("HTTP {status} without a usable Location header"),
-                    })?;
-                let next = current.join(location).map_err(|e| FetchError::Redirect {
-                    url: current.clone(),
-                    reason: format!("Location `{location}` is not a URL ({e})"),
-                })?;
+            let response = self.send(&current, kind, conditional, deadline).await?;
+            let status = response.status();
+            if status.is_redirection() && status != reqwest::StatusCode::NOT_MODIFIED {
                 drop(permits);
-                if !matches!(next.scheme(), "http" | "https") {
-                    return Err(FetchError::Redirect {
-                        url: current,
-                        reason: format!("redirect to `{next}`: only http and https are followed"),
-                    });
-                }
-                if self.https_only && next.scheme() != "https" {
-                    return Err(FetchError::Redirect {
-                        url: current,
-                        reason: format!(
-                            "redirect to `{next}` leaves https, and this publisher is https_only"
-                        ),
-                    });
-                }
-                visited.push(current);
-                if visited.contains(&next) {
-                    return Err(FetchError::Redirect {
-                        url: next,
-                        reason: format!(
-                            "redirect loop after {} hops (the chain comes back to this URL)",
-                            visited.len()
-                        ),
-                    });
-                }
-                if visited.len() > self.http.max_redirects as usize {
-                    return Err(FetchError::Redirect {
-                        url: next,
-                        reason: format!("more than {} redirects", self.http.max_redirects),
-                    });
-                }
-                current = next;
+                current = self.redirect(current, &response, &mut visited)?;
                 continue;
             }
-            let headers = response.headers().clone();
-            if !(response.status().is_success() || (status == 304 && conditional.is_some())) {
-                return Err(FetchError::Status {
-                    url: current,
-                    status,
-                    retry_after: retry_after(&headers),
-                });
-            }
-            let get = |h: header::HeaderName| {
-                headers
-                    .get(h)
-                    .and_then(|v| v.to_str().ok())
-                    .map(|s| s.trim().to_string())
-            };
-            let content_encoding =
-                get(header::CONTENT_ENCODING).filter(|c| !c.eq_ignore_ascii_case("identity"));
-            if kind == Kind::Feed
-                && let Some(coding) = &content_encoding
-            {
-                // gzip was decoded by the client (and the header removed); anything
-                // left is a coding plikt did not offer.
-                return Err(FetchError::ContentCoding {
-                    url: current,
-                    coding: coding.clone(),
-                });
-            }
-            let max_bytes = match kind {
-                Kind::Feed => self.http.max_feed_bytes,
-                Kind::File => self.http.max_file_bytes,
-            };
-            return Ok(Response {
-                status,
-                content_type: get(header::CONTENT_TYPE),
-                etag: get(header::ETAG),
-                last_modified: get(header::LAST_MODIFIED),
-                content_disposition: get(header::CONTENT_DISPOSITION),
-                content_encoding,
-                url: current,
-                body: response,
+            return self.accept(
+                current,
+                response,
+                kind,
+                conditional.is_some(),
                 deadline,
-                max_bytes,
-                received: 0,
-                read_timeout: self.http.read_timeout(),
-                total_timeout: self.http.total_timeout(),
-                min_bytes_per_sec: self.http.min_bytes_per_sec,
-                window: Duration::from_secs(self.http.min_speed_window_secs.max(1)),
-                window_start: Instant::now(),
-                window_bytes: 0,
-                _permits: permits,
+                permits,
+            );
+        }
+    }
+
+    /// Sends one request to `url` (one hop), before `deadline`.
+    async fn send(
+        &self,
+        url: &Url,
+        kind: Kind,
+        conditional: Option<&Conditional>,
+        deadline: Instant,
+    ) -> Result<reqwest::Response, FetchError> {
+        let mut req = match kind {
+            Kind::Feed => self.decoding.get(url.clone()).header(
+                header::ACCEPT,
+                "application/rss+xml, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.1",
+            ),
+            Kind::File => self
+                .plain
+                .get(url.clone())
+                .header(header::ACCEPT_ENCODING, "identity"),
+        };
+        if let Some(c) = conditional {
+            if let Some(etag) = &c.etag {
+                req = req.header(header::IF_NONE_MATCH, etag);
+            }
+            if let Some(lm) = &c.last_modified {
+                req = req.header(header::IF_MODIFIED_SINCE, lm);
+            }
+        }
+        if let Some(cred) = &self.credentials
+            && url.origin() == cred.origin
+        {
+            req = req.basic_auth(&cred.username, Some(cred.password.expose()));
+        }
+        match tokio::time::timeout_at(deadline, req.send()).await {
+            Err(_) => Err(FetchError::Timeout {
+                url: url.clone(),
+                limit: self.policy.total_timeout,
+            }),
+            Ok(Err(e)) => Err(super::transport(url, &e)),
+            Ok(Ok(r)) => Ok(r),
+        }
+    }
+
+    /// The next hop of a redirect from `current`, if the policy lets it be followed:
+    /// http(s) only, not from https to http under `https_only`, no loop, at most
+    /// `max_redirects` hops. `visited` collects the chain.
+    fn redirect(
+        &self,
+        current: Url,
+        response: &reqwest::Response,
+        visited: &mut Vec<Url>,
+    ) -> Result<Url, FetchError> {
+        let status = response.status().as_u16();
+        let Some(location) = response
+            .headers()
+            .get(header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+        else {
+            return Err(FetchError::Redirect {
+                url: current,
+                reason: format!("HTTP {status} without a usable Location header"),
+            });
+        };
+        let next = match current.join(location) {
+            Ok(next) => next,
+            Err(e) => {
+                return Err(FetchError::Redirect {
+                    url: current,
+                    reason: format!("Location `{location}` is not a URL ({e})"),
+                });
+            }
+        };
+        let refused = if !matches!(next.scheme(), "http" | "https") {
+            Some(format!(
+                "redirect to `{next}`: only http and https are followed"
+            ))
+        } else if self.policy.https_only && next.scheme() != "https" {
+            Some(format!(
+                "redirect to `{next}` leaves https, and this publisher is https_only"
+            ))
+        } else {
+            None
+        };
+        if let Some(reason) = refused {
+            return Err(FetchError::Redirect {
+                url: current,
+                reason,
             });
         }
+        visited.push(current);
+        if visited.contains(&next) {
+            return Err(FetchError::Redirect {
+                reason: format!(
+                    "redirect loop after {} hops (the chain comes back to this URL)",
+                    visited.len()
+                ),
+                url: next,
+            });
+        }
+        if visited.len() > self.policy.max_redirects as usize {
+            return Err(FetchError::Redirect {
+                url: next,
+                reason: format!("more than {} redirects", self.policy.max_redirects),
+            });
+        }
+        Ok(next)
+    }
+
+    /// The final hop's answer as a [`Response`], or why it is not one: a status other
+    /// than 2xx (or 304 to a conditional request), or a feed in a coding plikt did not
+    /// offer.
+    fn accept(
+        &self,
+        url: Url,
+        response: reqwest::Response,
+        kind: Kind,
+        conditional: bool,
+        deadline: Instant,
+        permits: Permits,
+    ) -> Result<Response, FetchError> {
+        let status = response.status().as_u16();
+        let headers = response.headers();
+        if !(response.status().is_success() || (status == 304 && conditional)) {
+            return Err(FetchError::Status {
+                url,
+                status,
+                retry_after: retry_after(headers),
+            });
+        }
+        let get = |h: header::HeaderName| {
+            headers
+                .get(h)
+                .and_then(|v| v.to_str().ok())
+                .map(|s| s.trim().to_string())
+        };
+        let content_encoding =
+            get(header::CONTENT_ENCODING).filter(|c| !c.eq_ignore_ascii_case("identity"));
+        if kind == Kind::Feed
+            && let Some(coding) = content_encoding
+        {
+            // gzip was decoded by the client (and the header removed); anything left
+            // is a coding plikt did not offer.
+            return Err(FetchError::ContentCoding { url, coding });
+        }
+        let max_bytes = match kind {
+            Kind::Feed => self.policy.max_feed_bytes,
+            Kind::File => self.policy.max_file_bytes,
+        };
+        Ok(Response {
+            status,
+            content_type: get(header::CONTENT_TYPE),
+            etag: get(header::ETAG),
+            last_modified: get(header::LAST_MODIFIED),
+            content_disposition: get(header::CONTENT_DISPOSITION),
+            content_encoding,
+            url,
+            body: response,
+            deadline,
+            max_bytes,
+            received: 0,
+            read_timeout: self.policy.read_timeout,
+            total_timeout: self.policy.total_timeout,
+            min_bytes_per_sec: self.policy.min_bytes_per_sec,
+            window: self.policy.min_speed_window.max(Duration::from_secs(1)),
+            window_start: Instant::now(),
+            window_bytes: 0,
+            _permits: permits,
+        })
     }
 
     /// Refuses a target the policy forbids: a scheme other than http(s), http under
@@ -356,10 +373,10 @@ impl Client {
         if !matches!(url.scheme(), "http" | "https") {
             return Err(FetchError::Scheme { url: url.clone() });
         }
-        if self.https_only && url.scheme() != "https" {
+        if self.policy.https_only && url.scheme() != "https" {
             return Err(FetchError::Insecure { url: url.clone() });
         }
-        if self.allow_private {
+        if self.policy.allow_private {
             return Ok(());
         }
         let port = url.port_or_known_default().unwrap_or(443);
@@ -381,6 +398,7 @@ impl Client {
             return Err(FetchError::PrivateTarget {
                 url: url.clone(),
                 addr: ip,
+                rule: self.policy.private_rule,
             });
         }
         Ok(())
@@ -388,11 +406,12 @@ impl Client {
 
     /// What to do after `error` on attempt `attempt` (0-based).
     pub fn retry(&self, error: &FetchError, attempt: u32) -> Retry {
-        if attempt >= self.http.retries {
+        if attempt >= self.policy.retries {
             return Retry::No;
         }
         let backoff = || {
-            let base = self.http.retry_base_ms.saturating_mul(1 << attempt.min(16));
+            let base_ms = u64::try_from(self.policy.retry_base.as_millis()).unwrap_or(u64::MAX);
+            let base = base_ms.saturating_mul(1 << attempt.min(16));
             // Full jitter between half and the whole delay.
             let jitter = random() % (base / 2 + 1);
             Duration::from_millis(base / 2 + jitter)
@@ -406,7 +425,7 @@ impl Client {
                 retry_after,
                 ..
             } if *status >= 500 || *status == 429 => match retry_after {
-                Some(d) if d.as_secs() > self.http.max_retry_after_secs => Retry::Postpone(*d),
+                Some(d) if *d > self.policy.max_retry_after => Retry::Postpone(*d),
                 Some(d) => Retry::After(*d),
                 None => Retry::After(backoff()),
             },
@@ -555,33 +574,30 @@ pub fn is_private(ip: IpAddr) -> bool {
     }
 }
 
-/// A DNS resolver that drops private addresses unless they are allowed: the check in
-/// [`Client::check_target`] cannot stop a name that resolves differently a moment later.
+/// The DNS resolver of every client plikt builds ([`Policy::builder`]): a name that
+/// resolves only to loopback, private or link-local addresses is refused unless
+/// `allow_private`, since the check in [`Client::check_target`] cannot stop a name that
+/// resolves differently a moment later. Names that resolve to both keep only their
+/// public addresses.
 #[derive(Debug)]
-struct GuardedResolver {
+pub(super) struct GuardedResolver {
     allow_private: bool,
-    /// Who may not use them, and the setting that would allow it (for the message).
-    whose: &'static str,
+    /// Where the rule was set (for the message).
+    rule: PrivateRule,
 }
 
-/// The DNS resolver of every client plikt builds: with `allow_private = false` a name
-/// that resolves only to loopback, private or link-local addresses is refused (`whose`
-/// completes the message: who may not use them, and the setting). Names that resolve
-/// to both keep only their public addresses.
-pub fn guarded_resolver(
-    allow_private: bool,
-    whose: &'static str,
-) -> Arc<impl reqwest::dns::Resolve + 'static> {
-    Arc::new(GuardedResolver {
+/// A [`GuardedResolver`]; `rule` is named in refusals.
+pub(super) fn guarded_resolver(allow_private: bool, rule: PrivateRule) -> GuardedResolver {
+    GuardedResolver {
         allow_private,
-        whose,
-    })
+        rule,
+    }
 }
 
 impl reqwest::dns::Resolve for GuardedResolver {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
         let allow = self.allow_private;
-        let whose = self.whose;
+        let rule = self.rule;
         Box::pin(async move {
             let host = name.as_str().to_string();
             let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
@@ -590,7 +606,7 @@ impl reqwest::dns::Resolve for GuardedResolver {
                 .collect();
             if addrs.is_empty() {
                 let e: Box<dyn std::error::Error + Send + Sync> = format!(
-                    "{host} resolves only to private addresses, which {whose} may not use (allow_private = false)"
+                    "{host} resolves only to private addresses, which are refused ({rule})"
                 )
                 .into();
                 return Err(e);

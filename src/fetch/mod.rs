@@ -1,13 +1,17 @@
-//! HTTP: every request plikt makes goes through [`Client`], which applies the policy
-//! deliberately (timeouts, minimum throughput, size caps while streaming, manual
-//! redirects deciding credentials per hop, SSRF guard, retries, concurrency limits):
-//! reqwest's defaults are unsafe for this job. See `client.rs`.
+//! HTTP: every request plikt makes follows one [`Policy`] (timeouts, minimum
+//! throughput, size caps while streaming, redirects, SSRF guard, retries, concurrency
+//! limits), layered built-in defaults → `[http]` → `[publisher.http]` → command line
+//! (see `policy.rs`). reqwest's defaults are unsafe for this job, so no code builds a
+//! reqwest client by hand: GETs go through [`Client`] (manual redirects deciding
+//! credentials per hop; see `client.rs`), other requests through
+//! [`Policy::reqwest_client`].
 //!
 //! [`download`] serves `plikt validate URL`: one feed GET, no credentials, streamed to
 //! a spool file. A gzip-coded feed is decoded while streaming and its decoded size is
 //! capped; other codings are refused.
 
 mod client;
+mod policy;
 mod spool;
 
 use std::io::Write;
@@ -16,35 +20,9 @@ use std::time::Duration;
 use url::Url;
 
 pub(crate) use client::random;
-pub use client::{
-    Client, ClientOptions, Conditional, Credentials, Kind, Limits, Response, Retry,
-    guarded_resolver, is_private,
-};
+pub use client::{Client, Conditional, Credentials, Kind, Limits, Response, Retry, is_private};
+pub use policy::{Policy, PrivateRule};
 pub use spool::{Spool, Tee};
-
-/// Timeouts and limits of one download.
-#[derive(Debug, Clone)]
-pub struct FetchOptions {
-    /// Time to establish the connection (TCP + TLS).
-    pub connect_timeout: Duration,
-    /// Longest wait for the next bytes of the response.
-    pub read_timeout: Duration,
-    /// Longest time for the whole download.
-    pub total_timeout: Duration,
-    /// Largest body accepted, counted while streaming (Content-Length is not trusted).
-    pub max_bytes: u64,
-}
-
-impl Default for FetchOptions {
-    fn default() -> Self {
-        Self {
-            connect_timeout: Duration::from_secs(10),
-            read_timeout: Duration::from_secs(30),
-            total_timeout: Duration::from_secs(600),
-            max_bytes: 1 << 30,
-        }
-    }
-}
 
 /// `User-Agent` of every request: plikt and its version (the harvester adds the
 /// deposit team's contact URL from its configuration).
@@ -119,14 +97,14 @@ pub enum FetchError {
         url: Url,
     },
     /// The target is a loopback, private or link-local address.
-    #[error(
-        "{url}: refused: {addr} is a loopback, private or link-local address (allow_private = false)"
-    )]
+    #[error("{url}: refused: {addr} is a loopback, private or link-local address ({rule})")]
     PrivateTarget {
         /// The URL.
         url: Url,
         /// The address.
         addr: std::net::IpAddr,
+        /// Where the rule that refuses it was set.
+        rule: PrivateRule,
     },
     /// The client could not be set up (certificates, TLS).
     #[error("{reason}")]
@@ -184,27 +162,10 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     cur.to_string()
 }
 
-/// Downloads the feed at `url` into a new [`Spool`] file, for `plikt validate URL`.
-pub async fn download(url: &Url, options: &FetchOptions) -> Result<Spool, FetchError> {
-    let http = crate::config::HttpConfig {
-        connect_timeout_secs: options.connect_timeout.as_secs(),
-        read_timeout_secs: options.read_timeout.as_secs(),
-        total_timeout_secs: options.total_timeout.as_secs(),
-        max_feed_bytes: options.max_bytes,
-        retries: 0,
-        ..crate::config::HttpConfig::default()
-    };
-    let client = Client::new(
-        &http,
-        ClientOptions {
-            // A publisher checks its own feed, often on its own network.
-            https_only: false,
-            allow_private: true,
-            credentials: None,
-            user_agent: USER_AGENT.to_string(),
-        },
-        Limits::new(1, 1),
-    )?;
+/// Downloads the feed at `url` into a new [`Spool`] file under `policy`, for `plikt
+/// validate URL`: one attempt (a person is waiting), no credentials.
+pub async fn download(url: &Url, policy: &Policy) -> Result<Spool, FetchError> {
+    let client = Client::new(policy.clone(), USER_AGENT, None, Limits::new(policy))?;
     let mut response = client.get(url, Kind::Feed, None).await?;
     spool(&mut response).await
 }

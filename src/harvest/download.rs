@@ -260,9 +260,7 @@ pub fn safe_filename(header: &str) -> Option<String> {
         let k = k.trim().to_ascii_lowercase();
         let v = v.trim();
         if k == "filename*" {
-            // RFC 5987: charset'lang'percent-encoded
-            let encoded = v.splitn(3, '\'').nth(2).unwrap_or(v);
-            name = Some(percent_decode(encoded));
+            name = Some(ext_value(v));
             break;
         }
         if k == "filename" {
@@ -283,23 +281,21 @@ pub fn safe_filename(header: &str) -> Option<String> {
     (!clean.is_empty()).then_some(clean)
 }
 
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%'
-            && i + 2 < b.len()
-            && let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16)
-        {
-            out.push(v);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
+/// An RFC 5987 `ext-value` (`charset'language'percent-encoded`): ISO-8859-1 or, as
+/// for any other charset, UTF-8 with invalid sequences replaced. Malformed escapes
+/// (`%a`, `%aé`) stay as written.
+fn ext_value(v: &str) -> String {
+    let mut parts = v.splitn(3, '\'');
+    let (charset, encoded) = match (parts.next(), parts.next(), parts.next()) {
+        (Some(charset), Some(_), Some(encoded)) => (charset, encoded),
+        _ => ("UTF-8", v),
+    };
+    let bytes = percent_encoding::percent_decode_str(encoded);
+    if charset.eq_ignore_ascii_case("ISO-8859-1") {
+        bytes.map(char::from).collect()
+    } else {
+        bytes.decode_utf8_lossy().into_owned()
     }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
@@ -328,6 +324,21 @@ mod tests {
         ];
         for (h, want) in cases {
             assert_eq!(safe_filename(h).as_deref(), want, "{h}");
+        }
+    }
+
+    /// Issue 15: a malformed escape before a multi-byte character (`%aé`) made the
+    /// hand-written decoder slice inside the character and panic.
+    #[test]
+    fn issue_15_a_malformed_escape_before_a_multibyte_character_does_not_panic() {
+        for (h, want) in [
+            ("attachment; filename*=UTF-8''%aé.pdf", "%aé.pdf"),
+            ("attachment; filename*=UTF-8''bok%aé", "bok%aé"),
+            ("attachment; filename*=UTF-8''%", "%"),
+            ("attachment; filename*=ISO-8859-1''bok%F6.pdf", "bokö.pdf"),
+            ("attachment; filename*=UTF-8''bok%F6.pdf", "bok\u{fffd}.pdf"),
+        ] {
+            assert_eq!(safe_filename(h).as_deref(), Some(want), "{h}");
         }
     }
 

@@ -150,7 +150,7 @@ impl<'a> Downloads<'a> {
 
     /// Starts queued files until the window is full.
     fn start_more(&mut self) {
-        let window = self.harvester.config.http.max_connections.max(1) * 2;
+        let window = self.harvester.policy.max_connections.max(1) * 2;
         while self.in_flight.len() < window {
             let Some(job) = self.jobs.pop_front() else {
                 break;

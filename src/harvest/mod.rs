@@ -34,7 +34,7 @@ pub use item::{Candidate, Plan, organisation_id, plan};
 
 use crate::config::{Config, PublisherConfig};
 use crate::fetch::{
-    self, Client, ClientOptions, Conditional, Credentials, FetchError, Kind, Limits, Retry,
+    self, Client, Conditional, Credentials, FetchError, Kind, Limits, Policy, Retry,
 };
 use crate::profile::{self};
 use crate::store::{Catalog, Outcome, RunCounts, StoreError};
@@ -120,6 +120,9 @@ impl RunSummary {
 #[derive(Debug, Clone)]
 pub struct Harvester {
     config: Arc<Config>,
+    /// The process's HTTP policy (built-in defaults → `[http]`), under each publisher's
+    /// layer.
+    policy: Policy,
     limits: Arc<Limits>,
     shutdown: watch::Receiver<bool>,
     progress: Arc<dyn Progress>,
@@ -159,11 +162,10 @@ impl Harvester {
                 env!("CARGO_PKG_VERSION")
             ),
         };
+        let policy = Policy::default().with_http(&config.http);
         Ok(Self {
-            limits: Limits::new(
-                config.http.max_connections,
-                config.http.max_connections_per_host,
-            ),
+            limits: Limits::new(&policy),
+            policy,
             config,
             shutdown,
             progress,
@@ -228,7 +230,6 @@ impl Harvester {
         p: &PublisherConfig,
         state: &mut RunState,
     ) -> Result<Outcome, HarvestError> {
-        let http = self.config.http_for(p);
         let credentials = match &p.auth {
             Some(a) => Some(Credentials {
                 username: a.username.clone(),
@@ -238,13 +239,9 @@ impl Harvester {
             None => None,
         };
         let client = Client::new(
-            &http,
-            ClientOptions {
-                https_only: p.https_only,
-                allow_private: p.allow_private,
-                credentials,
-                user_agent: self.user_agent.clone(),
-            },
+            self.policy.clone().with_publisher(p),
+            &self.user_agent,
+            credentials,
             self.limits.clone(),
         )
         .map_err(HarvestError::Setup)?;

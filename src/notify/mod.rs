@@ -27,9 +27,8 @@
 pub mod deliver;
 pub mod hub;
 
-use std::time::Duration;
-
-use crate::config::{Config, NotificationConfig};
+use crate::config::Config;
+use crate::fetch::{Policy, PrivateRule};
 use crate::resourcesync::{self, PublishError};
 use crate::store::{Access, Catalog, NewNotification, StoreError};
 
@@ -142,28 +141,17 @@ pub fn enqueue(config: &Config) -> Result<Enqueued, NotifyError> {
     Ok(out)
 }
 
-/// The HTTP client of callbacks and external hubs: timeouts, no redirects, no proxy,
-/// no content coding, and the target policy of `[notification] allow_private`.
+/// The HTTP client of callbacks and external hubs, under the policy of
+/// `[notification]` ([`Policy::notification`]: its `timeout_secs` for connecting and
+/// for each whole request, no redirects, no proxy, no content coding, and the target
+/// rule of its `allow_private`).
 pub fn client(config: &Config) -> Result<reqwest::Client, NotifyError> {
-    let n: &NotificationConfig = &config.notification;
     let mut agent = format!("{} hub", crate::fetch::USER_AGENT);
     if let Some(contact) = &config.contact {
         agent = format!("{agent} +{contact}");
     }
-    reqwest::Client::builder()
-        .user_agent(agent)
-        .connect_timeout(n.timeout())
-        .timeout(n.timeout())
-        .redirect(reqwest::redirect::Policy::none())
-        .referer(false)
-        .no_proxy()
-        .no_gzip()
-        .pool_idle_timeout(Duration::from_secs(30))
-        .dns_resolver(crate::fetch::guarded_resolver(
-            n.allow_private,
-            "a WebSub callback or hub",
-        ))
-        .build()
+    Policy::notification(&config.notification)
+        .reqwest_client(&agent)
         .map_err(|e| NotifyError::Client(e.to_string()))
 }
 
@@ -182,7 +170,8 @@ pub fn check_target(config: &Config, url: &url::Url) -> Result<(), String> {
     };
     if !config.notification.allow_private && ip.is_some_and(crate::fetch::is_private) {
         return Err(format!(
-            "`{url}` is a loopback, private or link-local address, which this hub does not call ([notification] allow_private = false)"
+            "`{url}` is a loopback, private or link-local address, which this hub does not call ({})",
+            PrivateRule::Notification
         ));
     }
     Ok(())

@@ -249,14 +249,16 @@ fn a_url_is_fetched_from_the_server_and_validated() {
         ),
         ("/big.xml", Response::ok(vec![b' '; 4096])),
     ]);
-    let o = run(&["validate", "--color", "never", &server.url("/eplikt.xml")]);
+    // The test server is on loopback, which `validate` fetches only when allowed.
+    let run = |args: &[&str]| run(&[&["validate", "--allow-private"][..], args].concat());
+    let o = run(&["--color", "never", &server.url("/eplikt.xml")]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stdout(&o).contains("<dcterms:accessRights>free</dcterms:accessRights>"));
     let head = server.requests.lock().expect("lock")[0].to_ascii_lowercase();
     assert!(head.contains("user-agent: plikt/"), "{head}");
     assert!(head.contains("accept-encoding: gzip"), "{head}");
 
-    let missing = run(&["validate", &server.url("/gone.xml")]);
+    let missing = run(&[&server.url("/gone.xml")]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(
         stderr(&missing).contains("HTTP 404"),
@@ -264,10 +266,10 @@ fn a_url_is_fetched_from_the_server_and_validated() {
         stderr(&missing)
     );
     // A gzip-coded feed is decoded (its decoded size capped by --max-bytes) …
-    let gz = run(&["validate", "--color", "never", &server.url("/gzip.xml")]);
+    let gz = run(&["--color", "never", &server.url("/gzip.xml")]);
     assert_eq!(gz.status.code(), Some(1), "{}", stderr(&gz));
     assert!(stdout(&gz).contains("<dcterms:accessRights>free</dcterms:accessRights>"));
-    let capped = run(&["validate", "--max-bytes", "1K", &server.url("/gzip.xml")]);
+    let capped = run(&["--max-bytes", "1K", &server.url("/gzip.xml")]);
     assert_eq!(capped.status.code(), Some(2));
     assert!(
         stderr(&capped).contains("larger than the limit of 1024 bytes"),
@@ -275,27 +277,50 @@ fn a_url_is_fetched_from_the_server_and_validated() {
         stderr(&capped)
     );
     // … any other coding is refused.
-    let coded = run(&["validate", &server.url("/br.xml")]);
+    let coded = run(&[&server.url("/br.xml")]);
     assert_eq!(coded.status.code(), Some(2));
     assert!(
         stderr(&coded).contains("Content-Encoding: br"),
         "{}",
         stderr(&coded)
     );
-    let big = run(&["validate", "--max-bytes", "1K", &server.url("/big.xml")]);
+    let big = run(&["--max-bytes", "1K", &server.url("/big.xml")]);
     assert_eq!(big.status.code(), Some(2));
     assert!(
         stderr(&big).contains("larger than the limit of 1024 bytes"),
         "{}",
         stderr(&big)
     );
-    let refused = run(&["validate", "http://127.0.0.1:9/feed.xml"]);
+    let refused = run(&["http://127.0.0.1:9/feed.xml"]);
     assert_eq!(refused.status.code(), Some(2));
     assert!(
         stderr(&refused).contains("http://127.0.0.1:9/feed.xml"),
         "{}",
         stderr(&refused)
     );
+}
+
+#[test]
+fn a_url_on_a_private_address_is_refused_unless_allowed() {
+    let server = Server::start(vec![
+        ("/eplikt.xml", Response::ok(fixture("r107-free.xml"))),
+        ("/hop", Response::redirect("/eplikt.xml")),
+    ]);
+    // A loopback address as such, and a name that resolves to one: refused before any
+    // request, saying how to allow it.
+    for url in [
+        server.url("/eplikt.xml"),
+        server.url("/eplikt.xml").replace("127.0.0.1", "localhost"),
+    ] {
+        let o = run(&["validate", &url]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("--allow-private"), "{}", stderr(&o));
+    }
+    assert!(server.received().is_empty());
+    // Allowed: fetched, redirects included (each hop checked again).
+    let o = run(&["validate", "--allow-private", &server.url("/hop")]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(server.received().len(), 2);
 }
 
 #[test]

@@ -955,6 +955,9 @@ fn the_example_configuration_loads() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     assert!(!c.publishers.is_empty());
+    // Its [http] table shows the built-in defaults, which live in one place.
+    let defaults = plikt::fetch::Policy::default();
+    assert_eq!(defaults.clone().with_http(&c.http), defaults);
     let sample = root().join("plikt.sample.toml");
     plikt::config::Config::parse(
         &std::fs::read_to_string(&sample).unwrap(),
