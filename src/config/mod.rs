@@ -295,7 +295,8 @@ pub struct NotificationConfig {
     /// Time for one delivery or verification request, connection included.
     pub timeout_secs: u64,
     /// Deliveries in flight at once (each subscriber gets its notifications in order,
-    /// one at a time).
+    /// one at a time). Retries take at most half of them, so callbacks that never
+    /// answer delay the others only when more than half this many hang at once.
     pub max_concurrent_deliveries: usize,
     /// External WebSub hubs to ping (`hub.mode=publish`) after each notification,
     /// for a library that runs its own hub.
@@ -316,7 +317,7 @@ impl Default for NotificationConfig {
             retry_base_secs: 10,
             max_retry_secs: 6 * 3600,
             timeout_secs: 10,
-            max_concurrent_deliveries: 32,
+            max_concurrent_deliveries: 128,
             external_hubs: Vec::new(),
             keep_days: 30,
         }

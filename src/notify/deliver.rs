@@ -6,6 +6,7 @@
 //! backoff and jitter, and given up after `max_attempts`. A claim is a lease: if this
 //! process dies, another (or this one, restarted) takes the delivery over when it ends.
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -18,8 +19,11 @@ use crate::config::Config;
 use crate::store::Access;
 use crate::store::{Catalog, ClaimedDelivery, DeliveryResult};
 
-/// How often the outbox is looked at when nothing wakes the loop (notifications made by
-/// another process, retries falling due).
+/// How often the loop asks whether another process committed to the catalog (a
+/// `plikt publish` beside `plikt serve`): `PRAGMA data_version`, which takes no lock.
+const WATCH: Duration = Duration::from_millis(50);
+
+/// How often the outbox is looked at anyway (retries falling due).
 const POLL: Duration = Duration::from_millis(500);
 
 /// The `X-Hub-Signature` value of a delivery (WebSub §8): `sha256=` and the lowercase
@@ -41,13 +45,21 @@ pub async fn run(
     let client = super::client(&config)?;
     let path = config.data_dir.join("catalog.sqlite");
     let catalog = Arc::new(Mutex::new(
-        tokio::task::spawn_blocking(move || Catalog::open(&path))
-            .await
-            .map_err(|e| NotifyError::Client(e.to_string()))??,
+        tokio::task::spawn_blocking(move || {
+            let c = Catalog::open(&path)?;
+            c.for_deliveries()?;
+            Ok::<_, crate::store::StoreError>(c)
+        })
+        .await
+        .map_err(|e| NotifyError::Client(e.to_string()))??,
     ));
-    let slots = Arc::new(Semaphore::new(
-        config.notification.max_concurrent_deliveries,
-    ));
+    let max = config.notification.max_concurrent_deliveries;
+    let slots = Arc::new(Semaphore::new(max));
+    // Retries in flight: at most half the slots, so callbacks that keep failing (dead,
+    // or slow past the time limit) leave room for the first attempts of the others.
+    let retrying = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut seen_version = None;
+    let mut last_claim = tokio::time::Instant::now();
     // A claim outlives the longest attempt with room to record it.
     let hold = chrono::Duration::from_std(config.notification.timeout() * 3)
         .unwrap_or_else(|_| chrono::Duration::seconds(60))
@@ -72,10 +84,14 @@ pub async fn run(
             let stamp = crate::store::now();
             let until = stamp.plus(hold);
             let c = catalog.clone();
+            let retries = (max / 2)
+                .max(1)
+                .saturating_sub(retrying.load(Ordering::SeqCst));
+            last_claim = tokio::time::Instant::now();
             let claimed = tokio::task::spawn_blocking(move || {
                 c.lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .claim_deliveries(stamp, until, free)
+                    .claim_deliveries(stamp, until, free, retries)
             })
             .await;
             match claimed {
@@ -92,8 +108,15 @@ pub async fn run(
                             catalog.clone(),
                             wake.clone(),
                         );
+                        let retry = (d.attempts > 0).then(|| {
+                            retrying.fetch_add(1, Ordering::SeqCst);
+                            retrying.clone()
+                        });
                         in_flight.spawn(async move {
                             deliver(&config, &client, &catalog, d).await;
+                            if let Some(r) = retry {
+                                r.fetch_sub(1, Ordering::SeqCst);
+                            }
                             drop(permit);
                             // The subscriber's next notification may be due now.
                             wake.notify_one();
@@ -104,10 +127,30 @@ pub async fn run(
                 Err(e) => tracing::error!(error = %e, "claiming deliveries panicked"),
             }
         }
-        tokio::select! {
-            () = wake.notified() => {}
-            () = tokio::time::sleep(POLL) => {}
-            _ = shutdown.changed() => {}
+        // Wait for a wake-up (a publish or a delivery ended in this process), a commit
+        // of another process, the poll, or shutdown.
+        loop {
+            tokio::select! {
+                () = wake.notified() => break,
+                () = tokio::time::sleep(WATCH) => {}
+                _ = shutdown.changed() => break,
+            }
+            if last_claim.elapsed() >= POLL {
+                break;
+            }
+            let c = catalog.clone();
+            let version = tokio::task::spawn_blocking(move || {
+                c.lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .data_version()
+            })
+            .await
+            .ok()
+            .and_then(Result::ok);
+            if version != seen_version {
+                seen_version = version;
+                break;
+            }
         }
     }
 }

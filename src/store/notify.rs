@@ -347,42 +347,26 @@ impl Catalog {
             .map_err(sql("listing subscriptions"))
     }
 
-    /// Claims up to `limit` deliveries that are due at `now`: for each subscription
-    /// (whose lease has not ended) its oldest pending one, if no one holds a claim on
-    /// it; the claim lasts until `until`.
+    /// Claims deliveries that are due at `now`: for each subscription (whose lease has
+    /// not ended) its oldest pending one, if no one holds a claim on it; first attempts
+    /// first (up to `limit`), then retries (up to `retries` of what is left), so
+    /// callbacks that keep failing cannot take every slot. The claim lasts until
+    /// `until`.
     pub fn claim_deliveries(
         &mut self,
         now: Timestamp,
         until: Timestamp,
         limit: usize,
+        retries: usize,
     ) -> Result<Vec<ClaimedDelivery>, StoreError> {
         let ctx = "claiming deliveries";
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let tx = self
             .conn_mut()
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(sql(ctx))?;
-        let claimed: Vec<(i64, i64, u32)> = {
-            let mut stmt = tx
-                .prepare_cached(
-                    "UPDATE deliveries SET claimed_until = ?2 WHERE rowid IN (
-                       SELECT d.rowid FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
-                       WHERE d.state = ?4 AND s.lease_expires_at > ?1
-                         AND d.notification_id = (SELECT min(x.notification_id) FROM deliveries x
-                               WHERE x.subscription_id = d.subscription_id AND x.state = ?4)
-                         AND d.next_attempt_at <= ?1
-                         AND (d.claimed_until IS NULL OR d.claimed_until <= ?1)
-                       LIMIT ?3)
-                     RETURNING subscription_id, notification_id, attempts",
-                )
-                .map_err(sql(ctx))?;
-            let rows = stmt
-                .query_map(params![now, until, limit, DeliveryState::Pending], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-                })
-                .map_err(sql(ctx))?;
-            rows.collect::<Result<_, _>>().map_err(sql(ctx))?
-        };
+        let mut claimed = claim(&tx, now, until, limit, false)?;
+        let left = limit.saturating_sub(claimed.len()).min(retries);
+        claimed.extend(claim(&tx, now, until, left, true)?);
         let mut out = Vec::with_capacity(claimed.len());
         for (subscription_id, notification_id, attempts) in claimed {
             let (subscription, body) = tx
@@ -474,6 +458,25 @@ impl Catalog {
         Ok((subscriptions, notifications))
     }
 
+    /// A number that changes whenever another connection (another process) has
+    /// committed to the catalog (`PRAGMA data_version`): cheap enough to ask often, so
+    /// the delivery loop of `plikt serve` learns of a `plikt publish` at once.
+    pub fn data_version(&self) -> Result<i64, StoreError> {
+        self.conn()
+            .query_row("PRAGMA data_version", [], |r| r.get(0))
+            .map_err(sql("reading the catalog's version"))
+    }
+
+    /// Makes this connection's commits durable at checkpoints rather than at each
+    /// commit (`synchronous = NORMAL`; still safe against a crash of the process). For
+    /// the delivery loop only: a power loss may then lose a record of a delivery, and
+    /// the notification is sent again, which a crash can cause anyway.
+    pub fn for_deliveries(&self) -> Result<(), StoreError> {
+        self.conn()
+            .execute_batch("PRAGMA synchronous = NORMAL")
+            .map_err(sql("setting the delivery loop's durability"))
+    }
+
     /// Counts of the outbox.
     pub fn outbox_counts(&self, now: Timestamp) -> Result<OutboxCounts, StoreError> {
         self.conn()
@@ -502,6 +505,46 @@ impl Catalog {
             )
             .map_err(sql("counting notifications"))
     }
+}
+
+/// Claims up to `limit` due deliveries (see [`Catalog::claim_deliveries`]): first
+/// attempts, or (`retries`) later ones. Returns (subscription, notification, attempts).
+fn claim(
+    tx: &rusqlite::Transaction<'_>,
+    now: Timestamp,
+    until: Timestamp,
+    limit: usize,
+    retries: bool,
+) -> Result<Vec<(i64, i64, u32)>, StoreError> {
+    let ctx = "claiming deliveries";
+    if limit == 0 {
+        return Ok(Vec::new());
+    }
+    let attempts = if retries {
+        "d.attempts > 0"
+    } else {
+        "d.attempts = 0"
+    };
+    let mut stmt = tx
+        .prepare_cached(&format!(
+            "UPDATE deliveries SET claimed_until = ?2 WHERE rowid IN (
+               SELECT d.rowid FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
+               WHERE d.state = ?4 AND s.lease_expires_at > ?1 AND {attempts}
+                 AND d.notification_id = (SELECT min(x.notification_id) FROM deliveries x
+                       WHERE x.subscription_id = d.subscription_id AND x.state = ?4)
+                 AND d.next_attempt_at <= ?1
+                 AND (d.claimed_until IS NULL OR d.claimed_until <= ?1)
+               LIMIT ?3)
+             RETURNING subscription_id, notification_id, attempts"
+        ))
+        .map_err(sql(ctx))?;
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = stmt
+        .query_map(params![now, until, limit, DeliveryState::Pending], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .map_err(sql(ctx))?;
+    rows.collect::<Result<_, _>>().map_err(sql(ctx))
 }
 
 fn subscription(r: &rusqlite::Row<'_>) -> rusqlite::Result<Subscription> {
