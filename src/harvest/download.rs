@@ -183,46 +183,9 @@ async fn fetch_once(
             expected,
             actual,
         })?;
-    let digests = &written.digests;
-    let guid = Some(job.guid.as_str());
-    if let Some(size) = job.file.declared_size
-        && size != digests.length
-    {
-        findings.push(harvest_finding(
-            RuleId::HSize,
-            Severity::Warning,
-            guid,
-            Some(&url_text),
-            format!(
-                "{url_text}: fileSize says {size} bytes, the server sent {} (H-SIZE); correct fileSize",
-                digests.length
-            ),
-        ));
-    }
-    if let (Some(declared), Some(sent)) = (&job.file.declared_type, &response.content_type)
-        && !same_mime(declared, sent)
-    {
-        findings.push(harvest_finding(
-            RuleId::HMime,
-            Severity::Warning,
-            guid,
-            Some(&url_text),
-            format!(
-                "{url_text}: the feed declares type `{declared}`, the server sends `Content-Type: {sent}` (H-MIME); make them agree"
-            ),
-        ));
-    }
-    if let Some(reason) = drm {
-        findings.push(harvest_finding(
-            RuleId::HDrm,
-            Severity::Error,
-            guid,
-            Some(&url_text),
-            format!("{url_text}: {reason} (H-DRM)"),
-        ));
-    }
+    file_findings(job, &response, &written.digests, drm, findings);
     let stored = StoredFile {
-        digests: digests.clone(),
+        digests: written.digests.clone(),
         final_url: response.url.to_string(),
         status: response.status,
         content_type: response.content_type.clone(),
@@ -235,6 +198,55 @@ async fn fetch_once(
             .and_then(safe_filename),
     };
     Ok((stored, written))
+}
+
+/// The harvest-time findings of a stored file: H-SIZE (`fileSize` differs), H-MIME (the
+/// declared type differs from `Content-Type`) and H-DRM (`drm`: what the scan found).
+fn file_findings(
+    job: &FileJob,
+    response: &crate::fetch::Response,
+    digests: &crate::store::Digests,
+    drm: Option<String>,
+    findings: &mut Vec<StoredFinding>,
+) {
+    let url = job.file.url.as_str();
+    let guid = Some(job.guid.as_str());
+    if let Some(size) = job.file.declared_size
+        && size != digests.length
+    {
+        findings.push(harvest_finding(
+            RuleId::HSize,
+            Severity::Warning,
+            guid,
+            Some(url),
+            format!(
+                "{url}: fileSize says {size} bytes, the server sent {} (H-SIZE); correct fileSize",
+                digests.length
+            ),
+        ));
+    }
+    if let (Some(declared), Some(sent)) = (&job.file.declared_type, &response.content_type)
+        && !same_mime(declared, sent)
+    {
+        findings.push(harvest_finding(
+            RuleId::HMime,
+            Severity::Warning,
+            guid,
+            Some(url),
+            format!(
+                "{url}: the feed declares type `{declared}`, the server sends `Content-Type: {sent}` (H-MIME); make them agree"
+            ),
+        ));
+    }
+    if let Some(reason) = drm {
+        findings.push(harvest_finding(
+            RuleId::HDrm,
+            Severity::Error,
+            guid,
+            Some(url),
+            format!("{url}: {reason} (H-DRM)"),
+        ));
+    }
 }
 
 /// MIME types equal, ignoring parameters and case (H-MIME, §7.12).

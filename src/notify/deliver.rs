@@ -6,7 +6,7 @@
 //! backoff and jitter, and given up after `max_attempts`. A claim is a lease: if this
 //! process dies, another (or this one, restarted) takes the delivery over when it ends.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -42,103 +42,135 @@ pub async fn run(
     mut shutdown: watch::Receiver<bool>,
     wake: Arc<Notify>,
 ) -> Result<(), NotifyError> {
-    let client = super::client(&config)?;
     let path = config.data_dir.join("catalog.sqlite");
-    let catalog = Arc::new(Mutex::new(
-        tokio::task::spawn_blocking(move || {
-            let c = Catalog::open(&path)?;
-            c.for_deliveries()?;
-            Ok::<_, crate::store::StoreError>(c)
-        })
-        .await
-        .map_err(|e| NotifyError::Client(e.to_string()))??,
-    ));
+    let catalog = tokio::task::spawn_blocking(move || {
+        let c = Catalog::open(&path)?;
+        c.for_deliveries()?;
+        Ok::<_, crate::store::StoreError>(c)
+    })
+    .await
+    .map_err(|e| NotifyError::Client(e.to_string()))??;
     let max = config.notification.max_concurrent_deliveries;
-    let slots = Arc::new(Semaphore::new(max));
-    // Retries in flight: at most half the slots, so callbacks that keep failing (dead,
-    // or slow past the time limit) leave room for the first attempts of the others.
-    let retrying = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let mut seen_version = None;
-    let mut last_claim = tokio::time::Instant::now();
-    // A claim outlives the longest attempt with room to record it.
-    let hold = chrono::Duration::from_std(config.notification.timeout() * 3)
-        .unwrap_or_else(|_| chrono::Duration::seconds(60))
-        + chrono::Duration::seconds(30);
-    let mut in_flight = tokio::task::JoinSet::new();
-    loop {
-        if *shutdown.borrow() {
-            // Deliveries in flight end (each within the time limit) and are recorded,
-            // so a restart sends none of them twice.
-            let drain = async { while in_flight.join_next().await.is_some() {} };
-            let limit = config.notification.timeout() + Duration::from_secs(5);
-            if tokio::time::timeout(limit, drain).await.is_err() {
-                tracing::warn!(
-                    "deliveries still in flight at shutdown: their claims lapse and they are sent again"
-                );
-            }
-            return Ok(());
+    let mut l = Loop {
+        client: super::client(&config)?,
+        catalog: Arc::new(Mutex::new(catalog)),
+        slots: Arc::new(Semaphore::new(max)),
+        retrying: Arc::new(AtomicUsize::new(0)),
+        // A claim outlives the longest attempt with room to record it.
+        hold: chrono::Duration::from_std(config.notification.timeout() * 3)
+            .unwrap_or_else(|_| chrono::Duration::seconds(60))
+            + chrono::Duration::seconds(30),
+        in_flight: tokio::task::JoinSet::new(),
+        seen_version: None,
+        last_claim: tokio::time::Instant::now(),
+        wake,
+        config,
+    };
+    while !*shutdown.borrow() {
+        while l.in_flight.try_join_next().is_some() {}
+        l.claim().await;
+        l.wait(&mut shutdown).await;
+    }
+    // Deliveries in flight end (each within the time limit) and are recorded, so a
+    // restart sends none of them twice.
+    let drain = async { while l.in_flight.join_next().await.is_some() {} };
+    let limit = l.config.notification.timeout() + Duration::from_secs(5);
+    if tokio::time::timeout(limit, drain).await.is_err() {
+        tracing::warn!(
+            "deliveries still in flight at shutdown: their claims lapse and they are sent again"
+        );
+    }
+    Ok(())
+}
+
+/// The delivery loop's state.
+#[derive(Debug)]
+struct Loop {
+    config: Arc<Config>,
+    client: reqwest::Client,
+    catalog: Arc<Mutex<Catalog>>,
+    /// One permit per delivery in flight (`max_concurrent_deliveries`).
+    slots: Arc<Semaphore>,
+    /// Retries in flight: at most half the slots, so callbacks that keep failing (dead,
+    /// or slow past the time limit) leave room for the first attempts of the others.
+    retrying: Arc<AtomicUsize>,
+    /// How long a claim lasts.
+    hold: chrono::Duration,
+    in_flight: tokio::task::JoinSet<()>,
+    /// The catalog's `data_version` when last looked at.
+    seen_version: Option<i64>,
+    last_claim: tokio::time::Instant,
+    wake: Arc<Notify>,
+}
+
+impl Loop {
+    /// Claims what is due, as far as slots are free, and starts each delivery.
+    async fn claim(&mut self) {
+        let free = self.slots.available_permits();
+        if free == 0 {
+            return;
         }
-        while in_flight.try_join_next().is_some() {}
-        let free = slots.available_permits();
-        if free > 0 {
-            let stamp = crate::store::now();
-            let until = stamp.plus(hold);
-            let c = catalog.clone();
-            let retries = (max / 2)
-                .max(1)
-                .saturating_sub(retrying.load(Ordering::SeqCst));
-            last_claim = tokio::time::Instant::now();
-            let claimed = tokio::task::spawn_blocking(move || {
-                c.lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .claim_deliveries(stamp, until, free, retries)
-            })
-            .await;
-            match claimed {
-                Ok(Ok(claimed)) => {
-                    for d in claimed {
-                        let permit = slots
-                            .clone()
-                            .acquire_owned()
-                            .await
-                            .expect("the semaphore is never closed");
-                        let (config, client, catalog, wake) = (
-                            config.clone(),
-                            client.clone(),
-                            catalog.clone(),
-                            wake.clone(),
-                        );
-                        let retry = (d.attempts > 0).then(|| {
-                            retrying.fetch_add(1, Ordering::SeqCst);
-                            retrying.clone()
-                        });
-                        in_flight.spawn(async move {
-                            deliver(&config, &client, &catalog, d).await;
-                            if let Some(r) = retry {
-                                r.fetch_sub(1, Ordering::SeqCst);
-                            }
-                            drop(permit);
-                            // The subscriber's next notification may be due now.
-                            wake.notify_one();
-                        });
-                    }
+        let max = self.config.notification.max_concurrent_deliveries;
+        let retries = (max / 2)
+            .max(1)
+            .saturating_sub(self.retrying.load(Ordering::SeqCst));
+        let stamp = crate::store::now();
+        let until = stamp.plus(self.hold);
+        let c = self.catalog.clone();
+        self.last_claim = tokio::time::Instant::now();
+        let claimed = tokio::task::spawn_blocking(move || {
+            c.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .claim_deliveries(stamp, until, free, retries)
+        })
+        .await;
+        let claimed = match claimed {
+            Ok(Ok(claimed)) => claimed,
+            Ok(Err(e)) => return tracing::error!(error = %e, "claiming deliveries failed"),
+            Err(e) => return tracing::error!(error = %e, "claiming deliveries panicked"),
+        };
+        for d in claimed {
+            let permit = self
+                .slots
+                .clone()
+                .acquire_owned()
+                .await
+                .expect("the semaphore is never closed");
+            let (config, client, catalog, wake) = (
+                self.config.clone(),
+                self.client.clone(),
+                self.catalog.clone(),
+                self.wake.clone(),
+            );
+            let retry = (d.attempts > 0).then(|| {
+                self.retrying.fetch_add(1, Ordering::SeqCst);
+                self.retrying.clone()
+            });
+            self.in_flight.spawn(async move {
+                deliver(&config, &client, &catalog, d).await;
+                if let Some(r) = retry {
+                    r.fetch_sub(1, Ordering::SeqCst);
                 }
-                Ok(Err(e)) => tracing::error!(error = %e, "claiming deliveries failed"),
-                Err(e) => tracing::error!(error = %e, "claiming deliveries panicked"),
-            }
+                drop(permit);
+                // The subscriber's next notification may be due now.
+                wake.notify_one();
+            });
         }
-        // Wait for a wake-up (a publish or a delivery ended in this process), a commit
-        // of another process, the poll, or shutdown.
+    }
+
+    /// Waits for a wake-up (a publish, or a delivery ended, in this process), a commit
+    /// of another process, the poll, or shutdown.
+    async fn wait(&mut self, shutdown: &mut watch::Receiver<bool>) {
         loop {
             tokio::select! {
-                () = wake.notified() => break,
+                () = self.wake.notified() => return,
                 () = tokio::time::sleep(WATCH) => {}
-                _ = shutdown.changed() => break,
+                _ = shutdown.changed() => return,
             }
-            if last_claim.elapsed() >= POLL {
-                break;
+            if self.last_claim.elapsed() >= POLL {
+                return;
             }
-            let c = catalog.clone();
+            let c = self.catalog.clone();
             let version = tokio::task::spawn_blocking(move || {
                 c.lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -147,9 +179,9 @@ pub async fn run(
             .await
             .ok()
             .and_then(Result::ok);
-            if version != seen_version {
-                seen_version = version;
-                break;
+            if version != self.seen_version {
+                self.seen_version = version;
+                return;
             }
         }
     }

@@ -17,7 +17,9 @@
 use std::fs;
 use std::path::Path;
 
-use super::files::{atomic_write, read_sidecar, remove_parts, write_err};
+use super::files::{
+    atomic_copy, atomic_write, read_sidecar, remove_parts, write_err, write_sidecar,
+};
 use super::layout::Kind;
 use super::{DocumentWriter, Entry, Ln, MAX_ENTRIES, Md, PublishError, Root, Set, SetSpec};
 
@@ -144,11 +146,42 @@ pub(super) fn snapshots(set: &Set<'_>, kind: Kind) -> Vec<Snapshot> {
     out
 }
 
+/// Brings a kind archived as dated snapshots (Resource Lists, Resource Dumps) up to
+/// date: if the set changed since the live document was written (its fingerprint is
+/// kept in `.<capability>.fingerprint` with the day of the snapshot the live document
+/// copies), `write` makes today's snapshot and it is copied to the live document; then
+/// the archive. Returns what `write` returned (0 when nothing changed).
+pub(super) fn refresh_snapshot(
+    set: &Set<'_>,
+    kind: Kind,
+    write: &mut dyn FnMut(&str) -> Result<u64, PublishError>,
+) -> Result<u64, PublishError> {
+    let SetSpec { www, dir, .. } = set.spec;
+    let live = www.join(format!("{dir}/{}", kind.document()));
+    let stamp = www.join(format!("{dir}/.{}.fingerprint", kind.capability()));
+    let recorded = read_sidecar(&stamp).filter(|_| live.exists());
+    let unchanged = recorded
+        .as_ref()
+        .is_some_and(|l| l.first() == Some(&set.fingerprint));
+    let mut written = 0;
+    let live_day = if unchanged {
+        recorded.and_then(|l| l.get(1).cloned())
+    } else {
+        let day = set.today();
+        written = write(&day)?;
+        atomic_copy(&www.join(format!("{dir}/{}", kind.dated(&day))), &live)?;
+        write_sidecar(&stamp, &[&set.fingerprint, &day])?;
+        Some(day)
+    };
+    write_snapshot_archive(set, kind, live_day.as_deref())?;
+    Ok(written)
+}
+
 /// Writes the archive of a kind archived as dated snapshots (Resource Lists, Resource
 /// Dumps): every snapshot of a day that is over, apart from those past the retention;
 /// then removes the files of those, unless one is the day the live document comes from
 /// (`live_day`). Returns the days removed.
-pub(super) fn write_snapshot_archive(
+fn write_snapshot_archive(
     set: &Set<'_>,
     kind: Kind,
     live_day: Option<&str>,

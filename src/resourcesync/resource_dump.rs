@@ -17,7 +17,7 @@ use std::fs;
 use sha2::{Digest, Sha256};
 
 use super::archive::{self, is_day};
-use super::files::{atomic_copy, list_document, read_sidecar, write_err, write_sidecar};
+use super::files::{list_document, read_sidecar, write_err, write_sidecar};
 use super::layout::Kind;
 use super::package::{Package, PackageWriter, Paths};
 use super::{Ln, Md, PART_ENTRIES, PublishError, Root, Set, SetSpec};
@@ -26,25 +26,9 @@ use crate::store::PublishedFile;
 /// Writes the set's Resource Dump (if the set changed) and its archive, and removes
 /// packages no kept snapshot lists; returns the packages written.
 pub(super) fn write_resource_dump(set: &Set<'_>, package_bytes: u64) -> Result<u64, PublishError> {
-    let SetSpec { www, dir, .. } = set.spec;
-    let kind = Kind::ResourceDump;
-    let live = www.join(format!("{dir}/{}", kind.document()));
-    let stamp = www.join(format!("{dir}/.{}.fingerprint", kind.capability()));
-    let recorded = read_sidecar(&stamp).filter(|_| live.exists());
-    let unchanged = recorded
-        .as_ref()
-        .is_some_and(|l| l.first() == Some(&set.fingerprint));
-    let mut written = 0;
-    let live_day = if unchanged {
-        recorded.and_then(|l| l.get(1).cloned())
-    } else {
-        let day = set.today();
-        written = write_snapshot(set, &day, package_bytes)?;
-        atomic_copy(&www.join(format!("{dir}/{}", kind.dated(&day))), &live)?;
-        write_sidecar(&stamp, &[&set.fingerprint, &day])?;
-        Some(day)
-    };
-    archive::write_snapshot_archive(set, kind, live_day.as_deref())?;
+    let written = archive::refresh_snapshot(set, Kind::ResourceDump, &mut |day| {
+        write_snapshot(set, day, package_bytes)
+    })?;
     remove_unlisted_packages(set)?;
     Ok(written)
 }

@@ -15,7 +15,7 @@ use std::io;
 use sha2::{Digest, Sha256};
 
 use super::archive;
-use super::files::{atomic_copy, list_document, read_sidecar, remove_parts, write_sidecar};
+use super::files::{list_document, read_sidecar, remove_parts, write_sidecar};
 use super::layout::Kind;
 use super::{Entry, Ln, Md, PART_ENTRIES, PublishError, Root, Set, SetSpec, writer};
 use crate::store::Page;
@@ -23,33 +23,15 @@ use crate::store::Page;
 /// Writes the Resource List if the set changed, then the Resource List Archive.
 /// Returns the entries written.
 pub(super) fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
-    let SetSpec { www, dir, .. } = set.spec;
-    let kind = Kind::ResourceList;
-    let live = www.join(format!("{dir}/{}", kind.document()));
-    // `<fingerprint>` and the day of the snapshot the live list is a copy of.
-    let stamp = www.join(format!("{dir}/.{}.fingerprint", kind.capability()));
-    let recorded = read_sidecar(&stamp).filter(|_| live.exists());
-    let unchanged = recorded
-        .as_ref()
-        .is_some_and(|l| l.first() == Some(&set.fingerprint));
-    let mut written = 0;
-    let live_day = if unchanged {
-        recorded.and_then(|l| l.get(1).cloned())
-    } else {
-        let day = set.today();
-        written = write_snapshot(set, &day)?;
-        atomic_copy(&www.join(format!("{dir}/{}", kind.dated(&day))), &live)?;
-        write_sidecar(&stamp, &[&set.fingerprint, &day])?;
+    archive::refresh_snapshot(set, Kind::ResourceList, &mut |day| {
+        let written = write_snapshot(set, day)?;
         // Parts of the layout before snapshots (`resourcelist/part-NNNNN.xml`).
-        remove_parts(
-            &www.join(format!("{dir}/{}", kind.capability())),
-            "part-",
-            0,
-        );
-        Some(day)
-    };
-    archive::write_snapshot_archive(set, kind, live_day.as_deref())?;
-    Ok(written)
+        let folder = set
+            .www
+            .join(format!("{}/{}", set.dir, Kind::ResourceList.capability()));
+        remove_parts(&folder, "part-", 0);
+        Ok(written)
+    })
 }
 
 /// Writes the snapshot of `day`: one document, or an index over parts. Returns the

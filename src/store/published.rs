@@ -185,6 +185,38 @@ fn read_file(r: &rusqlite::Row<'_>, i: usize, f: &mut PublishedFile) -> rusqlite
     Ok(())
 }
 
+/// Reads the rows of a journal query (`c.seq, c.change, c.at`, then [`FILE_COLUMNS`]) and
+/// calls `each` for every file, into one entry and one file reused row after row;
+/// `previous` is the change the rows continue, if they start within one. `writing`
+/// names what `each` writes, for its errors.
+fn journal_rows(
+    mut rows: rusqlite::Rows<'_>,
+    mut previous: Option<i64>,
+    writing: &str,
+    each: &mut dyn FnMut(&JournalEntry, &PublishedFile) -> std::io::Result<()>,
+) -> Result<(), StoreError> {
+    let ctx = "reading the change journal";
+    let (mut e, mut f) = (JournalEntry::default(), PublishedFile::default());
+    while let Some(row) = rows.next().map_err(sql(ctx))? {
+        e.seq = row.get(0).map_err(sql(ctx))?;
+        e.change = row.get(1).map_err(sql(ctx))?;
+        e.at.clear();
+        e.at.push_str(
+            row.get_ref(2)
+                .and_then(|v| Ok(v.as_str()?))
+                .map_err(sql(ctx))?,
+        );
+        read_file(row, 3, &mut f).map_err(sql(ctx))?;
+        f.first_of_version = previous != Some(e.seq);
+        previous = Some(e.seq);
+        each(&e, &f).map_err(|source| StoreError::Io {
+            path: writing.into(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
 impl Catalog {
     /// Calls `each` for every stored file of the latest deposited version of every
     /// deposit of `publisher` whose latest deposited version has access `access`, in
@@ -306,30 +338,16 @@ impl Catalog {
                 journal_from(RECORD_JOIN)
             ))
             .map_err(sql(ctx))?;
-        let mut rows = stmt
+        let rows = stmt
             .query(params![publisher, access, from, until, limit, at, seq, ord])
             .map_err(sql(ctx))?;
         // A page that starts within a change continues its version.
-        let mut previous = (ord >= 0).then_some(seq);
-        let (mut e, mut f) = (JournalEntry::default(), PublishedFile::default());
-        while let Some(row) = rows.next().map_err(sql(ctx))? {
-            e.seq = row.get(0).map_err(sql(ctx))?;
-            e.change = row.get(1).map_err(sql(ctx))?;
-            e.at.clear();
-            e.at.push_str(
-                row.get_ref(2)
-                    .and_then(|v| Ok(v.as_str()?))
-                    .map_err(sql(ctx))?,
-            );
-            read_file(row, 3, &mut f).map_err(sql(ctx))?;
-            f.first_of_version = previous != Some(e.seq);
-            previous = Some(e.seq);
-            each(&e, &f).map_err(|source| StoreError::Io {
-                path: "resourcesync document".into(),
-                source,
-            })?;
-        }
-        Ok(())
+        journal_rows(
+            rows,
+            (ord >= 0).then_some(seq),
+            "resourcesync document",
+            each,
+        )
     }
 
     /// The last of the next `changes` journalled changes of a set (`publisher`, its
@@ -391,29 +409,10 @@ impl Catalog {
                 lit(FileState::Stored)
             ))
             .map_err(sql(ctx))?;
-        let mut rows = stmt
+        let rows = stmt
             .query(params![publisher, access, after, upto])
             .map_err(sql(ctx))?;
-        let mut previous = None;
-        let (mut e, mut f) = (JournalEntry::default(), PublishedFile::default());
-        while let Some(row) = rows.next().map_err(sql(ctx))? {
-            e.seq = row.get(0).map_err(sql(ctx))?;
-            e.change = row.get(1).map_err(sql(ctx))?;
-            e.at.clear();
-            e.at.push_str(
-                row.get_ref(2)
-                    .and_then(|v| Ok(v.as_str()?))
-                    .map_err(sql(ctx))?,
-            );
-            read_file(row, 3, &mut f).map_err(sql(ctx))?;
-            f.first_of_version = previous != Some(e.seq);
-            previous = Some(e.seq);
-            each(&e, &f).map_err(|source| StoreError::Io {
-                path: "change notification".into(),
-                source,
-            })?;
-        }
-        Ok(())
+        journal_rows(rows, None, "change notification", each)
     }
 
     /// The journal's last position and its time (`None` when it is empty).
