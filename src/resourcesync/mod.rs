@@ -15,7 +15,8 @@
 //!   capabilitylist.xml                          9 capabilities, the topic with its hub
 //!   resourcelist.xml                            live: a copy of today's snapshot
 //!   resourcelist/YYYY-MM-DD.xml                 the day's snapshot (an index past
-//!   resourcelist/YYYY-MM-DD-part-NNNNN.xml        PART_ENTRIES files, over parts)
+//!   resourcelist/<16 hex>.xml                     PART_ENTRIES files, over parts
+//!                                                 named by content, shared)
 //!   resourcelist-archive.xml                    snapshots of days that are over
 //!   resourcedump.xml, resourcedump/YYYY-MM-DD.xml  live and dated Resource Dumps
 //!   resourcedump/<16 hex>.zip                   packages, named by content, shared
@@ -53,6 +54,7 @@
 mod archive;
 mod change_dump;
 mod change_list;
+mod chunks;
 mod entries;
 mod files;
 pub mod layout;

@@ -1,23 +1,20 @@
 //! The Resource Dump (§11): the set's current resources (and their records) in ZIP
 //! packages of at most `dump_package_bytes` and [`PART_ENTRIES`] files.
 //!
-//! Packages are named by their content: `resourcedump/<16 hex>.zip`, the digest of the
-//! (version, URL, SHA-256) of every file in it. The files are grouped in a fixed order
-//! (deposit, file), so a publish after new deposits finds the earlier packages unchanged
-//! under the same names and writes only the new last one (or one whose files changed).
+//! Packages are cut where the content says and named by it ([`super::chunks`]):
+//! `resourcedump/<16 hex>.zip`, so a publish after changes finds the packages the
+//! changes did not touch under the same names and writes only the others.
 //! Like the Resource List, the dump is written as the dated snapshot
 //! `resourcedump/<YYYY-MM-DD>.xml` and copied to the live `resourcedump.xml`; snapshots
 //! share every package they have in common, so keeping a snapshot costs its document
 //! and the packages no later snapshot has, not a copy of the collection. A package is
 //! removed only when no kept snapshot lists it.
 
-use std::collections::HashSet;
 use std::fs;
 
-use sha2::{Digest, Sha256};
-
-use super::archive::{self, is_day};
-use super::files::{list_document, read_sidecar, write_err, write_sidecar};
+use super::archive;
+use super::chunks::{self, Chunker};
+use super::files::{list_document, write_err, write_sidecar};
 use super::layout::Kind;
 use super::package::{Package, PackageWriter, Paths};
 use super::{Ln, Md, PART_ENTRIES, PublishError, Root, Set, SetSpec};
@@ -29,7 +26,7 @@ pub(super) fn write_resource_dump(set: &Set<'_>, package_bytes: u64) -> Result<u
     let written = archive::refresh_snapshot(set, Kind::ResourceDump, &mut |day| {
         write_snapshot(set, day, package_bytes)
     })?;
-    remove_unlisted_packages(set)?;
+    chunks::remove_unlisted(set, Kind::ResourceDump, "packages")?;
     Ok(written)
 }
 
@@ -51,13 +48,12 @@ fn write_snapshot(set: &Set<'_>, day: &str, package_bytes: u64) -> Result<u64, P
     let mut written = 0u64;
     // The files of the package being gathered, and their bytes.
     let mut group: Vec<PublishedFile> = Vec::new();
-    let mut bytes = 0u64;
     let mut failure: Option<PublishError> = None;
     let mut close = |group: &mut Vec<PublishedFile>| -> Result<(), PublishError> {
         if group.is_empty() {
             return Ok(());
         }
-        let stem = package_name(set, group);
+        let stem = chunks::content_name(set, Kind::ResourceDump, group);
         let package = match Package::recorded(&folder, &folder_url, &stem) {
             Some(p) => p,
             None => {
@@ -83,19 +79,12 @@ fn write_snapshot(set: &Set<'_>, day: &str, package_bytes: u64) -> Result<u64, P
         group.clear();
         Ok(())
     };
-    // Group the files into packages, streaming: a package is closed when the next file
-    // would take it past the limit.
+    // Group the files into packages where the content says (and at the limits).
+    let mut chunker = Chunker::dump(PART_ENTRIES, package_bytes);
     set.current_files(None, &mut |f| {
-        if failure.is_some() {
-            return Ok(());
+        if failure.is_none() && chunker.cut_before(f) {
+            failure = close(&mut group).err();
         }
-        if (bytes > 0 && bytes + f.length > package_bytes) || group.len() as u64 >= PART_ENTRIES {
-            if let Err(e) = close(&mut group) {
-                failure = Some(e);
-            }
-            bytes = 0;
-        }
-        bytes += f.length;
         group.push(f.clone());
         Ok(())
     })?;
@@ -122,57 +111,4 @@ fn write_snapshot(set: &Set<'_>, day: &str, package_bytes: u64) -> Result<u64, P
     write_sidecar(&folder.join(format!(".{day}.packages")), &names)?;
     write_sidecar(&folder.join(format!(".{day}.meta")), &[&w.at, &w.completed])?;
     Ok(written)
-}
-
-/// The name of the package of `files`: 16 hex digits of the digest of what it holds
-/// and how it is written (the record mapping, `base_url` and access of the set).
-fn package_name(set: &Set<'_>, files: &[PublishedFile]) -> String {
-    let mut h = Sha256::new();
-    // The set's fingerprint ends with the mapping and base URL; the layout's version
-    // is part of it too.
-    h.update(set.fingerprint.split_once(' ').map_or("", |(_, rest)| rest));
-    h.update(set.access.as_str().as_bytes());
-    for f in files {
-        h.update(format!("\n{} {} {}", f.version_id, f.url, f.sha256));
-    }
-    hex::encode(&h.finalize()[..8])
-}
-
-/// Removes the packages (ZIP, manifest copy, sidecar) that no kept snapshot lists, and
-/// the packages of the layout before snapshots (`part-NNNNN.zip`).
-fn remove_unlisted_packages(set: &Set<'_>) -> Result<(), PublishError> {
-    let folder = set
-        .www
-        .join(format!("{}/{}", set.dir, Kind::ResourceDump.capability()));
-    let Ok(entries) = fs::read_dir(&folder) else {
-        return Ok(());
-    };
-    let names: Vec<String> = entries
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().to_string())
-        .collect();
-    let mut listed = HashSet::new();
-    for n in &names {
-        if let Some(day) = n
-            .strip_prefix('.')
-            .and_then(|n| n.strip_suffix(".packages"))
-            && is_day(day)
-        {
-            listed.extend(read_sidecar(&folder.join(n)).unwrap_or_default());
-        }
-    }
-    for n in &names {
-        let bare = n.strip_prefix('.').unwrap_or(n);
-        let stem = bare
-            .strip_suffix("-manifest.xml")
-            .or_else(|| bare.strip_suffix(".zip"))
-            .or_else(|| bare.strip_suffix(".meta"));
-        if let Some(stem) = stem
-            && !is_day(stem)
-            && !listed.contains(stem)
-        {
-            fs::remove_file(folder.join(n)).map_err(write_err(&folder.join(n)))?;
-        }
-    }
-    Ok(())
 }

@@ -3,35 +3,33 @@
 //! day of the publish and copied to the live `resourcelist.xml` (see [`super::archive`]:
 //! a day's snapshot is final once the day is over, and the Resource List Archive lists
 //! it). Past [`PART_ENTRIES`] files the list is a Resource List Index (§10.2) over parts
-//! `resourcelist/<day>-part-NNNNN.xml`, each linking the day's index as `rel="index"`.
+//! `resourcelist/<16 hex>.xml`, cut where the content says and named by it
+//! ([`super::chunks`]): a part that exists already is listed again, not written, so a
+//! day's snapshot costs its index and the parts that changed. A part links the index it
+//! was first written for as `rel="index"`; when that day's snapshot passes its
+//! retention, the part is linked to the oldest kept index that lists it.
 //!
 //! Cost follows the changes: an unchanged set (its fingerprint: the journal's last
-//! change, the record mapping, `base_url`) leaves the list alone, and within a day only
-//! the parts whose files changed are rewritten.
+//! change, the record mapping, `base_url`) leaves the list alone.
 
 use std::fs;
 use std::io;
 
-use sha2::{Digest, Sha256};
-
 use super::archive;
-use super::files::{list_document, read_sidecar, remove_parts, write_sidecar};
+use super::chunks::{self, Chunker};
+use super::files::{atomic_write, list_document, read_sidecar, write_sidecar};
 use super::layout::Kind;
-use super::{Entry, Ln, Md, PART_ENTRIES, PublishError, Root, Set, SetSpec, writer};
-use crate::store::Page;
+use super::{Entry, Ln, Md, PART_ENTRIES, PublishError, Root, Set, SetSpec};
+use crate::store::PublishedFile;
 
-/// Writes the Resource List if the set changed, then the Resource List Archive.
-/// Returns the entries written.
+/// Writes the Resource List if the set changed, then the Resource List Archive, and
+/// removes the parts no kept snapshot lists. Returns the entries written.
 pub(super) fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
-    archive::refresh_snapshot(set, Kind::ResourceList, &mut |day| {
-        let written = write_snapshot(set, day)?;
-        // Parts of the layout before snapshots (`resourcelist/part-NNNNN.xml`).
-        let folder = set
-            .www
-            .join(format!("{}/{}", set.dir, Kind::ResourceList.capability()));
-        remove_parts(&folder, "part-", 0);
-        Ok(written)
-    })
+    let written =
+        archive::refresh_snapshot(set, Kind::ResourceList, &mut |day| write_snapshot(set, day))?;
+    relink_parts(set)?;
+    chunks::remove_unlisted(set, Kind::ResourceList, "parts")?;
+    Ok(written)
 }
 
 /// Writes the snapshot of `day`: one document, or an index over parts. Returns the
@@ -58,30 +56,40 @@ fn write_snapshot(set: &Set<'_>, day: &str) -> Result<u64, PublishError> {
                 .map_err(|e| io::Error::other(e.to_string()))
         })?
         .expect("a whole list is always written");
-        // Parts of an earlier, larger list of the day are gone with the index.
-        remove_parts(&folder, &format!("{day}-part-"), 0);
+        // The day lists no parts (an earlier, larger list of the day may have).
+        write_sidecar(&folder.join(format!(".{day}.parts")), &[])?;
         write_sidecar(&meta, &[&written.at, &written.completed])?;
         return Ok(written.entries);
     }
-    // Parts of PART_ENTRIES files until the files run out.
+    // Parts cut where the content says, each written unless it exists already.
     let mut written_entries = 0u64;
-    let mut index = Vec::new();
-    let mut after = (0, -1);
-    for n in 1.. {
-        let Some(part) = write_part(set, day, n, after, &index_url)? else {
-            // The part before ended the list exactly.
-            break;
-        };
-        written_entries += part.written;
-        after = part.last;
-        let full = part.files == PART_ENTRIES;
-        index.push((part.url, part.at, part.completed));
-        if !full {
-            break;
+    let mut index: Vec<(String, String, String)> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    let mut chunker = Chunker::list(PART_ENTRIES);
+    let mut piece: Vec<PublishedFile> = Vec::new();
+    let mut failure = None;
+    let mut close = |piece: &mut Vec<PublishedFile>| -> Result<(), PublishError> {
+        if piece.is_empty() {
+            return Ok(());
         }
+        let part = write_part(set, day, piece, &index_url)?;
+        written_entries += part.written;
+        names.push(part.name);
+        index.push((part.url, part.at, part.completed));
+        piece.clear();
+        Ok(())
+    };
+    set.current_files(None, &mut |f| {
+        if failure.is_none() && chunker.cut_before(f) {
+            failure = close(&mut piece).err();
+        }
+        piece.push(f.clone());
+        Ok(())
+    })?;
+    if let Some(e) = failure {
+        return Err(e);
     }
-    // Parts of an earlier, larger list of the day beyond the new last part.
-    remove_parts(&folder, &format!("{day}-part-"), index.len() as u64);
+    close(&mut piece)?;
     let written = list_document(
         &doc,
         Root::SitemapIndex,
@@ -103,47 +111,32 @@ fn write_snapshot(set: &Set<'_>, day: &str) -> Result<u64, PublishError> {
         },
     )?
     .expect("an index is always written");
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    write_sidecar(&folder.join(format!(".{day}.parts")), &names)?;
     write_sidecar(&meta, &[&written.at, &written.completed])?;
-    // Stamps of parts that are gone.
-    for e in fs::read_dir(&folder).into_iter().flatten().flatten() {
-        let name = e.file_name().to_string_lossy().to_string();
-        let n: Option<usize> = name
-            .strip_prefix(&format!(".{day}-part-"))
-            .and_then(|n| n.strip_suffix(".fingerprint"))
-            .and_then(|n| n.parse().ok());
-        if n.is_some_and(|n| n > index.len()) {
-            let _ = fs::remove_file(e.path());
-        }
-    }
     Ok(written_entries)
 }
 
-/// A part [`write_part`] wrote (or found unchanged).
+/// A part of a Resource List Index.
 #[derive(Debug)]
 struct Part {
+    name: String,
     url: String,
     at: String,
     completed: String,
-    /// Files in it.
-    files: u64,
-    /// Entries written (0 when it was unchanged).
+    /// Entries written (0 when it existed already).
     written: u64,
-    /// The key of its last file: where the next part starts.
-    last: (i64, i64),
 }
 
-/// Writes part `n` of the day's index: the next [`PART_ENTRIES`] files after `after`.
-/// A part is replaced only when its content changed: the files it lists (version, URL,
-/// digest) are fingerprinted as it is written, and a part whose fingerprint is the one
-/// recorded is dropped before it replaces anything. New deposits land in the last
-/// part, so usually only that one changes. `None` when no file is left.
+/// The part holding `files`: written, with `rel="index"` to `index_url` (the index of
+/// `day`), unless a part of the same content exists already. Its sidecar
+/// `.<name>.meta` keeps its `at`, `completed` and the day of the index it links.
 fn write_part(
     set: &Set<'_>,
     day: &str,
-    n: u64,
-    after: (i64, i64),
+    files: &[PublishedFile],
     index_url: &str,
-) -> Result<Option<Part>, PublishError> {
+) -> Result<Part, PublishError> {
     let SetSpec {
         www,
         base,
@@ -153,66 +146,76 @@ fn write_part(
     } = set.spec;
     let kind = Kind::ResourceList;
     let folder = www.join(format!("{dir}/{}", kind.capability()));
-    let name = format!("{day}-part-{n:05}.xml");
-    let page = Some(Page {
-        after,
-        limit: PART_ENTRIES,
-    });
-    let part_stamp = folder.join(format!(".{day}-part-{n:05}.fingerprint"));
-    let path = folder.join(&name);
-    let recorded = read_sidecar(&part_stamp).filter(|_| path.exists());
-    let mut fp = Sha256::new();
-    let mut fingerprint = String::new();
-    let mut last = after;
-    let mut files = 0u64;
-    let mut digits = [0u8; 20];
+    let name = chunks::content_name(set, kind, files);
+    let path = folder.join(format!("{name}.xml"));
+    let meta = folder.join(format!(".{name}.meta"));
+    let url = format!("{base}{dir}/{}/{name}.xml", kind.capability());
+    if let Some(l) = read_sidecar(&meta).filter(|_| path.exists())
+        && let [at, completed, ..] = &l[..]
+    {
+        return Ok(Part {
+            name,
+            url,
+            at: at.clone(),
+            completed: completed.clone(),
+            written: 0,
+        });
+    }
     let lns = [
         Ln::new("up", cap.to_string()),
         Ln::new("index", index_url.to_string()),
     ];
-    let written = list_document(&path, Root::UrlSet, &lns, kind.capability(), &mut |w| {
-        set.current_files(page, &mut |f| {
-            let version = writer::decimal(u64::try_from(f.version_id).unwrap_or(0), &mut digits);
-            for piece in [version, " ", &f.url, " ", &f.sha256, "\n"] {
-                fp.update(piece.as_bytes());
+    let w = list_document(&path, Root::UrlSet, &lns, kind.capability(), &mut |w| {
+        for f in files {
+            set.write_current(w, f)?;
+        }
+        Ok(true)
+    })?
+    .expect("a part is always written");
+    write_sidecar(&meta, &[&w.at, &w.completed, day])?;
+    Ok(Part {
+        name,
+        url,
+        at: w.at,
+        completed: w.completed,
+        written: w.entries,
+    })
+}
+
+/// Links every kept part whose index is no longer kept (its day passed the retention)
+/// to the oldest kept index that lists it, so no part links a removed document.
+fn relink_parts(set: &Set<'_>) -> Result<(), PublishError> {
+    let SetSpec { www, base, dir, .. } = set.spec;
+    let kind = Kind::ResourceList;
+    let folder = www.join(format!("{dir}/{}", kind.capability()));
+    let days: Vec<String> = archive::snapshots(set, kind)
+        .into_iter()
+        .map(|s| s.day)
+        .collect();
+    let kept = |d: &str| days.iter().any(|k| k == d);
+    let mut done = std::collections::HashSet::new();
+    for day in &days {
+        for name in read_sidecar(&folder.join(format!(".{day}.parts"))).unwrap_or_default() {
+            if !done.insert(name.clone()) {
+                continue;
             }
-            last = f.key();
-            files += 1;
-            set.write_current(w, f)
-        })
-        .map_err(|e| io::Error::other(e.to_string()))?;
-        fingerprint = hex::encode(fp.clone().finalize());
-        // No files left: no part.
-        Ok(files > 0 && recorded.as_ref().and_then(|l| l.first()) != Some(&fingerprint))
-    })?;
-    if files == 0 {
-        return Ok(None);
+            let meta = folder.join(format!(".{name}.meta"));
+            let Some(l) = read_sidecar(&meta) else {
+                continue;
+            };
+            let Some(linked) = l.get(2) else { continue };
+            if kept(linked) {
+                continue;
+            }
+            let path = folder.join(format!("{name}.xml"));
+            let text = fs::read_to_string(&path).map_err(super::files::write_err(&path))?;
+            let from = format!("{base}{dir}/{}", kind.dated(linked));
+            let to = format!("{base}{dir}/{}", kind.dated(day));
+            atomic_write(&path, |out| {
+                io::Write::write_all(out, text.replacen(&from, &to, 1).as_bytes())
+            })?;
+            write_sidecar(&meta, &[&l[0], &l[1], day])?;
+        }
     }
-    let url = format!("{base}{dir}/{}/{name}", kind.capability());
-    Ok(Some(match written {
-        Some(w) => {
-            write_sidecar(&part_stamp, &[&fingerprint, &w.at, &w.completed])?;
-            Part {
-                url,
-                at: w.at,
-                completed: w.completed,
-                files,
-                written: w.entries,
-                last,
-            }
-        }
-        None => {
-            // Unchanged: listed with the times recorded when it was written.
-            let l = recorded.unwrap_or_default();
-            let time = |i: usize| l.get(i).cloned().unwrap_or_default();
-            Part {
-                url,
-                at: time(1),
-                completed: time(2),
-                files,
-                written: 0,
-                last,
-            }
-        }
-    }))
+    Ok(())
 }

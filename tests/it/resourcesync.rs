@@ -650,11 +650,8 @@ fn published_documents_validate_against_the_projects_schemas() {
     assert!(!xmllint(&bad).status.success());
 }
 
-#[test]
-fn a_large_resource_list_is_split_under_an_index() {
-    let (_server, env) = one_item_harvested("index");
-    // 40,009 more stored files in the deposited version (same blob, other URLs).
-    let extra = plikt::resourcesync::PART_ENTRIES + 9;
+/// Adds `extra` stored files to the deposited version (same blob, other URLs).
+fn add_files(env: &Env, extra: u64) {
     let c = rusqlite::Connection::open(env.data().join("catalog.sqlite")).unwrap();
     c.execute_batch(&format!(
         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {extra})
@@ -664,7 +661,80 @@ fn a_large_resource_list_is_split_under_an_index() {
          FROM n, (SELECT * FROM files LIMIT 1) f;"
     ))
     .unwrap();
-    drop(c);
+}
+
+#[test]
+fn snapshots_share_unchanged_parts_and_retention_relinks_them() {
+    let (_server, env) = one_item_harvested("parts-days");
+    add_files(&env, plikt::resourcesync::PART_ENTRIES + 9);
+    let dir = env.data().join("www/resourcesync/test");
+    let day = |n: i64| {
+        (chrono::Utc::now() - chrono::Duration::days(n))
+            .format("%Y-%m-%d")
+            .to_string()
+    };
+    let publish_on = |n: i64| {
+        let o = crate::support::plikt_at(&env, &format!("{} 12:00:00", day(n)), &["publish"]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    };
+    publish_on(3);
+    let first = listed(&dir, &format!("resourcelist/{}.xml", day(3)));
+    assert_eq!(first.len(), 2);
+    // Two days later one new deposit: the first part is shared, not written again.
+    add_deposit(
+        &env,
+        "late",
+        "http://p.example/late",
+        "2026-11-22T00:00:00.000Z",
+    );
+    publish_on(1);
+    let second = listed(&dir, &format!("resourcelist/{}.xml", day(1)));
+    assert_eq!(second[0], first[0]);
+    assert_ne!(second[1], first[1]);
+    // Both snapshots are there, and what each lists exists.
+    for p in first.iter().chain(&second) {
+        assert!(p.exists(), "{}", p.display());
+    }
+    let shared = std::fs::read_to_string(&first[0]).unwrap();
+    assert!(
+        shared.contains(&format!("resourcelist/{}.xml\"", day(3))),
+        "{shared}"
+    );
+    // Keep one day: day -3's snapshot leaves the archive and the disk, with the part
+    // only it listed; the shared part now links day -1's index.
+    let cfg = std::fs::read_to_string(&env.config).unwrap();
+    std::fs::write(
+        &env.config,
+        format!("{cfg}\n[resourcesync]\nsnapshot_retention_days = 1\n"),
+    )
+    .unwrap();
+    assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
+    assert!(!dir.join(format!("resourcelist/{}.xml", day(3))).exists());
+    assert!(
+        !first[1].exists(),
+        "a part only an expired snapshot listed was kept"
+    );
+    let archive = std::fs::read_to_string(dir.join("resourcelist-archive.xml")).unwrap();
+    assert!(
+        !archive.contains(&day(3)) && archive.contains(&day(1)),
+        "{archive}"
+    );
+    let relinked = std::fs::read_to_string(&first[0]).unwrap();
+    assert!(
+        relinked.contains(&format!(
+            "rel=\"index\" href=\"http://127.0.0.1:8080/resourcesync/test/resourcelist/{}.xml\"",
+            day(1)
+        )),
+        "{}",
+        &relinked[..600]
+    );
+}
+
+#[test]
+fn a_large_resource_list_is_split_under_an_index() {
+    let (_server, env) = one_item_harvested("index");
+    // 20,009 more stored files in the deposited version (same blob, other URLs).
+    add_files(&env, plikt::resourcesync::PART_ENTRIES + 9);
     let o = env.cmd(&["publish"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let dir = env.data().join("www/resourcesync/test");
@@ -675,13 +745,19 @@ fn a_large_resource_list_is_split_under_an_index() {
         &index[..500.min(index.len())]
     );
     assert_eq!(index.matches("<sitemap>").count(), 2, "{index}");
-    // The live index is a copy of today's snapshot, over today's parts.
+    // The live index is a copy of today's snapshot, over parts named by their content.
     let day = chrono::Utc::now().format("%Y-%m-%d").to_string();
     let parts = listed(&dir, "resourcelist.xml");
-    assert_eq!(
-        parts,
-        [1, 2].map(|n| dir.join(format!("resourcelist/{day}-part-0000{n}.xml")))
-    );
+    assert_eq!(parts.len(), 2, "{parts:?}");
+    for p in &parts {
+        let name = p.file_name().unwrap().to_str().unwrap();
+        assert!(
+            name.len() == 20
+                && name.ends_with(".xml")
+                && p.parent().unwrap().ends_with("resourcelist"),
+            "{name}"
+        );
+    }
     assert_eq!(
         std::fs::read(dir.join(format!("resourcelist/{day}.xml"))).unwrap(),
         index.as_bytes()
@@ -707,15 +783,16 @@ fn a_large_resource_list_is_split_under_an_index() {
         assert!(part.contains("rel=\"up\""));
     }
     for doc in [
-        "resourcelist.xml".to_string(),
-        format!("resourcelist/{day}-part-00001.xml"),
-        format!("resourcelist/{day}-part-00002.xml"),
+        dir.join("resourcelist.xml"),
+        parts[0].clone(),
+        parts[1].clone(),
     ] {
+        let doc = doc.display().to_string();
         let o = Command::new("xmllint")
             .arg("--noout")
             .arg("--schema")
             .arg(root().join("schemas/sitemap-resourcesync.xsd"))
-            .arg(dir.join(&doc))
+            .arg(&doc)
             .output()
             .expect("xmllint: run scripts/setup");
         assert!(
@@ -740,37 +817,35 @@ fn a_large_resource_list_is_split_under_an_index() {
     assert_eq!(m2.matches("<url>").count(), 10);
     let dump = std::fs::read_to_string(dir.join("resourcedump.xml")).unwrap();
     assert_eq!(dump.matches("<url>").count(), 2, "{dump}");
-    let part1_path = dir.join(format!("resourcelist/{day}-part-00001.xml"));
-    let part2_path = dir.join(format!("resourcelist/{day}-part-00002.xml"));
+    let (part1_path, part2_path) = (parts[0].clone(), parts[1].clone());
     // Publishing again with nothing changed rewrites no part.
     let before = std::fs::metadata(&part1_path).unwrap().modified().unwrap();
     std::thread::sleep(Duration::from_millis(20));
     assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
     let after = std::fs::metadata(&part1_path).unwrap().modified().unwrap();
     assert_eq!(before, after, "an unchanged Resource List was rewritten");
-    // One more file in a new deposit (the end of the list): only the last part is
-    // rewritten.
+    // One more file in a new deposit (the end of the list): only the last part is new;
+    // the first is listed again, not rewritten, and the replaced one is gone.
     add_deposit(
         &env,
         "late",
         "http://p.example/late",
         "2026-11-22T00:00:00.000Z",
     );
-    let part2_before = std::fs::metadata(&part2_path).unwrap().modified().unwrap();
     std::thread::sleep(Duration::from_millis(20));
     assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
     let after = std::fs::metadata(&part1_path).unwrap().modified().unwrap();
     assert_eq!(before, after, "part 1 did not change but was rewritten");
-    let part2_after = std::fs::metadata(&part2_path).unwrap().modified().unwrap();
-    assert_ne!(
-        part2_before, part2_after,
-        "part 2 changed but was not rewritten"
-    );
+    let now_parts = listed(&dir, "resourcelist.xml");
+    assert_eq!(now_parts[0], part1_path);
+    assert_ne!(now_parts[1], part2_path, "part 2 changed but kept its name");
+    assert!(!part2_path.exists(), "a part no snapshot lists was kept");
     assert!(
-        std::fs::read_to_string(&part2_path)
+        std::fs::read_to_string(&now_parts[1])
             .unwrap()
             .contains("p.example/late")
     );
+    let part2_path = now_parts[1].clone();
     // Back under the limit (the large deposit's new version is restricted: it leaves
     // the public set): one document again, and the parts are gone.
     let c = rusqlite::Connection::open(env.data().join("catalog.sqlite")).unwrap();
