@@ -131,11 +131,7 @@ pub fn parse(value: &str) -> Result<PubDate, DateError> {
     };
     let weekday = day_of_week(&mut c)?;
     let Date { day, month, year } = date(&mut c)?;
-    let Time {
-        hour,
-        minute,
-        second,
-    } = time(&mut c)?;
+    let (hour, minute, second) = time(&mut c)?;
     let (offset_minutes, military) = zone(&mut c)?;
     let comment = cfws(&mut c)?;
     if c.i < c.s.len() {
@@ -240,15 +236,9 @@ fn date(c: &mut Cursor<'_>) -> Result<Date, DateError> {
     Ok(Date { day, month, year })
 }
 
-/// `time-of-day FWS` as read: not yet checked against the clock.
-struct Time {
-    hour: i64,
-    minute: i64,
-    second: i64,
-}
-
-/// `time-of-day FWS = hour ":" minute [ ":" second ] FWS`, two digits each.
-fn time(c: &mut Cursor<'_>) -> Result<Time, DateError> {
+/// `time-of-day FWS = hour ":" minute [ ":" second ] FWS`, two digits each: (hour,
+/// minute, second) as read, not yet checked against the clock.
+fn time(c: &mut Cursor<'_>) -> Result<(i64, i64, i64), DateError> {
     let hour = c.digits();
     if hour.len() != 2 || !c.eat(b':') {
         return err(format!(
@@ -273,11 +263,7 @@ fn time(c: &mut Cursor<'_>) -> Result<Time, DateError> {
     if !c.fws() {
         return err("expected a space and a time zone after the time, e.g. `+0100`");
     }
-    Ok(Time {
-        hour,
-        minute,
-        second,
-    })
+    Ok((hour, minute, second))
 }
 
 /// `zone = ("+" / "-") 4DIGIT / obs-zone`: the offset from UTC in minutes, and the
