@@ -305,7 +305,7 @@ impl ItemCheck<'_> {
         }
     }
 
-    /// R104: `dcterms:publisher` — http://id.kb.se/organisations/SE<10 digits>[-suffix],
+    /// R104: `dcterms:publisher` — `http://id.kb.se/organisations/SE<10 digits>[-suffix]`,
     /// exactly one; a failed Luhn check digit is info.
     pub(super) fn publisher(&mut self) {
         let example =
