@@ -111,12 +111,9 @@ fn days_in_month(y: i64, m: i64) -> i64 {
     }
 }
 
-/// Parses an R103 value (already trimmed).
+/// Parses an R103 value (already trimmed): `date-time = [ day-of-week "," ] date FWS
+/// time [CFWS]` (catalogue §6.2), each part read by the function of its name.
 pub fn parse(value: &str) -> Result<PubDate, DateError> {
-    let mut c = Cursor {
-        s: value.as_bytes(),
-        i: 0,
-    };
     if value.is_empty() {
         return err("pubDate is empty");
     }
@@ -128,24 +125,77 @@ pub fn parse(value: &str) -> Result<PubDate, DateError> {
             "`{value}` is ISO 8601 / RFC 3339, but RSS pubDate must be RFC 2822"
         ));
     }
-    // [ day-of-week "," ]
-    let mut weekday = None;
-    if matches!(c.peek(), Some(b'a'..=b'z' | b'A'..=b'Z')) {
-        let token = c.alpha();
-        let Some(w) = name_index(&DAYS, token) else {
-            return err(format!(
-                "`{}` is not a day name (Mon … Sun)",
-                String::from_utf8_lossy(token)
-            ));
-        };
-        weekday = Some(w);
-        c.fws();
-        if !c.eat(b',') {
-            return err("the day name must be followed by a comma");
-        }
-        c.fws();
+    let mut c = Cursor {
+        s: value.as_bytes(),
+        i: 0,
+    };
+    let weekday = day_of_week(&mut c)?;
+    let Date { day, month, year } = date(&mut c)?;
+    let (hour, minute, second) = time(&mut c)?;
+    let (offset_minutes, military) = zone(&mut c)?;
+    let comment = cfws(&mut c)?;
+    if c.i < c.s.len() {
+        return err(format!("unexpected `{}` after the time zone", c.rest()));
     }
-    // day
+    // Calendar and clock ranges.
+    if !(1..=days_in_month(year, month)).contains(&day) {
+        return err(format!(
+            "{day} {} {year} is not a date in the calendar",
+            MONTHS[(month - 1) as usize]
+        ));
+    }
+    if hour > 23 || minute > 59 || second > 60 {
+        return err(format!(
+            "time {hour:02}:{minute:02}:{second:02} is out of range"
+        ));
+    }
+    let days = days_from_civil(year, month, day);
+    let actual = DAYS[(days + 4).rem_euclid(7) as usize];
+    let weekday_mismatch = weekday
+        .map(|w| DAYS[w])
+        .filter(|w| *w != actual)
+        .map(|w| (w, actual));
+    let instant = days * 86_400 + hour * 3600 + minute * 60 + second - offset_minutes * 60;
+    Ok(PubDate {
+        instant,
+        weekday_mismatch,
+        comment,
+        military: military.filter(|m| *m != 'Z'),
+    })
+}
+
+/// `[ day-of-week "," ]`: the index of the day name in [`DAYS`], if there is one.
+fn day_of_week(c: &mut Cursor<'_>) -> Result<Option<usize>, DateError> {
+    if !matches!(c.peek(), Some(b'a'..=b'z' | b'A'..=b'Z')) {
+        return Ok(None);
+    }
+    let token = c.alpha();
+    let Some(w) = name_index(&DAYS, token) else {
+        return err(format!(
+            "`{}` is not a day name (Mon … Sun)",
+            String::from_utf8_lossy(token)
+        ));
+    };
+    c.fws();
+    if !c.eat(b',') {
+        return err("the day name must be followed by a comma");
+    }
+    c.fws();
+    Ok(Some(w))
+}
+
+/// `date FWS` as read: not yet checked against the calendar.
+struct Date {
+    day: i64,
+    /// 1 to 12.
+    month: i64,
+    year: i64,
+}
+
+/// `date FWS = day FWS month FWS year FWS`: a day of one or two digits, an English
+/// month abbreviation, a year of exactly four digits (profile 2.4; RFC 2822's
+/// obsolete two-digit years are refused).
+fn date(c: &mut Cursor<'_>) -> Result<Date, DateError> {
     let day = c.digits();
     if day.is_empty() || day.len() > 2 {
         return err(format!(
@@ -183,7 +233,12 @@ pub fn parse(value: &str) -> Result<PubDate, DateError> {
     if !c.fws() {
         return err("expected a space between the year and the time");
     }
-    // time-of-day
+    Ok(Date { day, month, year })
+}
+
+/// `time-of-day FWS = hour ":" minute [ ":" second ] FWS`, two digits each: (hour,
+/// minute, second) as read, not yet checked against the clock.
+fn time(c: &mut Cursor<'_>) -> Result<(i64, i64, i64), DateError> {
     let hour = c.digits();
     if hour.len() != 2 || !c.eat(b':') {
         return err(format!(
@@ -208,9 +263,13 @@ pub fn parse(value: &str) -> Result<PubDate, DateError> {
     if !c.fws() {
         return err("expected a space and a time zone after the time, e.g. `+0100`");
     }
-    // zone
-    let mut military = None;
-    let offset_minutes = match c.peek() {
+    Ok((hour, minute, second))
+}
+
+/// `zone = ("+" / "-") 4DIGIT / obs-zone`: the offset from UTC in minutes, and the
+/// military letter if the zone is one (read as `-0000`, RFC 2822 §4.3).
+fn zone(c: &mut Cursor<'_>) -> Result<(i64, Option<char>), DateError> {
+    match c.peek() {
         Some(sign @ (b'+' | b'-')) => {
             c.i += 1;
             let z = c.digits();
@@ -229,11 +288,11 @@ pub fn parse(value: &str) -> Result<PubDate, DateError> {
                 return err(format!("time zone minutes `{mm}` out of range"));
             }
             let m = hh * 60 + mm;
-            if sign == b'-' { -m } else { m }
+            Ok((if sign == b'-' { -m } else { m }, None))
         }
         Some(b'a'..=b'z' | b'A'..=b'Z') => {
             let z = c.alpha().to_ascii_uppercase();
-            match z.as_slice() {
+            let offset = match z.as_slice() {
                 b"UT" | b"GMT" | b"Z" => 0,
                 b"EDT" => -4 * 60,
                 b"EST" | b"CDT" => -5 * 60,
@@ -241,8 +300,7 @@ pub fn parse(value: &str) -> Result<PubDate, DateError> {
                 b"MST" | b"PDT" => -7 * 60,
                 b"PST" => -8 * 60,
                 [l] if l.is_ascii_alphabetic() && *l != b'J' => {
-                    military = Some(char::from(*l));
-                    0
+                    return Ok((0, Some(char::from(*l))));
                 }
                 other => {
                     let z = String::from_utf8_lossy(other);
@@ -250,11 +308,16 @@ pub fn parse(value: &str) -> Result<PubDate, DateError> {
                         "time zone `{z}` is not RFC 2822 (only `+hhmm`/`-hhmm`, UT, GMT, EST … PDT); write the offset, e.g. `+0100` for CET, `+0200` for CEST"
                     ));
                 }
-            }
+            };
+            Ok((offset, None))
         }
-        _ => return err("missing time zone, e.g. `+0100`"),
-    };
-    // [CFWS]
+        _ => err("missing time zone, e.g. `+0100`"),
+    }
+}
+
+/// `[CFWS]` after the zone: folding white space and comments (nested, with quoted
+/// pairs). Returns whether there was a comment.
+fn cfws(c: &mut Cursor<'_>) -> Result<bool, DateError> {
     c.fws();
     let mut comment = false;
     while c.peek() == Some(b'(') {
@@ -280,34 +343,7 @@ pub fn parse(value: &str) -> Result<PubDate, DateError> {
         comment = true;
         c.fws();
     }
-    if c.i < c.s.len() {
-        return err(format!("unexpected `{}` after the time zone", c.rest()));
-    }
-    // Calendar and clock ranges.
-    if !(1..=days_in_month(year, month)).contains(&day) {
-        return err(format!(
-            "{day} {} {year} is not a date in the calendar",
-            MONTHS[(month - 1) as usize]
-        ));
-    }
-    if hour > 23 || minute > 59 || second > 60 {
-        return err(format!(
-            "time {hour:02}:{minute:02}:{second:02} is out of range"
-        ));
-    }
-    let days = days_from_civil(year, month, day);
-    let actual = DAYS[(days + 4).rem_euclid(7) as usize];
-    let weekday_mismatch = weekday
-        .map(|w| DAYS[w])
-        .filter(|w| *w != actual)
-        .map(|w| (w, actual));
-    let instant = days * 86_400 + hour * 3600 + minute * 60 + second - offset_minutes * 60;
-    Ok(PubDate {
-        instant,
-        weekday_mismatch,
-        comment,
-        military: military.filter(|m| *m != 'Z'),
-    })
+    Ok(comment)
 }
 
 #[cfg(test)]

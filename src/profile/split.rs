@@ -505,56 +505,14 @@ fn helper(file: &File, len: u64, mut start: u64, scope: &Scope, tx: &Sender, opt
             return;
         };
         let mut feed = FeedReader::continuing(xml);
-        let mut end = (0, Pos { line: 1, column: 1 });
-        let mut events = Vec::new();
-        let mut batch = Batch::new();
-        let mut items = 0;
-        // Whether the run of items goes on past this segment.
-        let mut more = false;
-        while let Ok(Some(event)) = feed.read_event() {
-            if feed.left_items() {
-                break;
-            }
-            match event {
-                FeedEvent::Item(item) => {
-                    let mut findings = Vec::new();
-                    let keys = rules.check_item(&item, &mut findings);
-                    let guid = item_guid(&item).map(|g| {
-                        batch.guids.push_str(g);
-                        batch.guids.len()
-                    });
-                    batch.items.push(Checked {
-                        events: std::mem::take(&mut events),
-                        findings,
-                        keys,
-                        guid,
-                    });
-                    feed.recycle(item);
-                    if batch.items.len() == BATCH
-                        && !tx.send(Msg::Items(std::mem::replace(&mut batch, Batch::new())))
-                    {
-                        return;
-                    }
-                    items += 1;
-                    let xml = feed.xml_mut();
-                    end = (xml.offset(), xml.position());
-                    if (end.0 >= segment && !last) || items >= SEGMENT_ITEMS {
-                        more = true;
-                        break;
-                    }
-                }
-                e @ (FeedEvent::Namespace(_) | FeedEvent::DcElement { .. }) => events.push(e),
-                _ => break,
-            }
-        }
-        if !batch.items.is_empty() && !tx.send(Msg::Items(batch)) {
+        let Some(end) = read_segment(&mut feed, &rules, tx, segment, last) else {
             return;
-        }
-        let end_offset = start + end.0;
+        };
+        let end_offset = start + end.offset;
         // What the main thread has to read itself to reach this segment.
         let before = start.saturating_sub(read);
-        read += end.0;
-        let next = if more {
+        read += end.offset;
+        let next = if end.more {
             let main = tx.balance.main_progress();
             let busy = nanos(started.elapsed()).saturating_sub(tx.waited.get());
             let (gap, to_the_end) = share(Progress {
@@ -571,7 +529,7 @@ fn helper(file: &File, len: u64, mut start: u64, scope: &Scope, tx: &Sender, opt
         };
         if !tx.send(Msg::End {
             end: end_offset,
-            pos: end.1,
+            pos: end.pos,
             next,
         }) {
             return;
@@ -581,6 +539,79 @@ fn helper(file: &File, len: u64, mut start: u64, scope: &Scope, tx: &Sender, opt
             None => return,
         }
     }
+}
+
+/// Where a segment's run of items ends, counted from the segment's start.
+#[derive(Debug, Clone, Copy)]
+struct SegmentEnd {
+    /// Offset just after the last item taken.
+    offset: u64,
+    /// Its position.
+    pos: Pos,
+    /// The run of items goes on past this segment.
+    more: bool,
+}
+
+/// Reads one segment's items from `feed`, checks them with [`Kb24::check_item`] and
+/// sends them in batches. The segment ends after the first item past `segment` bytes
+/// (unless it is the `last`) or after [`SEGMENT_ITEMS`] items, and before anything
+/// that is not an item (or a namespace declaration or DC 1.1 element inside one).
+/// `None` if the main thread is gone.
+fn read_segment<R: Read>(
+    feed: &mut FeedReader<R>,
+    rules: &Kb24,
+    tx: &Sender,
+    segment: u64,
+    last: bool,
+) -> Option<SegmentEnd> {
+    let mut end = SegmentEnd {
+        offset: 0,
+        pos: Pos { line: 1, column: 1 },
+        more: false,
+    };
+    let mut events = Vec::new();
+    let mut batch = Batch::new();
+    let mut items = 0;
+    while let Ok(Some(event)) = feed.read_event() {
+        if feed.left_items() {
+            break;
+        }
+        match event {
+            FeedEvent::Item(item) => {
+                let mut findings = Vec::new();
+                let keys = rules.check_item(&item, &mut findings);
+                let guid = item_guid(&item).map(|g| {
+                    batch.guids.push_str(g);
+                    batch.guids.len()
+                });
+                batch.items.push(Checked {
+                    events: std::mem::take(&mut events),
+                    findings,
+                    keys,
+                    guid,
+                });
+                feed.recycle(item);
+                if batch.items.len() == BATCH
+                    && !tx.send(Msg::Items(std::mem::replace(&mut batch, Batch::new())))
+                {
+                    return None;
+                }
+                items += 1;
+                let xml = feed.xml_mut();
+                (end.offset, end.pos) = (xml.offset(), xml.position());
+                if (end.offset >= segment && !last) || items >= SEGMENT_ITEMS {
+                    end.more = true;
+                    break;
+                }
+            }
+            e @ (FeedEvent::Namespace(_) | FeedEvent::DcElement { .. }) => events.push(e),
+            _ => break,
+        }
+    }
+    if !batch.items.is_empty() && !tx.send(Msg::Items(batch)) {
+        return None;
+    }
+    Some(end)
 }
 
 /// The first file offset at or after `from` that directly follows an `</item>` and is

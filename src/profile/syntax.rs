@@ -250,60 +250,8 @@ fn ean13_ok(d: &str) -> bool {
 /// the type prescribes no syntax.
 pub fn identifier_syntax(kind: &str, value: &str) -> Option<String> {
     let ok = match kind {
-        "isbn" => {
-            let d = digits_only(value);
-            let d = d
-                .strip_prefix("ISBN")
-                .or_else(|| d.strip_prefix("isbn"))
-                .unwrap_or(&d)
-                .trim();
-            match d.len() {
-                13 => ean13_ok(d) && (d.starts_with("978") || d.starts_with("979")),
-                10 => {
-                    let b = d.as_bytes();
-                    b[..9].iter().all(u8::is_ascii_digit)
-                        && (b[9].is_ascii_digit() || b[9] == b'X' || b[9] == b'x')
-                        && {
-                            let sum: u32 = b
-                                .iter()
-                                .enumerate()
-                                .map(|(i, c)| {
-                                    (10 - i as u32)
-                                        * if *c == b'X' || *c == b'x' {
-                                            10
-                                        } else {
-                                            u32::from(c - b'0')
-                                        }
-                                })
-                                .sum();
-                            sum.is_multiple_of(11)
-                        }
-                }
-                _ => false,
-            }
-        }
-        "issn" => {
-            let b = value.trim().as_bytes();
-            b.len() == 9
-                && b[4] == b'-'
-                && b[..4].iter().chain(&b[5..8]).all(u8::is_ascii_digit)
-                && (b[8].is_ascii_digit() || b[8] == b'X' || b[8] == b'x')
-                && {
-                    let sum: u32 = b[..4]
-                        .iter()
-                        .chain(&b[5..8])
-                        .enumerate()
-                        .map(|(i, c)| (8 - i as u32) * u32::from(c - b'0'))
-                        .sum();
-                    let check = (11 - sum % 11) % 11;
-                    let given = if b[8] == b'X' || b[8] == b'x' {
-                        10
-                    } else {
-                        u32::from(b[8] - b'0')
-                    };
-                    check == given
-                }
-        }
+        "isbn" => isbn_ok(value),
+        "issn" => issn_ok(value),
         "ean" => ean13_ok(&digits_only(value)),
         "upc" => {
             let d = digits_only(value);
@@ -313,14 +261,7 @@ pub fn identifier_syntax(kind: &str, value: &str) -> Option<String> {
             let d = digits_only(value);
             d.starts_with("9790") && ean13_ok(&d)
         }
-        "isrc" => {
-            let v: String = value.chars().filter(|c| *c != '-').collect();
-            let b = v.as_bytes();
-            b.len() == 12
-                && b[..2].iter().all(u8::is_ascii_alphabetic)
-                && b[2..5].iter().all(u8::is_ascii_alphanumeric)
-                && b[5..].iter().all(u8::is_ascii_digit)
-        }
+        "isrc" => isrc_ok(value),
         "doi" => {
             let v = value.trim();
             v.starts_with("10.")
@@ -349,6 +290,75 @@ pub fn identifier_syntax(kind: &str, value: &str) -> Option<String> {
         "urn" => format!("`{value}` is not a URN (`urn:NID:NSS`)"),
         _ => format!("`{value}` is not an absolute URI"),
     })
+}
+
+/// ISBN-13 (an EAN-13 starting 978 or 979) or ISBN-10 (mod 11, `X` for 10), with or
+/// without hyphens, spaces and an `ISBN` prefix.
+fn isbn_ok(value: &str) -> bool {
+    let d = digits_only(value);
+    let d = d
+        .strip_prefix("ISBN")
+        .or_else(|| d.strip_prefix("isbn"))
+        .unwrap_or(&d)
+        .trim();
+    match d.len() {
+        13 => ean13_ok(d) && (d.starts_with("978") || d.starts_with("979")),
+        10 => {
+            let b = d.as_bytes();
+            b[..9].iter().all(u8::is_ascii_digit)
+                && (b[9].is_ascii_digit() || b[9] == b'X' || b[9] == b'x')
+                && {
+                    let sum: u32 = b
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| {
+                            (10 - i as u32)
+                                * if *c == b'X' || *c == b'x' {
+                                    10
+                                } else {
+                                    u32::from(c - b'0')
+                                }
+                        })
+                        .sum();
+                    sum.is_multiple_of(11)
+                }
+        }
+        _ => false,
+    }
+}
+
+/// ISSN `NNNN-NNNC`, the check digit C mod 11 (`X` for 10).
+fn issn_ok(value: &str) -> bool {
+    let b = value.trim().as_bytes();
+    b.len() == 9
+        && b[4] == b'-'
+        && b[..4].iter().chain(&b[5..8]).all(u8::is_ascii_digit)
+        && (b[8].is_ascii_digit() || b[8] == b'X' || b[8] == b'x')
+        && {
+            let sum: u32 = b[..4]
+                .iter()
+                .chain(&b[5..8])
+                .enumerate()
+                .map(|(i, c)| (8 - i as u32) * u32::from(c - b'0'))
+                .sum();
+            let check = (11 - sum % 11) % 11;
+            let given = if b[8] == b'X' || b[8] == b'x' {
+                10
+            } else {
+                u32::from(b[8] - b'0')
+            };
+            check == given
+        }
+}
+
+/// ISRC `CCXXXYYNNNNN` (hyphens allowed): country, registrant, year, designation.
+fn isrc_ok(value: &str) -> bool {
+    let v: String = value.chars().filter(|c| *c != '-').collect();
+    let b = v.as_bytes();
+    b.len() == 12
+        && b[..2].iter().all(u8::is_ascii_alphabetic)
+        && b[2..5].iter().all(u8::is_ascii_alphanumeric)
+        && b[5..].iter().all(u8::is_ascii_digit)
 }
 
 #[cfg(test)]

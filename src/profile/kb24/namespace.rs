@@ -1,0 +1,183 @@
+//! Namespace declarations (catalogue §2): G-NS-MRSS, G-NS-DCTERMS and G-NS-XSI (a
+//! near miss of the namespace name, or its usual prefix bound elsewhere), G-NS-PREFIX
+//! (DCMI Terms under one prefix, used for nothing else) and G-NS-DCELEMENTS (no element
+//! in the DC 1.1 namespace). Each distinct declaration is reported once.
+
+use super::{DCTERMS, Kb24, MRSS, R, XSI};
+use crate::profile::finding::Severity::{Error, Info, Warning};
+use crate::profile::finding::{Finding, RuleId, Severity};
+use crate::xml::{NsDecl, Pos};
+
+/// Normalises a namespace name for near-miss detection: lower case, no scheme, no
+/// `www.`, no trailing slash.
+fn near(uri: &str) -> String {
+    let u = uri.trim().to_ascii_lowercase();
+    let u = u
+        .strip_prefix("http://")
+        .or_else(|| u.strip_prefix("https://"))
+        .unwrap_or(&u);
+    let u = u.strip_prefix("www.").unwrap_or(u);
+    u.trim_end_matches('/').to_string()
+}
+
+impl Kb24 {
+    /// G-NS-DCELEMENTS: an element in the DC 1.1 namespace.
+    pub fn dc_element(&mut self, pos: Pos, local: &str, out: &mut Vec<Finding>) {
+        out.push(Finding::new(
+            R::GNsDcelements,
+            Error,
+            pos,
+            format!(
+                "`{local}` is in the Dublin Core 1.1 namespace `http://purl.org/dc/elements/1.1/`, which the profile forbids; bind its prefix to `{DCTERMS}` (DCMI Terms) instead"
+            ),
+        ));
+    }
+
+    /// G-NS-MRSS, G-NS-DCTERMS, G-NS-XSI, G-NS-PREFIX: one namespace declaration.
+    pub fn namespace(&mut self, decl: &NsDecl, out: &mut Vec<Finding>) {
+        self.near_misses(decl, out);
+        if decl.uri == DCTERMS {
+            self.dcterms_prefix(decl, out);
+        } else {
+            self.other_prefix(decl, out);
+        }
+    }
+
+    /// Adds a finding on `decl` unless this rule and severity were already reported
+    /// for the same prefix and namespace name.
+    fn report(
+        &mut self,
+        decl: &NsDecl,
+        rule: RuleId,
+        severity: Severity,
+        message: String,
+        out: &mut Vec<Finding>,
+    ) {
+        let key = (rule, severity, prefix(decl).to_string(), decl.uri.clone());
+        if self.reported.insert(key) {
+            out.push(Finding::new(rule, severity, decl.pos, message));
+        }
+    }
+
+    /// G-NS-MRSS, G-NS-DCTERMS, G-NS-XSI: a namespace name that normalises to one of
+    /// the profile's namespaces but is not exactly it, or the namespace's usual prefix
+    /// bound to another name.
+    fn near_misses(&mut self, decl: &NsDecl, out: &mut Vec<Finding>) {
+        let prefix = prefix(decl);
+        let uri = decl.uri.as_str();
+        let shown = if prefix.is_empty() {
+            "xmlns".to_string()
+        } else {
+            format!("xmlns:{prefix}")
+        };
+        let n = near(uri);
+        if uri != MRSS
+            && (matches!(
+                n.as_str(),
+                "search.yahoo.com/mrss" | "video.search.yahoo.com/mrss" | "rssboard.org/media-rss"
+            ) || prefix == "media")
+        {
+            self.report(
+                decl,
+                R::GNsMrss,
+                Error,
+                format!(
+                    "{shown}=\"{uri}\" is not the MediaRSS namespace; write exactly `{MRSS}` (with the trailing slash) — elements in this namespace are not read as MediaRSS"
+                ),
+                out,
+            );
+        }
+        if uri != DCTERMS && (n == "purl.org/dc/terms" || matches!(prefix, "dcterms" | "dct")) {
+            self.report(
+                decl,
+                R::GNsDcterms,
+                Error,
+                format!(
+                    "{shown}=\"{uri}\" is not the DCMI Terms namespace; write exactly `{DCTERMS}` — elements in this namespace are not read as DCMI Terms"
+                ),
+                out,
+            );
+        }
+        if uri != XSI && (n == "w3.org/2001/xmlschema-instance" || prefix == "xsi") {
+            self.report(
+                decl,
+                R::GNsXsi,
+                Error,
+                format!(
+                    "{shown}=\"{uri}\" is not the XML Schema instance namespace; write exactly `{XSI}` (http, not https) — `type` attributes in this namespace are not xsi:type"
+                ),
+                out,
+            );
+        }
+    }
+
+    /// G-NS-PREFIX for a declaration of DCMI Terms: a prefix other than `dcterms`
+    /// (info), a second prefix for DCMI Terms, or a prefix bound elsewhere to another
+    /// namespace (warnings).
+    fn dcterms_prefix(&mut self, decl: &NsDecl, out: &mut Vec<Finding>) {
+        let prefix = prefix(decl);
+        if prefix != "dcterms" {
+            self.report(
+                decl,
+                R::GNsPrefix,
+                Info,
+                format!(
+                    "DCMI Terms are bound to the prefix `{prefix}`; this is allowed, but the profile recommends `dcterms`"
+                ),
+                out,
+            );
+        }
+        if self.dcterms_prefixes.iter().any(|p| p == prefix) {
+            return;
+        }
+        if let Some(first) = self.dcterms_prefixes.first().cloned() {
+            self.report(
+                decl,
+                R::GNsPrefix,
+                Warning,
+                format!(
+                    "DCMI Terms are bound to both `{first}` and `{prefix}`; use one prefix consistently (profile §2)"
+                ),
+                out,
+            );
+        }
+        if let Some(other) = self.other_prefixes.get(prefix).cloned() {
+            self.report(
+                decl,
+                R::GNsPrefix,
+                Warning,
+                format!(
+                    "the prefix `{prefix}` is bound to DCMI Terms here and to `{other}` elsewhere; use the DCMI Terms prefix only for DCMI Terms (profile §2)"
+                ),
+                out,
+            );
+        }
+        self.dcterms_prefixes.push(prefix.to_string());
+    }
+
+    /// G-NS-PREFIX for a declaration of another namespace: a prefix also used for DCMI
+    /// Terms (warning).
+    fn other_prefix(&mut self, decl: &NsDecl, out: &mut Vec<Finding>) {
+        let prefix = prefix(decl);
+        let uri = decl.uri.as_str();
+        if self.dcterms_prefixes.iter().any(|p| p == prefix) {
+            self.report(
+                decl,
+                R::GNsPrefix,
+                Warning,
+                format!(
+                    "the prefix `{prefix}` is used for DCMI Terms and here for `{uri}`; use the DCMI Terms prefix only for DCMI Terms (profile §2)"
+                ),
+                out,
+            );
+        }
+        self.other_prefixes
+            .entry(prefix.to_string())
+            .or_insert_with(|| uri.to_string());
+    }
+}
+
+/// The declared prefix; `""` for the default namespace.
+fn prefix(decl: &NsDecl) -> &str {
+    decl.prefix.as_deref().unwrap_or("")
+}
