@@ -73,6 +73,7 @@ pub mod config;
 pub mod feed;
 pub mod fetch;
 pub mod harvest;
+pub mod metrics;
 pub mod notify;
 pub mod profile;
 pub mod report;

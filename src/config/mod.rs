@@ -90,6 +90,47 @@ pub struct Config {
     /// Destinations allowed to see the restricted sets, `[[destination]]`.
     #[serde(default, rename = "destination")]
     pub destinations: Vec<DestinationConfig>,
+    /// The deposit team: who may see the dashboard, `/status` and `/metrics`,
+    /// `[[operator]]`.
+    #[serde(default, rename = "operator")]
+    pub operators: Vec<OperatorConfig>,
+}
+
+/// `[[operator]]`: a member (or a monitoring system) of the deposit team, with a bearer
+/// token or HTTP Basic credentials from the environment or a file, as for Destinations.
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OperatorConfig {
+    /// Short name, for logs.
+    pub id: String,
+    /// Environment variable holding a bearer token.
+    #[serde(default)]
+    pub token_env: Option<String>,
+    /// File holding a bearer token (first line).
+    #[serde(default)]
+    pub token_file: Option<PathBuf>,
+    /// HTTP Basic user name (with `password_env` or `password_file`).
+    #[serde(default)]
+    pub username: Option<String>,
+    /// Environment variable holding the Basic password.
+    #[serde(default)]
+    pub password_env: Option<String>,
+    /// File holding the Basic password (first line).
+    #[serde(default)]
+    pub password_file: Option<PathBuf>,
+    /// The token or password, once loaded, or why it could not be.
+    #[serde(skip, default = "unloaded")]
+    pub secret: Result<Secret, String>,
+}
+
+impl std::fmt::Debug for OperatorConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OperatorConfig")
+            .field("id", &self.id)
+            .field("username", &self.username)
+            .field("secret", &self.secret)
+            .finish()
+    }
 }
 
 /// `[[destination]]`: a Destination (another library, an aggregator) that may sync the
@@ -495,18 +536,27 @@ impl Config {
                 )));
             }
         }
+        for o in &mut config.operators {
+            let at = format!("[[operator]] `{}`", o.id);
+            let keys = credential_keys(
+                &at,
+                &o.username,
+                [&o.token_env, &o.password_env],
+                [&o.token_file, &o.password_file],
+            )
+            .map_err(&invalid)?;
+            o.secret = load_secret(&at, keys.0, keys.1, base, env).map_err(&invalid)?;
+        }
         for d in &mut config.destinations {
             let at = format!("[[destination]] `{}`", d.id);
-            let (env_key, file_key) = match (&d.username, &d.token_env, &d.token_file) {
-                (None, Some(_), None) | (None, None, Some(_)) => (&d.token_env, &d.token_file),
-                (Some(_), None, None) => (&d.password_env, &d.password_file),
-                _ => {
-                    return Err(invalid(format!(
-                        "{at}: give a bearer token (token_env or token_file) or Basic credentials (username with password_env or password_file)"
-                    )));
-                }
-            };
-            d.secret = load_secret(&at, env_key, file_key, base, env).map_err(&invalid)?;
+            let keys = credential_keys(
+                &at,
+                &d.username,
+                [&d.token_env, &d.password_env],
+                [&d.token_file, &d.password_file],
+            )
+            .map_err(&invalid)?;
+            d.secret = load_secret(&at, keys.0, keys.1, base, env).map_err(&invalid)?;
             for p in &d.publishers {
                 if !config.publishers.iter().any(|q| &q.id == p) {
                     return Err(invalid(format!("{at}: no publisher `{p}`")));
@@ -570,6 +620,23 @@ impl PublisherConfig {
     /// The parsed schedule (checked when the configuration was loaded).
     pub fn cron(&self) -> cron::Schedule {
         cron::Schedule::from_str(&self.schedule).expect("checked when the configuration loaded")
+    }
+}
+
+/// Which keys hold a credential's secret: the token's (no `username`) or the Basic
+/// password's (with one); `[env, file]` pairs of (token, password).
+fn credential_keys<'a>(
+    at: &str,
+    username: &Option<String>,
+    envs: [&'a Option<String>; 2],
+    files: [&'a Option<PathBuf>; 2],
+) -> Result<(&'a Option<String>, &'a Option<PathBuf>), String> {
+    match (username, envs[0], files[0]) {
+        (None, Some(_), None) | (None, None, Some(_)) => Ok((envs[0], files[0])),
+        (Some(_), None, None) => Ok((envs[1], files[1])),
+        _ => Err(format!(
+            "{at}: give a bearer token (token_env or token_file) or Basic credentials (username with password_env or password_file)"
+        )),
     }
 }
 

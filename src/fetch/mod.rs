@@ -135,6 +135,23 @@ pub enum FetchError {
     Spool(#[from] std::io::Error),
 }
 
+impl FetchError {
+    /// Why, in one word (the `reason` of `plikt_file_failures_total`).
+    pub fn reason(&self) -> &'static str {
+        match self {
+            FetchError::Timeout { .. } => "timeout",
+            FetchError::Transport { reason, .. } if reason.starts_with("timed out") => "timeout",
+            FetchError::Transport { .. } => "connect",
+            FetchError::Status { .. } => "http-status",
+            FetchError::TooSlow { .. } => "too-slow",
+            FetchError::TooLarge { .. } => "too-large",
+            FetchError::Redirect { .. } => "redirect",
+            FetchError::Insecure { .. } | FetchError::PrivateTarget { .. } => "refused",
+            _ => "other",
+        }
+    }
+}
+
 pub(crate) fn transport(url: &Url, e: &reqwest::Error) -> FetchError {
     FetchError::Transport {
         url: url.clone(),

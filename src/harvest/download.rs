@@ -39,6 +39,8 @@ pub struct FileOutcome {
     /// H-* findings.
     pub findings: Vec<StoredFinding>,
     /// When it ended.
+    /// Why it failed, in one word (`plikt_file_failures_total`), if it did.
+    pub failure: Option<&'static str>,
     pub at: crate::store::Timestamp,
 }
 
@@ -69,6 +71,7 @@ pub async fn fetch_file(
     let mut findings = Vec::new();
     let mut attempt = 0;
     let mut blob = None;
+    let mut failure = None;
     let (result, postpone) = loop {
         match fetch_once(client, blobs, &job, &mut findings, bytes).await {
             Ok((stored, written)) => {
@@ -78,6 +81,7 @@ pub async fn fetch_file(
             Err(FileError::Fetch(e)) => match client.retry(&e, attempt) {
                 Retry::After(delay) if !*shutdown.borrow() => {
                     tracing::info!(guid = %job.guid, url = %job.file.url, error = %e, retry_in_ms = delay.as_millis() as u64, "retrying");
+                    crate::metrics::get().retried("file");
                     attempt += 1;
                     tokio::select! {
                         () = tokio::time::sleep(delay) => {}
@@ -85,6 +89,7 @@ pub async fn fetch_file(
                     }
                 }
                 Retry::Postpone(d) => {
+                    failure = Some(e.reason());
                     break (
                         FileResult::Failed(format!(
                             "{e}; postponed to a later run (Retry-After longer than max_retry_after_secs)"
@@ -100,10 +105,16 @@ pub async fn fetch_file(
                         Some(&job.file.url),
                         e.to_string(),
                     ));
+                    failure = Some(e.reason());
                     break (FileResult::Failed(e.to_string()), None);
                 }
             },
             Err(e) => {
+                failure = Some(match e {
+                    FileError::Md5 { .. } => "md5",
+                    FileError::Store { .. } => "store",
+                    FileError::Fetch(_) => "other",
+                });
                 if let FileError::Md5 { .. } = e {
                     findings.push(harvest_finding(
                         RuleId::HMd5,
@@ -123,6 +134,7 @@ pub async fn fetch_file(
         blob,
         postpone,
         findings,
+        failure,
         at: crate::store::now(),
     }
 }
@@ -143,6 +155,7 @@ async fn fetch_once(
         url: url_text.clone(),
         source,
     };
+    let started = std::time::Instant::now();
     let mut response = client.get(&url, Kind::File, None).await?;
     let mut writer = blobs.writer().map_err(store)?;
     let mut drm = super::drm::DrmScan::default();
@@ -151,6 +164,7 @@ async fn fetch_once(
         drm.update(&chunk);
         progress(chunk.len() as u64);
     }
+    crate::metrics::get().fetched("file", started.elapsed());
     let (length, reads_file) = (writer.bytes(), drm.reads_file());
     // Finish the digests, verify and look for DRM. A small file's digests are finished
     // in place (no threads to join) and its DRM check reads nothing back, so it stays on

@@ -206,6 +206,12 @@ impl<'a> Downloads<'a> {
             }
             FileResult::Failed(reason) => {
                 state.counts.files_failed += 1;
+                let m = crate::metrics::get();
+                crate::metrics::Metrics::count(
+                    &m.failures,
+                    &p.id,
+                    outcome.failure.unwrap_or("other"),
+                );
                 tracing::warn!(publisher = %p.id, guid = %outcome.job.guid, url = %outcome.job.file.url, reason = %reason, "file failed");
                 state.failures.push(format!(
                     "publisher {}, item {}, {}: {reason}",

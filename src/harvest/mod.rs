@@ -211,6 +211,16 @@ impl Harvester {
             &state.counts,
             crate::store::now(),
         )?;
+        let m = crate::metrics::get();
+        crate::metrics::Metrics::count(&m.runs, &publisher.id, outcome.as_str());
+        for (family, n) in [
+            (&m.items, state.counts.items),
+            (&m.versions, state.counts.deposited),
+            (&m.files, state.counts.files_stored),
+            (&m.bytes, state.counts.bytes),
+        ] {
+            crate::metrics::Metrics::add(family, &publisher.id, n);
+        }
         let summary = RunSummary {
             publisher: publisher.id.clone(),
             run,
@@ -247,13 +257,15 @@ impl Harvester {
         .map_err(HarvestError::Setup)?;
 
         // 1. Fetch.
+        let started = std::time::Instant::now();
         let mut response = self.fetch_feed(catalog, &client, p).await?;
         let outcome = if response.status == 304 {
             tracing::info!(publisher = %p.id, "feed not modified");
             Outcome::NotModified
         } else {
             // 2 + 3: validate and diff.
-            self.stage_feed(catalog, p, &mut response, state).await?;
+            self.stage_feed(catalog, p, &mut response, state, started)
+                .await?;
             Outcome::Ok
         };
 
@@ -284,6 +296,7 @@ impl Harvester {
                 Err(e) => match client.retry(&e, attempt) {
                     Retry::After(d) if !*self.shutdown.borrow() => {
                         tracing::info!(publisher = %p.id, url = %p.feed, error = %e, "retrying the feed");
+                        crate::metrics::get().retried("feed");
                         attempt += 1;
                         tokio::time::sleep(d).await;
                     }
@@ -301,8 +314,10 @@ impl Harvester {
         p: &PublisherConfig,
         response: &mut fetch::Response,
         state: &mut RunState,
+        started: std::time::Instant,
     ) -> Result<(), HarvestError> {
         let spool = fetch::spool(response).await.map_err(HarvestError::Feed)?;
+        crate::metrics::get().fetched("feed", started.elapsed());
         let html = response
             .content_type
             .as_deref()

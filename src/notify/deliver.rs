@@ -210,6 +210,15 @@ async fn deliver(
             tracing::error!(publisher = %s.publisher, access = %s.access, callback = %s.callback, notification = d.notification_id, attempts = d.attempts + 1, error = %error, "notification given up");
         }
     }
+    let m = crate::metrics::get();
+    crate::metrics::Metrics::outcome(
+        &m.deliveries,
+        match &result {
+            DeliveryResult::Delivered => "delivered",
+            DeliveryResult::Retry { .. } => "retry",
+            DeliveryResult::GiveUp { .. } => "given-up",
+        },
+    );
     let gone = matches!(&result, DeliveryResult::GiveUp { error } if error.starts_with(GONE));
     let catalog = catalog.clone();
     let recorded = tokio::task::spawn_blocking(move || {

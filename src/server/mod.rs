@@ -21,9 +21,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 mod hub;
+mod ops;
 mod resource;
 
-use crate::config::{Config, DestinationConfig};
+use crate::config::{Config, DestinationConfig, OperatorConfig};
 use crate::resourcesync;
 use crate::resourcesync::layout::SetTarget;
 use crate::store::Access;
@@ -77,6 +78,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/status", get(status))
+        .route("/metrics", get(ops::metrics))
         .route("/robots.txt", get(robots))
         .route("/.well-known/resourcesync", get(source_description))
         .route("/resourcesync/{publisher}/{*rest}", get(set_file))
@@ -100,6 +102,8 @@ pub enum AppError {
     NotFound,
     /// 401: restricted, and no (or wrong) credentials.
     Unauthorized,
+    /// 401: a page of the deposit team's, and no (or wrong) operator credentials.
+    OperatorsOnly,
     /// 500, with the internal cause for the log.
     Internal(String),
 }
@@ -125,6 +129,23 @@ impl IntoResponse for AppError {
                 );
                 r
             }
+            AppError::OperatorsOnly => {
+                let mut r = (
+                    StatusCode::UNAUTHORIZED,
+                    "this page is for the deposit team: authenticate with the bearer token or Basic credentials of an [[operator]] in the configuration\n",
+                )
+                    .into_response();
+                let h = r.headers_mut();
+                h.append(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer realm=\"plikt operators\""),
+                );
+                h.append(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Basic realm=\"plikt operators\""),
+                );
+                r
+            }
             AppError::Internal(cause) => {
                 tracing::error!(error = %cause, "request failed");
                 (
@@ -141,7 +162,10 @@ fn internal(e: impl std::fmt::Display) -> AppError {
     AppError::Internal(e.to_string())
 }
 
-async fn status(State(state): State<AppState>) -> Result<Response, AppError> {
+async fn status(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, AppError> {
+    if operator(&state.config, &headers).is_none() {
+        return Err(AppError::OperatorsOnly);
+    }
     let config = state.config.clone();
     let publishers = tokio::task::spawn_blocking(move || crate::schedule::status(&config))
         .await
@@ -176,19 +200,41 @@ pub fn destination<'c>(
     headers: &HeaderMap,
     publisher: Option<&str>,
 ) -> Option<&'c DestinationConfig> {
-    let given = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)?;
     config.destinations.iter().find(|d| {
-        let Ok(secret) = &d.secret else { return false };
-        let expected = match &d.username {
-            Some(user) => basic_auth(user, secret.expose()),
-            None => format!("Bearer {}", secret.expose()),
-        };
         publisher.is_none_or(|p| d.may_see(p))
-            && constant_time_eq(given.as_bytes(), expected.as_bytes())
+            && credentials_match(headers, d.username.as_deref(), &d.secret)
     })
+}
+
+/// Whether the request's `Authorization` is the bearer token `secret` (no `username`)
+/// or the Basic credentials `username`:`secret`, compared in constant time.
+fn credentials_match(
+    headers: &HeaderMap,
+    username: Option<&str>,
+    secret: &Result<crate::config::Secret, String>,
+) -> bool {
+    let (Some(given), Ok(secret)) = (
+        headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim),
+        secret,
+    ) else {
+        return false;
+    };
+    let expected = match username {
+        Some(user) => basic_auth(user, secret.expose()),
+        None => format!("Bearer {}", secret.expose()),
+    };
+    constant_time_eq(given.as_bytes(), expected.as_bytes())
+}
+
+/// The `[[operator]]` whose credentials the request carries.
+pub fn operator<'c>(config: &'c Config, headers: &HeaderMap) -> Option<&'c OperatorConfig> {
+    config
+        .operators
+        .iter()
+        .find(|o| credentials_match(headers, o.username.as_deref(), &o.secret))
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

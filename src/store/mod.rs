@@ -32,7 +32,9 @@ pub use notify::{
     ClaimedDelivery, DeliveryResult, NewNotification, OutboxCounts, Subscription, TopicCursor,
 };
 pub use published::{JournalEntry, JournalKey, JournalPage, Page, PublishedFile};
-pub use query::{AuditReport, LastRun, PublisherStatus, Unsettled};
+pub use query::{
+    AuditReport, Gauges, LastRun, PublisherGauges, PublisherStatus, Unsettled, UnsettledState,
+};
 pub use stage::Stage;
 pub use state::{
     Access, Change, DeliveryState, FileRole, FileState, Outcome, Timestamp, VersionState,

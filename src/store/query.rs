@@ -453,3 +453,91 @@ fn check_blob(
         report.corrupt.push(format!("{path}: {}", wrong.join("; ")));
     }
 }
+
+/// One publisher's numbers for `/metrics`.
+#[derive(Debug, Clone, Default)]
+pub struct PublisherGauges {
+    /// Its id.
+    pub id: String,
+    /// Items with a deposited version.
+    pub deposits: u64,
+    /// Deposited versions.
+    pub versions: u64,
+    /// Versions waiting for files.
+    pub pending: u64,
+    /// Versions given up.
+    pub failed: u64,
+    /// Stored files of deposited versions.
+    pub files: u64,
+}
+
+/// The catalog's numbers for `/metrics`, read at each scrape.
+#[derive(Debug, Clone, Default)]
+pub struct Gauges {
+    /// Per publisher.
+    pub publishers: Vec<PublisherGauges>,
+    /// Blobs in the store.
+    pub blobs: u64,
+    /// Their bytes.
+    pub blob_bytes: u64,
+    /// Notification deliveries waiting.
+    pub deliveries_pending: u64,
+    /// Subscriptions whose lease has not ended.
+    pub subscriptions: u64,
+}
+
+impl Catalog {
+    /// The catalog's numbers for `/metrics`.
+    pub fn gauges(&self) -> Result<Gauges, StoreError> {
+        let c = self.conn();
+        let ctx = "counting for /metrics";
+        let n = |v: i64| v.max(0).unsigned_abs();
+        let mut stmt = c
+            .prepare(&format!(
+                "SELECT d.publisher,
+                   count(DISTINCT CASE WHEN v.state = {dep} THEN d.id END),
+                   count(DISTINCT CASE WHEN v.state = {dep} THEN v.id END),
+                   count(DISTINCT CASE WHEN v.state = {pend} THEN v.id END),
+                   count(DISTINCT CASE WHEN v.state = {fail} THEN v.id END),
+                   count(CASE WHEN v.state = {dep} AND f.state = {stored} THEN 1 END)
+                 FROM deposits d JOIN versions v ON v.deposit_id = d.id
+                 LEFT JOIN files f ON f.version_id = v.id
+                 GROUP BY d.publisher ORDER BY d.publisher",
+                dep = lit(VersionState::Deposited),
+                pend = lit(VersionState::Pending),
+                fail = lit(VersionState::Failed),
+                stored = lit(FileState::Stored),
+            ))
+            .map_err(sql(ctx))?;
+        let publishers = stmt
+            .query_map([], |r| {
+                Ok(PublisherGauges {
+                    id: r.get(0)?,
+                    deposits: n(r.get(1)?),
+                    versions: n(r.get(2)?),
+                    pending: n(r.get(3)?),
+                    failed: n(r.get(4)?),
+                    files: n(r.get(5)?),
+                })
+            })
+            .map_err(sql(ctx))?
+            .collect::<Result<_, _>>()
+            .map_err(sql(ctx))?;
+        let (blobs, blob_bytes, deliveries_pending, subscriptions) = c
+            .query_row(
+                "SELECT (SELECT count(*) FROM blobs), (SELECT coalesce(sum(length), 0) FROM blobs),
+                   (SELECT count(*) FROM deliveries WHERE state = ?1),
+                   (SELECT count(*) FROM subscriptions WHERE lease_expires_at > ?2)",
+                params![crate::store::DeliveryState::Pending, super::now()],
+                |r| Ok((n(r.get(0)?), n(r.get(1)?), n(r.get(2)?), n(r.get(3)?))),
+            )
+            .map_err(sql(ctx))?;
+        Ok(Gauges {
+            publishers,
+            blobs,
+            blob_bytes,
+            deliveries_pending,
+            subscriptions,
+        })
+    }
+}
