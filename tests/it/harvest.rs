@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::support::{
-    Body, Env, Request, Response, Server, TestItem, date, feed, md5_hex, plikt, root, text,
+    Body, Env, Request, Response, Server, TestItem, date, feed, get, md5_hex, plikt, root, text,
 };
 
 /// A server whose routes are computed from its own base URL.
@@ -1037,11 +1037,13 @@ fn the_service_runs_on_schedule_serves_status_and_stops_on_sigterm() {
             "data_dir = \"data\"",
             &format!("data_dir = \"data\"\nlisten = \"127.0.0.1:{port}\""),
         );
+    let cfg = format!("{cfg}\n[[operator]]\nid = \"ops\"\ntoken_env = \"PLIKT_TEST_OPS_TOKEN\"\n");
     std::fs::write(&env.config, cfg).unwrap();
     let mut child = plikt()
         .args(["run", "--config"])
         .arg(&env.config)
         .env("RUST_LOG", "info")
+        .env("PLIKT_TEST_OPS_TOKEN", "ops-secret-1")
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -1054,16 +1056,14 @@ fn the_service_runs_on_schedule_serves_status_and_stops_on_sigterm() {
             "no three runs within 30 s"
         );
         std::thread::sleep(Duration::from_millis(300));
-        let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        let (code, _, body) = get(
+            &format!("http://127.0.0.1:{port}/status"),
+            Some("Bearer ops-secret-1"),
+        );
+        if code != 200 {
             continue;
-        };
-        use std::io::{Read, Write};
-        s.write_all(b"GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            .unwrap();
-        let mut resp = String::new();
-        s.read_to_string(&mut resp).unwrap();
-        let body = resp.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
-        let Ok(v) = serde_json::from_str::<Value>(&body) else {
+        }
+        let Ok(v) = serde_json::from_slice::<Value>(&body) else {
             continue;
         };
         if v["publishers"][0]["last_run"]["id"].as_u64().unwrap_or(0) >= 3 {
@@ -1075,6 +1075,61 @@ fn the_service_runs_on_schedule_serves_status_and_stops_on_sigterm() {
         Some(1),
         "{status}"
     );
+    // /status and /metrics are the deposit team's: nobody else sees them.
+    for path in ["status", "metrics"] {
+        let url = format!("http://127.0.0.1:{port}/{path}");
+        assert_eq!(get(&url, None).0, 401, "{path} without credentials");
+        assert_eq!(
+            get(&url, Some("Bearer wrong")).0,
+            401,
+            "{path} with a wrong token"
+        );
+    }
+    let (code, head, metrics) = get(
+        &format!("http://127.0.0.1:{port}/metrics"),
+        Some("Bearer ops-secret-1"),
+    );
+    assert_eq!(code, 200);
+    assert!(head.contains("application/openmetrics-text"), "{head}");
+    let metrics = String::from_utf8(metrics).unwrap();
+    // The file and the item's own record, as the catalog holds them.
+    let files: f64 = env.one("SELECT count(*) FROM files").parse().unwrap();
+    let value = |line: &str| -> f64 {
+        metrics
+            .lines()
+            .find(|l| l.starts_with(line))
+            .unwrap_or_else(|| panic!("no {line} in {metrics}"))
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(
+        value("plikt_runs_total{publisher=\"test\",outcome=\"ok\"}") >= 1.0,
+        "{metrics}"
+    );
+    assert_eq!(
+        value("plikt_files{publisher=\"test\"}"),
+        files,
+        "{metrics}"
+    );
+    assert_eq!(
+        value("plikt_files_stored_total{publisher=\"test\"}"),
+        files,
+        "{metrics}"
+    );
+    assert_eq!(
+        value("plikt_versions_deposited_total{publisher=\"test\"}"),
+        1.0,
+        "{metrics}"
+    );
+    assert!(
+        value("plikt_fetch_duration_seconds_count{kind=\"feed\"}") >= 3.0,
+        "{metrics}"
+    );
+    assert!(metrics.ends_with("# EOF\n"), "{metrics}");
+    assert!(!metrics.contains("ops-secret-1"));
     std::process::Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
