@@ -179,10 +179,24 @@ impl Catalog {
         let conn = Connection::open(path).map_err(sql("opening the catalog"))?;
         conn.busy_timeout(std::time::Duration::from_secs(30))
             .map_err(sql("setting the busy timeout"))?;
+        // Turning a new catalog to WAL takes an exclusive lock, and SQLite answers a
+        // second process doing the same at that instant with SQLITE_BUSY without calling
+        // the busy handler: try again, within the busy timeout.
+        let started = std::time::Instant::now();
+        loop {
+            match conn.execute_batch("PRAGMA journal_mode = WAL") {
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy
+                        && started.elapsed() < std::time::Duration::from_secs(30) =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                r => break r.map_err(sql("turning the catalog to WAL"))?,
+            }
+        }
         // Statement journals (a statement's undo inside a transaction) stay in memory.
         conn.execute_batch(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;
-             PRAGMA temp_store = MEMORY;",
+            "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;",
         )
         .map_err(sql("setting the catalog's pragmas"))?;
         let mut catalog = Self { conn };
