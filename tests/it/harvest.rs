@@ -7,7 +7,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::support::{
-    Body, Env, Request, Response, Server, TestItem, date, feed, get, md5_hex, plikt, root, text,
+    Body, Env, Request, Response, Running, Server, TestItem, date, feed, get, md5_hex, plikt, root,
+    text,
 };
 
 /// A server whose routes are computed from its own base URL.
@@ -1039,15 +1040,17 @@ fn the_service_runs_on_schedule_serves_status_and_stops_on_sigterm() {
         );
     let cfg = format!("{cfg}\n[[operator]]\nid = \"ops\"\ntoken_env = \"PLIKT_TEST_OPS_TOKEN\"\n");
     std::fs::write(&env.config, cfg).unwrap();
-    let mut child = plikt()
-        .args(["run", "--config"])
-        .arg(&env.config)
-        .env("RUST_LOG", "info")
-        .env("PLIKT_TEST_OPS_TOKEN", "ops-secret-1")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = Running(
+        plikt()
+            .args(["run", "--config"])
+            .arg(&env.config)
+            .env("RUST_LOG", "info")
+            .env("PLIKT_TEST_OPS_TOKEN", "ops-secret-1")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     // Wait for at least three scheduled runs, reading /status over HTTP.
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     let status = loop {
@@ -1109,11 +1112,7 @@ fn the_service_runs_on_schedule_serves_status_and_stops_on_sigterm() {
         value("plikt_runs_total{publisher=\"test\",outcome=\"ok\"}") >= 1.0,
         "{metrics}"
     );
-    assert_eq!(
-        value("plikt_files{publisher=\"test\"}"),
-        files,
-        "{metrics}"
-    );
+    assert_eq!(value("plikt_files{publisher=\"test\"}"), files, "{metrics}");
     assert_eq!(
         value("plikt_files_stored_total{publisher=\"test\"}"),
         files,
@@ -1359,13 +1358,15 @@ fn coverage_and_pagination_are_checked_on_every_feed_read() {
 
 #[test]
 fn the_bundled_sample_publishers_are_harvested_completely() {
-    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_plikt-sample-publisher"))
-        .args(["--listen", "127.0.0.1:0", "--dir"])
-        .arg(root().join("fixtures/publishers"))
-        .env("PLIKT_SAMPLE_PASSWORD", "sample-test-password")
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut server = Running(
+        std::process::Command::new(env!("CARGO_BIN_EXE_plikt-sample-publisher"))
+            .args(["--listen", "127.0.0.1:0", "--dir"])
+            .arg(root().join("fixtures/publishers"))
+            .env("PLIKT_SAMPLE_PASSWORD", "sample-test-password")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     let mut line = String::new();
     std::io::BufRead::read_line(
         &mut std::io::BufReader::new(server.stderr.take().unwrap()),

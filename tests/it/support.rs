@@ -663,6 +663,30 @@ impl Drop for Serving {
     }
 }
 
+/// A child process killed when the test ends, passed or failed (a failed assertion must
+/// not leave a `plikt run` or a sample publisher behind).
+pub struct Running(pub Child);
+
+impl std::ops::Deref for Running {
+    type Target = Child;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Running {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// A GET over loopback: (status, headers in lower case, body).
 pub fn get(url: &str, auth: Option<&str>) -> (u16, String, Vec<u8>) {
     use std::io::{Read, Write};
