@@ -92,14 +92,37 @@ fn undefined_entity_is_malformed_but_predefined_and_char_refs_are_fine() {
     assert_eq!(kind("<rss>&#1;</rss>"), Malformed::BadCharRef("#1".into()));
 }
 
-#[test]
-fn entity_declarations_are_refused_without_expansion() {
-    let doc = "<!DOCTYPE rss [<!ENTITY a \"aaaa\"><!ENTITY b \"&a;&a;\">]><rss>&b;</rss>";
-    let e = read_all(doc).expect_err("entity declarations");
-    assert_eq!(e.kind, Malformed::EntityDeclaration);
-    assert_eq!(e.pos, Pos { line: 1, column: 1 });
+/// All text of a document, as the reader gives it.
+fn text_of(doc: &str) -> Result<String, XmlError> {
+    let mut r = XmlReader::new(doc.as_bytes(), ReaderLimits::default());
+    let mut out = String::new();
+    loop {
+        match r.read_event() {
+            Ok(XmlEvent::Text(t)) => out.push_str(t),
+            Ok(XmlEvent::Start(s)) => {
+                out.push_str(&format!("<{}", s.local));
+                for a in s.attrs {
+                    out.push_str(&format!(" {}=[{}]", a.local, a.value));
+                }
+                out.push('>');
+            }
+            Ok(XmlEvent::End) => out.push_str("</>"),
+            Ok(XmlEvent::Eof) => return Ok(out),
+            Ok(_) => {}
+            Err(ReadError::Malformed(e)) => return Err(e),
+            Err(ReadError::Io(e)) => panic!("io: {e}"),
+        }
+    }
 }
 
+#[test]
+fn internal_entities_are_expanded_in_content_and_attribute_values() {
+    let doc = "<!DOCTYPE rss [<!ENTITY nbsp \"&#160;\"><!ENTITY b \"<b x='&nbsp;'>&nbsp;</b>\"><!ATTLIST rss v CDATA '2.0' t NMTOKENS #IMPLIED>]><rss t='  a   b '>1&nbsp;2&b;</rss>";
+    assert_eq!(
+        text_of(doc).expect("well-formed"),
+        "<rss t=[a b] v=[2.0]>1\u{a0}2<b x=[\u{a0}]>\u{a0}</></>"
+    );
+}
 #[test]
 fn empty_and_truncated_documents_are_malformed() {
     assert_eq!(kind(""), Malformed::Empty);

