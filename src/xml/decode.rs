@@ -39,7 +39,7 @@ pub enum Encoding {
 
 impl Encoding {
     /// Maps an XML `encoding` label to a supported encoding (case-insensitive).
-    fn from_label(label: &str) -> Option<Self> {
+    pub(super) fn from_label(label: &str) -> Option<Self> {
         match label.trim().to_ascii_lowercase().as_str() {
             "utf-8" | "utf8" | "us-ascii" | "ascii" => Some(Self::Utf8),
             "iso-8859-1" | "iso8859-1" | "iso_8859-1" | "latin1" | "latin-1" | "l1"
@@ -115,6 +115,8 @@ pub struct Decoder<R> {
     pending: Option<DecodeError>,
     /// Keep consumed bytes for [`Decoder::resolve`]; off for plain decoding.
     track: bool,
+    /// The input started with a byte-order mark.
+    bom: bool,
 }
 
 impl<R: Read> Decoder<R> {
@@ -136,6 +138,7 @@ impl<R: Read> Decoder<R> {
             eof: false,
             pending: None,
             track: true,
+            bom: false,
         }
     }
 
@@ -168,6 +171,11 @@ impl<R: Read> Decoder<R> {
     /// The encoding in use, once detected.
     pub fn encoding(&self) -> Option<Encoding> {
         self.encoding
+    }
+
+    /// Whether the input started with a byte-order mark.
+    pub fn bom(&self) -> bool {
+        self.bom
     }
 
     /// Line and column of `offset` (decoded stream). Offsets must be resolved in
@@ -307,6 +315,7 @@ impl<R: Read> Decoder<R> {
         }
         let (encoding, bom) = detect(&self.raw)?;
         self.raw.drain(..bom);
+        self.bom = bom > 0;
         Ok(encoding)
     }
 

@@ -516,11 +516,7 @@ impl Parser<'_> {
                 )
                 .map_err(|m| (m, at))?;
                 if !cdata {
-                    value = value
-                        .split(' ')
-                        .filter(|t| !t.is_empty())
-                        .collect::<Vec<_>>()
-                        .join(" ");
+                    value = super::tag::tokenized(&value);
                 }
                 Some(value)
             };

@@ -154,7 +154,7 @@ impl fmt::Display for Malformed {
             ),
             Self::UndeclaredEntity { name, dtd: None } => write!(
                 f,
-                "entity `&{name};` is not declared where plikt reads declarations (after a parameter-entity reference XML lets a processor skip declarations); write the character itself (UTF-8) or a character reference such as `&#160;`"
+                "entity `&{name};` is declared nowhere plikt reads (in a DTD with parameter-entity references XML makes that a validity error, not a well-formedness error), so its text is unknown; write the character itself (UTF-8) or a character reference such as `&#160;`, or declare the entity in the DOCTYPE"
             ),
             Self::InEntity { name, error } => write!(
                 f,

@@ -710,9 +710,18 @@ impl<R: Read> XmlReader<R> {
         let body = w.get(2..end).unwrap_or_default();
         let target = &body[..body.bytes().position(is_xml_space).unwrap_or(body.len())];
         if target == "xml" && start == 0 && !self.continued && self.input.in_document() {
-            match prolog::xml_declaration(body) {
-                Ok(standalone) => self.standalone = standalone,
+            let mismatch = match prolog::xml_declaration(body) {
+                Ok(decl) => {
+                    self.standalone = decl.standalone;
+                    let actual = self.input.dec.encoding().unwrap_or(Encoding::Utf8);
+                    decl.encoding.and_then(|label| {
+                        prolog::encoding_mismatch(label, actual, self.input.dec.bom())
+                    })
+                }
                 Err((kind, at)) => return Err(self.err_at(kind, start + 2 + at as u64)),
+            };
+            if let Some(kind) = mismatch {
+                return Err(self.err_at(kind, start));
             }
         } else if let Some(kind) = dtd::bad_target(target) {
             return Err(self.err_at(kind, start));
@@ -881,6 +890,12 @@ impl<R: Read> XmlReader<R> {
             DecodeErrorKind::InvalidUtf8 => Malformed::InvalidUtf8,
             DecodeErrorKind::InvalidUtf16 => Malformed::InvalidUtf16,
             DecodeErrorKind::ForbiddenChar(c) => Malformed::ForbiddenChar(c),
+            // A label that is no encoding name makes the XML declaration malformed.
+            DecodeErrorKind::UnsupportedEncoding(l) if !prolog::is_enc_name(&l) => {
+                Malformed::Syntax(format!(
+                    "`encoding=\"{l}\"`: the encoding's name must start with a letter and go on with letters, digits, `.`, `_` or `-`, such as `UTF-8` or `ISO-8859-1`"
+                ))
+            }
             DecodeErrorKind::UnsupportedEncoding(l) => Malformed::UnsupportedEncoding(l),
             DecodeErrorKind::TooLarge(n) => Malformed::TooLarge(n),
             DecodeErrorKind::EventTooLarge(n) => Malformed::EventTooLarge(n),

@@ -4,8 +4,51 @@
 //! encoding a name (§4.3.3 `EncName`), standalone `yes` or `no` (§2.9). The decoder has
 //! read the encoding's name already, to decode; this checks the declaration's grammar.
 
-use super::Malformed;
 use super::names::is_xml_space;
+use super::{Encoding, Malformed};
+
+/// What the XML declaration says.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct XmlDecl<'a> {
+    /// `standalone="yes"`.
+    pub standalone: bool,
+    /// The `encoding`, if given.
+    pub encoding: Option<&'a str>,
+}
+
+/// §4.3.3 `EncName`: `[A-Za-z] ([A-Za-z0-9._] | '-')*`.
+pub(super) fn is_enc_name(value: &str) -> bool {
+    value
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic())
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// XML §4.3.3: it is a fatal error for a document to be in an encoding other than the
+/// one its declaration names. `actual` is the encoding the decoder reads, `bom` whether
+/// a byte-order mark said so; `label` the declaration's encoding.
+pub(super) fn encoding_mismatch(label: &str, actual: Encoding, bom: bool) -> Option<Malformed> {
+    let utf16 = |e: Option<Encoding>| matches!(e, Some(Encoding::Utf16Le | Encoding::Utf16Be));
+    let declared = Encoding::from_label(label);
+    let (is, says) = match actual {
+        Encoding::Utf16Le | Encoding::Utf16Be if !utf16(declared) => {
+            ("UTF-16", "by its byte-order mark")
+        }
+        Encoding::Utf8 if utf16(declared) => {
+            ("not UTF-16", "it has no byte-order mark and reads as ASCII")
+        }
+        Encoding::Utf8 if bom && declared != Some(Encoding::Utf8) => {
+            ("UTF-8", "by its byte-order mark")
+        }
+        _ => return None,
+    };
+    Some(Malformed::Syntax(format!(
+        "the XML declaration says encoding=\"{label}\" but the document is {is} ({says}); declare the encoding the document is saved in, or save it in the one declared"
+    )))
+}
 
 /// What is wrong with a pseudo-attribute, and what to write.
 fn wrong(what: String) -> Malformed {
@@ -15,11 +58,11 @@ fn wrong(what: String) -> Malformed {
 }
 
 /// Checks `body`, the declaration between `<?` and `?>` (starting with `xml`); returns
-/// whether it says `standalone="yes"`, or the error and its index in `body`.
-pub(super) fn xml_declaration(body: &str) -> Result<bool, (Malformed, usize)> {
+/// what it says, or the error and its index in `body`.
+pub(super) fn xml_declaration(body: &str) -> Result<XmlDecl<'_>, (Malformed, usize)> {
     let mut i = "xml".len();
     let mut seen = 0;
-    let mut standalone = false;
+    let mut decl = XmlDecl::default();
     let names = ["version", "encoding", "standalone"];
     loop {
         let spaced = body[i..].bytes().take_while(|&b| is_xml_space(b)).count();
@@ -28,7 +71,7 @@ pub(super) fn xml_declaration(body: &str) -> Result<bool, (Malformed, usize)> {
             if seen == 0 {
                 return Err((wrong("the XML declaration has no version".into()), 0));
             }
-            return Ok(standalone);
+            return Ok(decl);
         }
         let at = i;
         let key_len = body[i..]
@@ -85,16 +128,11 @@ pub(super) fn xml_declaration(body: &str) -> Result<bool, (Malformed, usize)> {
                 .strip_prefix("1.")
                 .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())),
             "encoding" => {
-                value
-                    .bytes()
-                    .next()
-                    .is_some_and(|b| b.is_ascii_alphabetic())
-                    && value
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+                decl.encoding = Some(value);
+                is_enc_name(value)
             }
             _ => {
-                standalone = value == "yes";
+                decl.standalone = value == "yes";
                 matches!(value, "yes" | "no")
             }
         };
@@ -143,9 +181,8 @@ mod tests {
         ] {
             assert!(xml_declaration(bad).is_err(), "{bad}");
         }
-        assert_eq!(
-            xml_declaration("xml version=\"1.0\" standalone='yes'"),
-            Ok(true)
+        assert!(
+            xml_declaration("xml version=\"1.0\" standalone='yes'").is_ok_and(|d| d.standalone)
         );
     }
 }

@@ -264,6 +264,13 @@ impl<R: Read> XmlReader<R> {
                 if let Err(kind) = attribute_value(raw, &mut value, dtd, &mut self.budget, direct) {
                     return Err(self.err_at(kind, at));
                 }
+                if let Some(dtd) = dtd {
+                    let element = &tag[..run(tag.as_bytes(), is_name_byte)];
+                    let declared = dtd.attlists.get(element);
+                    if declared.is_some_and(|d| d.iter().any(|d| d.name == key && !d.cdata)) {
+                        value = tokenized(&value);
+                    }
+                }
                 self.declare(key, value, apos, start)?;
             } else {
                 let slot = self.attr_slot();
@@ -378,10 +385,7 @@ impl<R: Read> XmlReader<R> {
                 .iter_mut()
                 .find(|a| a.local == def.name);
             match (given, &def.default) {
-                (Some(a), _) if !def.cdata => {
-                    let tokens: Vec<&str> = a.value.split(' ').filter(|t| !t.is_empty()).collect();
-                    a.value = tokens.join(" ");
-                }
+                (Some(a), _) if !def.cdata => a.value = tokenized(&a.value),
                 (Some(_), _) | (None, None) => {}
                 (None, Some(value)) => {
                     let slot = self.attr_slot();
@@ -452,6 +456,16 @@ impl<R: Read> XmlReader<R> {
             },
         }
     }
+}
+
+/// A normalised value of a type other than CDATA (§3.3.3): no leading or trailing
+/// spaces, one between tokens.
+pub(super) fn tokenized(value: &str) -> String {
+    value
+        .split(' ')
+        .filter(|t| !t.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// `G-XML` for an attribute written without `="…"`.
