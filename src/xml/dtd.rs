@@ -89,6 +89,8 @@ type Fault = (Malformed, usize);
 struct Cur<'s> {
     s: &'s str,
     i: usize,
+    /// What its end is called in messages.
+    end: &'static str,
 }
 
 impl<'s> Cur<'s> {
@@ -143,7 +145,7 @@ impl<'s> Cur<'s> {
     /// What is at the cursor, for a message.
     fn found(&self) -> String {
         match self.rest().chars().next() {
-            None => "the end of the DOCTYPE".into(),
+            None => self.end.into(),
             Some(c) => format!("`{}`", c.escape_default()),
         }
     }
@@ -233,7 +235,11 @@ pub(super) fn parse(
         budget,
         base,
     };
-    let mut c = Cur { s: doctype, i: 0 };
+    let mut c = Cur {
+        s: doctype,
+        i: 0,
+        end: "the end of the DOCTYPE",
+    };
     c.expect("<!DOCTYPE", "a DOCTYPE")?;
     if c.space() == 0 || !c.peek().is_some_and(|b| is_name_start(b) || b >= 0x80) {
         return Err((
@@ -254,6 +260,11 @@ pub(super) fn parse(
         p.subset(&mut c, false)?;
         c.expect("]", "the internal subset")?;
         c.space();
+    }
+    if c.rest().starts_with("--") {
+        return Err(c.syntax(
+            "`--` in the DOCTYPE: XML has no SGML comments here; write a comment `<!-- … -->` inside the internal subset `[…]`, or remove it".into(),
+        ));
     }
     if c.peek() != Some(b'>') || c.i + 1 != doctype.len() {
         let found = c.found();
@@ -389,7 +400,11 @@ impl Parser<'_> {
                     .spend(text.len(), self.base + at as u64)
                     .map_err(|m| (m, at))?;
                 self.active.push(name.to_string());
-                let mut inner = Cur { s: &text, i: 0 };
+                let mut inner = Cur {
+                    s: &text,
+                    i: 0,
+                    end: "the end of the parameter entity's text",
+                };
                 let parsed = self.subset(&mut inner, true);
                 self.active.pop();
                 parsed.map_err(|(m, _)| match m {

@@ -156,10 +156,13 @@ impl fmt::Display for Malformed {
                 f,
                 "entity `&{name};` is declared nowhere plikt reads (in a DTD with parameter-entity references XML makes that a validity error, not a well-formedness error), so its text is unknown; write the character itself (UTF-8) or a character reference such as `&#160;`, or declare the entity in the DOCTYPE"
             ),
-            Self::InEntity { name, error } => write!(
-                f,
-                "in the replacement text of entity `{name}`, referenced here: {error}"
-            ),
+            Self::InEntity { name, error } => {
+                write!(f, "in the replacement text of entity `{name}`, referenced here: ")?;
+                match &**error {
+                    Self::Syntax(s) => f.write_str(s),
+                    other => write!(f, "{other}"),
+                }
+            }
             Self::Amplification { factor } => write!(
                 f,
                 "entity references expand to more than {factor} times the text of the feed (an entity-expansion or \"billion laughs\" attack, or a DOCTYPE that should not be there); write the text directly"

@@ -348,6 +348,27 @@ fn other_encodings_and_small_files_are_read_on_one_thread() {
     assert!(same("utf8", &utf8, 1).1 > 0);
 }
 
+#[test]
+fn a_feed_whose_doctype_declares_entities_is_read_on_one_thread() {
+    // The helper would not know `&nbsp;` or the default attribute; one thread reads it
+    // all, with the same report, and expansion is bounded over the whole document.
+    let utf8 = String::from_utf8(feed(300, |i| format!("Text&nbsp;{i}"), |_| String::new()))
+        .expect("utf-8");
+    let declared = utf8.replacen(
+        "<rss ",
+        "<!DOCTYPE rss [<!ENTITY nbsp \"&#160;\"><!ATTLIST guid isPermaLink CDATA \"false\">]>\n<rss ",
+        1,
+    );
+    let (report, spliced) = same("doctype", declared.as_bytes(), 1);
+    assert_eq!(spliced, 0);
+    assert_eq!(report.items, 300);
+    // Without declarations, the DOCTYPE changes nothing.
+    let plain = utf8
+        .replace("&nbsp;", "&#160;")
+        .replacen("<rss ", "<!DOCTYPE rss>\n<rss ", 1);
+    assert!(same("plain-doctype", plain.as_bytes(), 1).1 > 0);
+}
+
 /// [`share`] with 1 MiB segments, for threads that have read `main_speed` and
 /// `helper_speed` MiB in one busy second each.
 fn plan(remaining: u64, lag: u64, main_speed: u64, helper_speed: u64) -> (u64, bool) {
