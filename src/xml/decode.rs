@@ -259,6 +259,22 @@ impl<R: Read> Decoder<R> {
         self.out.get(range).unwrap_or_default()
     }
 
+    /// Hands out `text` instead of the window, until [`Decoder::restore`] gets back what
+    /// this returns (the decoded text and the read index). Meanwhile nothing else may be
+    /// asked of the decoder but [`Decoder::window`], [`Decoder::consume`],
+    /// [`Decoder::index`], [`Decoder::text`] and [`Decoder::offset`] (which then means
+    /// nothing): the reader's `Input` sees to it.
+    pub fn divert(&mut self, text: &str) -> (String, usize) {
+        let outer = std::mem::replace(&mut self.out, text.to_owned());
+        (outer, std::mem::replace(&mut self.pos, 0))
+    }
+
+    /// Goes back to the text [`Decoder::divert`] put aside.
+    pub fn restore(&mut self, (out, pos): (String, usize)) {
+        self.out = out;
+        self.pos = pos;
+    }
+
     /// Consumes `n` bytes of the window (ending on a character boundary).
     #[inline]
     pub fn consume(&mut self, n: usize) {

@@ -267,7 +267,7 @@ impl<R: Read> XmlReader<R> {
                 } else if self.input.expansions().len() >= self.limits.max_entity_depth {
                     Malformed::EntitiesTooDeep(self.limits.max_entity_depth)
                 } else {
-                    let direct = self.input.dec.offset();
+                    let direct = self.input.direct();
                     if let Err(kind) = self.budget.spend(text.len(), direct) {
                         return Err(self.err_at(kind, start));
                     }
@@ -277,8 +277,8 @@ impl<R: Read> XmlReader<R> {
                         self.text.push_str(text);
                         return Ok(Step::Text);
                     }
-                    let (key, text) = (Arc::clone(key), Arc::clone(text));
-                    self.input.push(key, text, start, self.open.len());
+                    self.input
+                        .push(Arc::clone(key), text, start, self.open.len());
                     return Ok(Step::Skip);
                 }
             }

@@ -157,7 +157,10 @@ impl fmt::Display for Malformed {
                 "entity `&{name};` is declared nowhere plikt reads (in a DTD with parameter-entity references XML makes that a validity error, not a well-formedness error), so its text is unknown; write the character itself (UTF-8) or a character reference such as `&#160;`, or declare the entity in the DOCTYPE"
             ),
             Self::InEntity { name, error } => {
-                write!(f, "in the replacement text of entity `{name}`, referenced here: ")?;
+                write!(
+                    f,
+                    "in the replacement text of entity `{name}`, referenced here: "
+                )?;
                 match &**error {
                     Self::Syntax(s) => f.write_str(s),
                     other => write!(f, "{other}"),

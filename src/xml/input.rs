@@ -3,9 +3,10 @@
 //!
 //! A reference to an internal entity whose replacement text holds markup pushes that
 //! text here; the scanner then reads it with the same code as the document, and pops it
-//! when it is used up. While an entity is read, every offset is the offset of the
-//! outermost reference's `&`, so every position inside it is the reference's position.
-//! A document without entities pays one test of an empty stack per call.
+//! when it is used up. The decoder reads the entity's text in place of its window
+//! ([`Decoder::divert`]), so reading costs the document nothing; while an entity is read,
+//! every position is the position of the outermost reference's `&`, and no more input
+//! is read.
 
 use std::io::Read;
 use std::ops::Range;
@@ -19,11 +20,10 @@ use super::decode::{DecodeError, Decoder};
 pub(super) struct Expansion {
     /// The entity's name.
     pub name: Arc<str>,
-    text: Arc<str>,
-    /// How much of `text` is read.
-    at: usize,
     /// Open elements when the reference was read: the text must close what it opens.
     pub depth: usize,
+    /// The decoder's text and read index outside this entity, while it reads the entity.
+    outer: (String, usize),
 }
 
 /// The decoder and the entities being expanded; see the module docs.
@@ -47,41 +47,38 @@ impl<R: Read> Input<R> {
     /// The text not yet read: complete characters only.
     #[inline]
     pub fn window(&self) -> &str {
-        match self.stack.last() {
-            None => self.dec.window(),
-            Some(e) => e.text.get(e.at..).unwrap_or_default(),
-        }
+        self.dec.window()
     }
 
     /// Consumes `n` bytes of the window (ending on a character boundary).
     #[inline]
     pub fn consume(&mut self, n: usize) {
-        match self.stack.last_mut() {
-            None => self.dec.consume(n),
-            Some(e) => e.at = (e.at + n).min(e.text.len()),
-        }
+        self.dec.consume(n);
     }
 
     /// Where [`Input::window`] starts, as an index for [`Input::text`].
+    #[inline]
     pub fn index(&self) -> usize {
-        match self.stack.last() {
-            None => self.dec.index(),
-            Some(e) => e.at,
-        }
+        self.dec.index()
     }
 
     /// Text consumed since the last [`Input::more`], between indexes from
     /// [`Input::index`].
+    #[inline]
     pub fn text(&self, range: Range<usize>) -> &str {
-        match self.stack.last() {
-            None => self.dec.text(range),
-            Some(e) => e.text.get(range).unwrap_or_default(),
-        }
+        self.dec.text(range)
     }
 
-    /// Offset in the decoded document of the next byte read; inside an entity, the
-    /// offset of the outermost reference.
+    /// Offset in the decoded document of the next byte read. Inside an entity it means
+    /// nothing but its order: [`Input::resolve`] gives the reference's position for any
+    /// offset then, and [`Input::more`] reads nothing.
+    #[inline]
     pub fn offset(&self) -> u64 {
+        self.dec.offset()
+    }
+
+    /// How much of the document has been read: inside an entity, up to its reference.
+    pub fn direct(&self) -> u64 {
         if self.stack.is_empty() {
             self.dec.offset()
         } else {
@@ -91,6 +88,7 @@ impl<R: Read> Input<R> {
 
     /// The position of decoded `offset` ([`Decoder::resolve`]); inside an entity, the
     /// position of the outermost reference.
+    #[inline]
     pub fn resolve(&mut self, offset: u64) -> Pos {
         if self.stack.is_empty() {
             self.dec.resolve(offset)
@@ -100,6 +98,7 @@ impl<R: Read> Input<R> {
     }
 
     /// More text after the window ([`Decoder::more`]); an entity's text has no more.
+    #[inline]
     pub fn more(&mut self, keep: u64) -> Result<bool, DecodeError> {
         if self.stack.is_empty() {
             self.dec.more(keep)
@@ -115,27 +114,26 @@ impl<R: Read> Input<R> {
     }
 
     /// The entities being read, outermost first.
+    #[inline]
     pub fn expansions(&self) -> &[Expansion] {
         &self.stack
     }
 
     /// Reads `text`, the replacement text of entity `name`, before the rest; `offset`
     /// is where its reference starts, `depth` the number of open elements.
-    pub fn push(&mut self, name: Arc<str>, text: Arc<str>, offset: u64, depth: usize) {
+    pub fn push(&mut self, name: Arc<str>, text: &str, offset: u64, depth: usize) {
         if self.stack.is_empty() {
             let pos = self.dec.resolve(offset);
             self.reference = (offset, pos);
         }
-        self.stack.push(Expansion {
-            name,
-            text,
-            at: 0,
-            depth,
-        });
+        let outer = self.dec.divert(text);
+        self.stack.push(Expansion { name, depth, outer });
     }
 
     /// Stops reading the innermost entity, which is used up.
-    pub fn pop(&mut self) -> Option<Expansion> {
-        self.stack.pop()
+    pub fn pop(&mut self) {
+        if let Some(e) = self.stack.pop() {
+            self.dec.restore(e.outer);
+        }
     }
 }

@@ -797,6 +797,7 @@ impl<R: Read> XmlReader<R> {
     }
 
     /// Makes the window at least `n` bytes long, unless the input ends first.
+    #[inline]
     fn fill_to(&mut self, text_start: u64, n: usize) -> Result<bool, ReadError> {
         while self.input.window().len() < n {
             if !self.more(text_start)? {
@@ -808,6 +809,7 @@ impl<R: Read> XmlReader<R> {
 
     /// Makes the window at least `n` bytes long; the input ending first is an error
     /// inside `what`, which starts at `start`.
+    #[inline]
     fn need(
         &mut self,
         text_start: u64,

@@ -8,12 +8,14 @@
 use super::Malformed;
 
 /// XML 1.0 §2.3 `S`: space, tab, line feed, carriage return.
+#[inline]
 pub(super) fn is_xml_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
 /// A byte that may be part of an XML 1.0 `Name` (§2.3 `NameChar`): exact for ASCII; every
 /// byte of a non-ASCII character passes, and [`is_name`] checks the characters.
+#[inline]
 pub(super) fn is_name_byte(b: u8) -> bool {
     NAME_BYTES[usize::from(b)]
 }
@@ -34,6 +36,7 @@ const NAME_BYTES: [bool; 256] = {
 
 /// A byte that can start a `Name`, as far as one byte tells: not a digit, `-` or `.` (a
 /// non-ASCII first character is checked by [`is_name`]).
+#[inline]
 pub(super) fn is_name_start(b: u8) -> bool {
     is_name_byte(b) && !b.is_ascii_digit() && b != b'-' && b != b'.'
 }
@@ -65,6 +68,7 @@ pub(super) fn is_name(s: &str) -> bool {
 
 /// [`is_name`] for a run of name bytes ([`is_name_byte`]), as the scanner finds them:
 /// for ASCII, only the first byte needs a look.
+#[inline]
 pub(super) fn is_scanned_name(s: &str) -> bool {
     if s.is_ascii() {
         s.bytes().next().is_some_and(is_name_start)
@@ -84,6 +88,7 @@ pub(super) fn is_ncname(s: &str) -> bool {
 }
 
 /// How many bytes at the start of `bytes` satisfy `pred`.
+#[inline]
 pub(super) fn run(bytes: &[u8], pred: impl Fn(u8) -> bool) -> usize {
     bytes.iter().position(|&b| !pred(b)).unwrap_or(bytes.len())
 }
@@ -95,6 +100,7 @@ pub(super) fn name_run(s: &str) -> &str {
 
 /// Splits `p:local` into prefix and local name; `None` if not a QName (Namespaces in XML
 /// 1.0 §4): an empty part, several colons, or a local part that does not start as a name.
+#[inline]
 pub(super) fn split_qname(name: &str) -> Option<(Option<&str>, &str)> {
     // Names are short: one plain loop beats memchr's set-up.
     let mut colon = None;
@@ -110,14 +116,22 @@ pub(super) fn split_qname(name: &str) -> Option<(Option<&str>, &str)> {
         None if !name.is_empty() => Some((None, name)),
         Some(i) if i > 0 && i + 1 < name.len() => {
             let local = &name[i + 1..];
-            let starts = match local.as_bytes()[0] {
-                b if b < 0x80 => is_name_start(b),
-                _ => local.chars().next().is_some_and(is_name_start_char),
+            let first = local.as_bytes()[0];
+            let starts = if first < 0x80 {
+                is_name_start(first)
+            } else {
+                starts_as_name(local)
             };
             starts.then_some((Some(&name[..i]), local))
         }
         _ => None,
     }
+}
+
+/// Whether a non-ASCII `s` starts with a `NameStartChar`.
+#[cold]
+fn starts_as_name(s: &str) -> bool {
+    s.chars().next().is_some_and(is_name_start_char)
 }
 
 /// `G-XML` for the name that starts at `from` in `w` and runs to white space or one of

@@ -257,7 +257,7 @@ impl<R: Read> XmlReader<R> {
                 },
                 _ => self.input.resolve(at),
             };
-            let direct = self.input.dec.offset();
+            let direct = self.input.direct();
             if key == "xmlns" || key.starts_with("xmlns:") {
                 let mut value = String::new();
                 let dtd = self.dtd.as_deref();

@@ -457,7 +457,10 @@ fn the_hand_made_documents_of_issue_15_are_not_well_formed() {
             "1:38",
         ),
         ("<!DOCTYPE rss [ <![INCLUDE[ ]]> ]>\n<rss/>", "1:17"),
-        ("<!DOCTYPE rss [ <!ELEMENT rss (a, (b) | c)?> ]>\n<rss/>", "1:39"),
+        (
+            "<!DOCTYPE rss [ <!ELEMENT rss (a, (b) | c)?> ]>\n<rss/>",
+            "1:39",
+        ),
         ("<!DOCTYPE rss -- a comment -- []>\n<rss/>", "1:15"),
     ] {
         let e = read_all(doc).expect_err(doc);
@@ -484,7 +487,10 @@ fn entity_references_keep_the_well_formedness_constraints() {
     for (doc, want) in [
         // WFC: No Recursion, directly and through another entity.
         (dtd("<!ENTITY a '&a;'>", "&a;"), "not-wf at 2:4"),
-        (dtd("<!ENTITY a '&b;'><!ENTITY b '<x>&a;</x>'>", "&a;"), "not-wf at 2:4"),
+        (
+            dtd("<!ENTITY a '&b;'><!ENTITY b '<x>&a;</x>'>", "&a;"),
+            "not-wf at 2:4",
+        ),
         // WFC: Parsed Entity: replacement text matches `content`.
         (dtd("<!ENTITY a '<x>'>", "&a;"), "not-wf at 2:4"),
         (dtd("<!ENTITY a '</r>'>", "&a;"), "not-wf at 2:4"),
@@ -493,10 +499,16 @@ fn entity_references_keep_the_well_formedness_constraints() {
         (dtd("<!ENTITY a '&#38;#60;'>", "&a;"), "ok"),
         // WFC: No < in Attribute Values, No External Entity References.
         (dtd("<!ENTITY a '&#60;'>", "<x y='&a;'/>"), "not-wf at 2:7"),
-        (dtd("<!ENTITY a SYSTEM 'a.xml'>", "<x y='&a;'/>"), "not-wf at 2:7"),
+        (
+            dtd("<!ENTITY a SYSTEM 'a.xml'>", "<x y='&a;'/>"),
+            "not-wf at 2:7",
+        ),
         // Unparsed entities are never referenced.
         (
-            dtd("<!NOTATION n SYSTEM 'n'><!ENTITY a SYSTEM 'a' NDATA n>", "&a;"),
+            dtd(
+                "<!NOTATION n SYSTEM 'n'><!ENTITY a SYSTEM 'a' NDATA n>",
+                "&a;",
+            ),
             "not-wf at 2:4",
         ),
         // External entities are never fetched: a finding, but no well-formedness error.
@@ -520,7 +532,10 @@ fn entity_references_keep_the_well_formedness_constraints() {
             dtd("<!ENTITY % p SYSTEM 'p.dtd'>%p;<!ENTITY a 'x'>", "&a;"),
             "refused at 2:4",
         ),
-        (dtd("<!ENTITY % p '<!ENTITY a \"x\"'>%p;>", ""), "not-wf at 1:44"),
+        (
+            dtd("<!ENTITY % p '<!ENTITY a \"x\"'>%p;>", ""),
+            "not-wf at 1:44",
+        ),
         (dtd("<!ENTITY a '%p;'>", ""), "not-wf at 1:26"),
         // The first declaration binds.
         (dtd("<!ENTITY a 'x'><!ENTITY a '<'>", "&a;"), "ok"),
@@ -535,7 +550,10 @@ fn entity_expansion_is_bounded() {
     let mut doc = String::from("<!DOCTYPE r [<!ENTITY a0 'aaaaaaaaaa'>");
     for i in 1..10 {
         let p = i - 1;
-        doc.push_str(&format!("<!ENTITY a{i} '{}'>", format!("&a{p};").repeat(10)));
+        doc.push_str(&format!(
+            "<!ENTITY a{i} '{}'>",
+            format!("&a{p};").repeat(10)
+        ));
     }
     doc.push_str("]><r>&a9;</r>");
     let e = read_all(&doc).expect_err("billion laughs");
@@ -565,7 +583,14 @@ fn names_are_exactly_the_fifth_editions() {
     assert!(verdict("<r><p:1a xmlns:p='urn:x'/></r>").starts_with("BadName"));
     assert!(verdict("<r>&#x41;&#65;</r>") == "ok");
     assert!(verdict("<r>&#+65;</r>").starts_with("Syntax(\"a bare `&`"));
-    for bad in ["&#X41;", "&#x;", "&#;", "&#0;", "&#xD800;", "&#99999999999;"] {
+    for bad in [
+        "&#X41;",
+        "&#x;",
+        "&#;",
+        "&#0;",
+        "&#xD800;",
+        "&#99999999999;",
+    ] {
         assert!(
             verdict(&format!("<r>{bad}</r>")).starts_with("BadCharRef"),
             "{bad}"
