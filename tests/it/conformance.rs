@@ -10,6 +10,7 @@
 //! BENCHMARKS.md ("XML conformance").
 
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::Path;
 use std::process::Command;
 
@@ -48,9 +49,30 @@ enum Verdict {
     Refused(String),
 }
 
+/// Gives at most `n` bytes per read, as a pipe might.
+struct Trickle<'a>(&'a [u8], usize);
+
+impl Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.0.len().min(buf.len()).min(self.1);
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
+
+/// plikt's verdict on `path`, read all at once; asserted to be the same, position and
+/// message included, when the bytes arrive a few at a time.
 fn plikt_verdict(path: &Path) -> Verdict {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut r = XmlReader::new(&bytes[..], ReaderLimits::default());
+    let whole = verdict_of(&bytes[..]);
+    let trickled = verdict_of(Trickle(&bytes, 7));
+    assert_eq!(whole, trickled, "{}: read 7 bytes at a time", path.display());
+    whole
+}
+
+fn verdict_of(input: impl Read) -> Verdict {
+    let mut r = XmlReader::new(input, ReaderLimits::default());
     loop {
         match r.read_event() {
             Ok(XmlEvent::Eof) => return Verdict::Wf,
@@ -59,7 +81,7 @@ fn plikt_verdict(path: &Path) -> Verdict {
                 return Verdict::NotWf(format!("{} at {}", e.kind, e.pos));
             }
             Err(ReadError::Malformed(e)) => return Verdict::Refused(refusal(&e.kind)),
-            Err(ReadError::Io(e)) => panic!("{}: {e}", path.display()),
+            Err(ReadError::Io(e)) => panic!("{e}"),
         }
     }
 }
