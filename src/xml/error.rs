@@ -141,6 +141,49 @@ impl fmt::Display for Malformed {
                 f,
                 "undefined entity `&{n};`; XML knows only &lt; &gt; &amp; &apos; &quot; and what the DOCTYPE declares — write the character itself (UTF-8), a character reference such as `&#160;`, or wrap HTML in CDATA"
             ),
+            Self::ExternalEntity { .. }
+            | Self::UndeclaredEntity { .. }
+            | Self::InEntity { .. }
+            | Self::Amplification { .. }
+            | Self::EntitiesTooDeep(_)
+            | Self::BadCharRef(_) => self.fmt_entity(f),
+            Self::InvalidUtf8 => write!(
+                f,
+                "bytes that are not valid UTF-8; save the feed as UTF-8, or declare its real encoding, e.g. `<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>`"
+            ),
+            Self::InvalidUtf16 => write!(
+                f,
+                "invalid UTF-16 (an unpaired surrogate or an odd number of bytes)"
+            ),
+            Self::ForbiddenChar(c) => write!(
+                f,
+                "character U+{c:04X} is not allowed in XML 1.0; remove it (control characters often come from copy-paste)"
+            ),
+            Self::UnsupportedEncoding(e) => write!(
+                f,
+                "encoding `{e}` is not supported; deliver UTF-8 (or ISO-8859-1, windows-1252, UTF-16)"
+            ),
+            Self::TooDeep(n) => write!(
+                f,
+                "elements are nested more than {n} levels deep; an RSS feed needs fewer than 10"
+            ),
+            Self::TooLarge(n) => write!(f, "the feed is larger than the limit of {n} bytes"),
+            Self::EventTooLarge(n) => write!(
+                f,
+                "a single tag or text is larger than the limit of {n} bytes; deliver large files through media:content, not inline"
+            ),
+            Self::BadCharacterData(what) => {
+                write!(f, "{what} is not allowed in character data; escape it")
+            }
+            Self::TooManyNamespaces => write!(f, "more than {MAX_NAMESPACES} distinct namespaces"),
+        }
+    }
+}
+
+impl Malformed {
+    /// The messages about references and entities.
+    fn fmt_entity(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             Self::ExternalEntity { name, system } => write!(
                 f,
                 "`&{name};` refers to the external entity \"{system}\", which plikt never fetches (protection against external-entity attacks), so this text is not in the feed; write the text itself instead of the reference"
@@ -178,35 +221,7 @@ impl fmt::Display for Malformed {
                 f,
                 "character reference `&{n};` does not name a character XML allows"
             ),
-            Self::InvalidUtf8 => write!(
-                f,
-                "bytes that are not valid UTF-8; save the feed as UTF-8, or declare its real encoding, e.g. `<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>`"
-            ),
-            Self::InvalidUtf16 => write!(
-                f,
-                "invalid UTF-16 (an unpaired surrogate or an odd number of bytes)"
-            ),
-            Self::ForbiddenChar(c) => write!(
-                f,
-                "character U+{c:04X} is not allowed in XML 1.0; remove it (control characters often come from copy-paste)"
-            ),
-            Self::UnsupportedEncoding(e) => write!(
-                f,
-                "encoding `{e}` is not supported; deliver UTF-8 (or ISO-8859-1, windows-1252, UTF-16)"
-            ),
-            Self::TooDeep(n) => write!(
-                f,
-                "elements are nested more than {n} levels deep; an RSS feed needs fewer than 10"
-            ),
-            Self::TooLarge(n) => write!(f, "the feed is larger than the limit of {n} bytes"),
-            Self::EventTooLarge(n) => write!(
-                f,
-                "a single tag or text is larger than the limit of {n} bytes; deliver large files through media:content, not inline"
-            ),
-            Self::BadCharacterData(what) => {
-                write!(f, "{what} is not allowed in character data; escape it")
-            }
-            Self::TooManyNamespaces => write!(f, "more than {MAX_NAMESPACES} distinct namespaces"),
+            _ => Ok(()),
         }
     }
 }

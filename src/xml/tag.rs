@@ -49,23 +49,6 @@ impl<R: Read> XmlReader<R> {
         text_start: u64,
         start: u64,
     ) -> Result<(usize, usize, bool), ReadError> {
-        /// Where the scan is.
-        #[derive(Clone, Copy)]
-        enum At {
-            Name,
-            /// Between attributes; after white space or not.
-            Space(bool),
-            /// In a name that starts here.
-            Key(usize),
-            /// After a name, before `=`.
-            Eq(usize, usize),
-            /// After `=`, before the value.
-            Quote(usize, usize),
-            /// In a value: the quote, the name, where the value starts.
-            Value(u8, usize, usize, usize),
-            /// After `/`.
-            Slash,
-        }
         self.spans.clear();
         let mut at = At::Name;
         let mut i = 1;
@@ -84,13 +67,7 @@ impl<R: Read> XmlReader<R> {
                                 at = At::Space(false);
                                 continue;
                             }
-                            At::Name if i == 1 => Some((
-                                Malformed::Syntax(
-                                    "a `<` that starts no tag; write `&lt;` for a `<` in text"
-                                        .into(),
-                                ),
-                                0,
-                            )),
+                            At::Name if i == 1 => Some((no_tag(), 0)),
                             At::Name => Some((bad_name(w, 1, b">"), 0)),
                             At::Key(k) if is_xml_space(b) => {
                                 at = At::Eq(k, i);
@@ -121,47 +98,23 @@ impl<R: Read> XmlReader<R> {
                                 at = At::Key(i);
                                 continue;
                             }
-                            _ if !seen => Some((
-                                Malformed::Syntax(
-                                    "no white space between an attribute's value and what follows; separate attributes with a space".into(),
-                                ),
-                                i,
-                            )),
-                            b => Some((
-                                Malformed::Syntax(format!(
-                                    "`{}` where an attribute name, `>` or `/>` should come",
-                                    char::from(b).escape_default()
-                                )),
-                                i,
-                            )),
+                            b => Some((between_attributes(seen, b), i)),
                         }
                     }
-                    At::Eq(k, e) => {
+                    At::Eq(k, e) | At::Quote(k, e) => {
                         i += run(&w[i..], is_xml_space);
-                        match w.get(i) {
-                            None => break,
-                            Some(b'=') => {
+                        match (at, w.get(i)) {
+                            (_, None) => break,
+                            (At::Eq(..), Some(b'=')) => {
                                 at = At::Quote(k, e);
                                 None
                             }
-                            Some(_) => Some((no_value(&w[k..e]), k)),
-                        }
-                    }
-                    At::Quote(k, e) => {
-                        i += run(&w[i..], is_xml_space);
-                        match w.get(i) {
-                            None => break,
-                            Some(&q @ (b'"' | b'\'')) => {
+                            (At::Eq(..), Some(_)) => Some((no_value(&w[k..e]), k)),
+                            (_, Some(&q @ (b'"' | b'\''))) => {
                                 at = At::Value(q, k, e, i + 1);
                                 None
                             }
-                            Some(_) => {
-                                let key = String::from_utf8_lossy(&w[k..e]);
-                                let kind = Malformed::Syntax(format!(
-                                    "the value of attribute `{key}` must be in quotes: {key}=\"…\""
-                                ));
-                                Some((kind, k))
-                            }
+                            (_, Some(_)) => Some((unquoted(&w[k..e]), k)),
                         }
                     }
                     At::Value(q, k, e, v) => match memchr::memchr(q, &w[i..]) {
@@ -177,10 +130,7 @@ impl<R: Read> XmlReader<R> {
                         }
                     },
                     At::Slash if w[i] == b'>' => return Ok((i, name_len, true)),
-                    At::Slash => Some((
-                        Malformed::Syntax("`/` in a start tag must be followed by `>`".into()),
-                        i - 1,
-                    )),
+                    At::Slash => Some((slash(), i - 1)),
                 };
                 if let Some((kind, index)) = fault {
                     return Err(self.err_at(kind, start + index as u64));
@@ -189,11 +139,7 @@ impl<R: Read> XmlReader<R> {
             }
             if !self.more(text_start)? {
                 if let At::Value(q, ..) = at {
-                    let q = char::from(q);
-                    let kind = Malformed::Syntax(format!(
-                        "an attribute value in this start tag opens with `{q}` and is never closed; add the closing `{q}`"
-                    ));
-                    return Err(self.err_at(kind, start));
+                    return Err(self.err_at(unclosed_value(q), start));
                 }
                 return Err(self.truncated(Markup::StartTag, start));
             }
@@ -456,6 +402,63 @@ impl<R: Read> XmlReader<R> {
             },
         }
     }
+}
+
+/// Where the scan of a start tag is ([`XmlReader::scan_start_tag`]).
+#[derive(Clone, Copy)]
+enum At {
+    Name,
+    /// Between attributes; after white space or not.
+    Space(bool),
+    /// In a name that starts here.
+    Key(usize),
+    /// After a name, before `=`.
+    Eq(usize, usize),
+    /// After `=`, before the value.
+    Quote(usize, usize),
+    /// In a value: the quote, the name, where the value starts.
+    Value(u8, usize, usize, usize),
+    /// After `/`.
+    Slash,
+}
+
+/// `G-XML` for a `<` followed by no name.
+fn no_tag() -> Malformed {
+    Malformed::Syntax("a `<` that starts no tag; write `&lt;` for a `<` in text".into())
+}
+
+/// `G-XML` for byte `b` after an attribute (after white space or not).
+fn between_attributes(seen: bool, b: u8) -> Malformed {
+    if !seen {
+        return Malformed::Syntax(
+            "no white space between an attribute's value and what follows; separate attributes with a space".into(),
+        );
+    }
+    Malformed::Syntax(format!(
+        "`{}` where an attribute name, `>` or `/>` should come",
+        char::from(b).escape_default()
+    ))
+}
+
+/// `G-XML` for an attribute value without quotes.
+fn unquoted(key: &[u8]) -> Malformed {
+    let key = String::from_utf8_lossy(key);
+    Malformed::Syntax(format!(
+        "the value of attribute `{key}` must be in quotes: {key}=\"…\""
+    ))
+}
+
+/// `G-XML` for a `/` not followed by `>`.
+fn slash() -> Malformed {
+    Malformed::Syntax("`/` in a start tag must be followed by `>`".into())
+}
+
+/// `G-XML` for a value opened with `q` and never closed.
+fn unclosed_value(q: u8) -> Malformed {
+    let q = char::from(q);
+    Malformed::Syntax(format!(
+        "an attribute value in this start tag opens with `{q}` and is never closed; add the closing `{q}`"
+    ))
 }
 
 /// A normalised value of a type other than CDATA (§3.3.3): no leading or trailing

@@ -67,7 +67,12 @@ fn plikt_verdict(path: &Path) -> Verdict {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let whole = verdict_of(&bytes[..]);
     let trickled = verdict_of(Trickle(&bytes, 7));
-    assert_eq!(whole, trickled, "{}: read 7 bytes at a time", path.display());
+    assert_eq!(
+        whole,
+        trickled,
+        "{}: read 7 bytes at a time",
+        path.display()
+    );
     whole
 }
 
