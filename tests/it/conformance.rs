@@ -14,7 +14,7 @@ use std::io::Read;
 use std::path::Path;
 use std::process::Command;
 
-use plikt::xml::{Malformed, ReadError, ReaderLimits, XmlEvent, XmlReader};
+use plikt::xml::{Malformed, Pos, ReadError, ReaderLimits, XmlEvent, XmlReader};
 
 use crate::support::root;
 
@@ -44,7 +44,8 @@ const UNREAD_ENTITIES: &[&str] = &["rmt-e3e-13"];
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Verdict {
     Wf,
-    NotWf(String),
+    /// The error and its position.
+    NotWf(String, Pos),
     /// Refused for a reason that is no XML well-formedness error.
     Refused(String),
 }
@@ -83,7 +84,7 @@ fn verdict_of(input: impl Read) -> Verdict {
             Ok(XmlEvent::Eof) => return Verdict::Wf,
             Ok(_) => {}
             Err(ReadError::Malformed(e)) if e.kind.is_not_well_formed() => {
-                return Verdict::NotWf(format!("{} at {}", e.kind, e.pos));
+                return Verdict::NotWf(e.kind.to_string(), e.pos);
             }
             Err(ReadError::Malformed(e)) => return Verdict::Refused(refusal(&e.kind)),
             Err(ReadError::Io(e)) => panic!("{e}"),
@@ -104,6 +105,8 @@ struct Test {
     expat: String,
     expat_ns: String,
     sections: String,
+    /// Where expat stops, if it does.
+    expat_at: Option<Pos>,
 }
 
 #[test]
@@ -137,6 +140,10 @@ fn plikt_agrees_with_the_w3c_xml_conformance_suite() {
                 expat: f[4].into(),
                 expat_ns: f[5].into(),
                 sections: f.get(6).copied().unwrap_or_default().into(),
+                expat_at: f.get(7).and_then(|p| p.split_once(':')).map(|(l, c)| Pos {
+                    line: l.parse().expect("line"),
+                    column: c.parse().expect("column"),
+                }),
             }
         })
         .collect();
@@ -147,6 +154,9 @@ fn plikt_agrees_with_the_w3c_xml_conformance_suite() {
     let mut counts: BTreeMap<&str, [usize; 5]> = BTreeMap::new();
     let mut problems = Vec::new();
     let mut expat_wrong = Vec::new();
+    // Where plikt stops on a document expat stops on too: before expat, at the same place,
+    // after it.
+    let mut places = [0; 3];
     for t in &tests {
         let verdict = plikt_verdict(&suite.join(&t.path));
         let wf = t.kind != "not-wf";
@@ -157,14 +167,14 @@ fn plikt_agrees_with_the_w3c_xml_conformance_suite() {
         c[3] += usize::from(t.expat_ns == expected);
         let agrees = match &verdict {
             Verdict::Wf => wf,
-            Verdict::NotWf(_) => !wf,
+            Verdict::NotWf(..) => !wf,
             Verdict::Refused(_) => false,
         };
         let excluded = match &verdict {
             Verdict::Refused(r) => {
                 UNREAD_ENTITIES.contains(&t.id.as_str()) && r.contains("is declared nowhere")
             }
-            Verdict::NotWf(_) if wf => {
+            Verdict::NotWf(..) if wf => {
                 NOT_NAMESPACE_WELL_FORMED.contains(&t.id.as_str()) && t.expat_ns == "not-wf"
             }
             _ => false,
@@ -180,6 +190,9 @@ fn plikt_agrees_with_the_w3c_xml_conformance_suite() {
         if agrees && t.expat != expected {
             expat_wrong.push(format!("{} ({}): expat {}", t.id, t.kind, t.expat));
         }
+        if let (Verdict::NotWf(_, at), Some(expat)) = (&verdict, t.expat_at) {
+            places[usize::from(*at >= expat) + usize::from(*at > expat)] += 1;
+        }
     }
     println!(
         "| suite verdict | documents | plikt agrees | expat agrees | expat (namespaces) agrees | excluded |"
@@ -191,6 +204,10 @@ fn plikt_agrees_with_the_w3c_xml_conformance_suite() {
             c[0], c[1], c[2], c[3], c[4]
         );
     }
+    println!(
+        "plikt's error before expat's: {}, at the same line and column: {}, after: {}",
+        places[0], places[1], places[2]
+    );
     println!("where expat differs from the suite and plikt does not:");
     for line in &expat_wrong {
         println!("  {line}");
