@@ -136,6 +136,7 @@ pub(super) fn parse(
     if spaced && matches!(c.peek(), Some(b'S' | b'P')) {
         let (system, _) = external_id(&mut c, false)?;
         p.dtd.external = system.map(str::to_string);
+        p.dtd.open = !standalone;
         c.space();
     }
     if c.eat("[") {
@@ -211,6 +212,7 @@ impl Parser<'_> {
         let name = c.name("a parameter-entity reference's name")?;
         c.expect(";", "a parameter-entity reference `%name;`")?;
         self.pe_refs = true;
+        self.dtd.open = !self.standalone;
         match self.pes.get(name) {
             Some(Pe::Internal(text)) => {
                 let text = Arc::clone(text);

@@ -53,6 +53,8 @@ impl<R: Read> XmlReader<R> {
         let mut at = At::Name;
         let mut i = 1;
         let mut name_len = 0;
+        // A name that is not one: where it starts, and what ends it.
+        let mut bad: Option<(usize, &[u8])> = None;
         loop {
             let w = self.input.window().as_bytes();
             // Each state takes its run of bytes at once, then looks at the byte after it.
@@ -68,7 +70,10 @@ impl<R: Read> XmlReader<R> {
                                 continue;
                             }
                             At::Name if i == 1 => Some((no_tag(), 0)),
-                            At::Name => Some((bad_name(w, 1, b">"), 0)),
+                            At::Name => {
+                                bad = Some((1, b">"));
+                                Some((Malformed::BadName(String::new()), 0))
+                            }
                             At::Key(k) if is_xml_space(b) => {
                                 at = At::Eq(k, i);
                                 None
@@ -78,7 +83,10 @@ impl<R: Read> XmlReader<R> {
                                 None
                             }
                             At::Key(k) if b == b'>' || b == b'/' => Some((no_value(&w[k..i]), k)),
-                            At::Key(k) => Some((bad_name(w, k, b"=>"), k)),
+                            At::Key(k) => {
+                                bad = Some((k, b"=>"));
+                                Some((Malformed::BadName(String::new()), k))
+                            }
                             _ => None,
                         }
                     }
@@ -132,7 +140,10 @@ impl<R: Read> XmlReader<R> {
                     At::Slash if w[i] == b'>' => return Ok((i, name_len, true)),
                     At::Slash => Some((slash(), i - 1)),
                 };
-                if let Some((kind, index)) = fault {
+                if let Some((mut kind, index)) = fault {
+                    if let Some((from, stops)) = bad {
+                        kind = self.bad_name_at(text_start, from, stops)?;
+                    }
                     return Err(self.err_at(kind, start + index as u64));
                 }
                 i += 1;
@@ -142,6 +153,25 @@ impl<R: Read> XmlReader<R> {
                     return Err(self.err_at(unclosed_value(q), start));
                 }
                 return Err(self.truncated(Markup::StartTag, start));
+            }
+        }
+    }
+
+    /// `G-XML` for the name that starts at `from` in the window and runs to white space
+    /// or one of `stops`, read on to there (or to the end of the input), so that the
+    /// message does not depend on how the bytes arrived.
+    #[cold]
+    fn bad_name_at(
+        &mut self,
+        text_start: u64,
+        from: usize,
+        stops: &[u8],
+    ) -> Result<Malformed, ReadError> {
+        loop {
+            let w = self.input.window().as_bytes();
+            let ends = |b: &u8| is_xml_space(*b) || stops.contains(b);
+            if w.get(from..).is_some_and(|t| t.iter().any(ends)) || !self.more(text_start)? {
+                return Ok(bad_name(self.input.window().as_bytes(), from, stops));
             }
         }
     }
