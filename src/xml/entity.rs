@@ -245,26 +245,29 @@ impl<R: Read> XmlReader<R> {
     /// entity's text is read next, plain text at once; `end` is the index of the `;` in
     /// the window, `start` the offset of the `&`.
     pub(super) fn entity_reference(&mut self, end: usize, start: u64) -> Result<Step, ReadError> {
-        let name = self
-            .input
-            .window()
-            .get(1..end)
-            .unwrap_or_default()
-            .to_string();
         let Some(dtd) = self.dtd.clone() else {
+            let name = self
+                .input
+                .window()
+                .get(1..end)
+                .unwrap_or_default()
+                .to_string();
             return Err(self.err_at(Malformed::UndefinedEntity(name), start));
         };
-        let kind = match dtd.entities.get(&name) {
+        // The name is looked up where it is; it is copied only for a message.
+        let name = self.input.window().get(1..end).unwrap_or_default();
+        let kind = match dtd.entities.get(name) {
             Some(Entity::Internal {
                 name: key,
                 text,
                 plain,
             }) => {
+                let depth = self.input.expansions().len();
                 if self.input.expansions().iter().any(|e| e.name == *key) {
                     Malformed::Syntax(format!(
                         "entity `{name}` refers to itself (XML §4.1, WFC: No Recursion)"
                     ))
-                } else if self.input.expansions().len() >= self.limits.max_entity_depth {
+                } else if depth >= self.limits.max_entity_depth {
                     Malformed::EntitiesTooDeep(self.limits.max_entity_depth)
                 } else {
                     let direct = self.input.direct();
@@ -282,16 +285,16 @@ impl<R: Read> XmlReader<R> {
                     return Ok(Step::Skip);
                 }
             }
-            Some(Entity::External { unparsed: true, .. }) => unparsed(&name),
+            Some(Entity::External { unparsed: true, .. }) => unparsed(name),
             Some(Entity::External { system, .. }) => Malformed::ExternalEntity {
-                name,
+                name: name.to_string(),
                 system: system.clone(),
             },
             None if dtd.open => Malformed::UndeclaredEntity {
-                name,
+                name: name.to_string(),
                 dtd: dtd.external.clone(),
             },
-            None => Malformed::UndefinedEntity(name),
+            None => Malformed::UndefinedEntity(name.to_string()),
         };
         Err(self.err_at(kind, start))
     }

@@ -13,11 +13,13 @@
 //!
 //! The files, by concern:
 //! - `decode.rs`: bytes to checked text, encodings, line:column positions;
-//! - `mod.rs` (here): the events, and the scanner of content, comments, CDATA,
-//!   processing instructions, references and end tags;
+//! - `mod.rs` (here): the reader's types, events and state;
+//! - `content.rs`: the scanner of content, comments, CDATA, processing instructions,
+//!   references and end tags;
 //! - `tag.rs`: start tags, attributes, namespaces;
 //! - `prolog.rs`: the XML declaration;
-//! - `dtd.rs`: the DOCTYPE and its internal subset;
+//! - `dtd.rs`: the DOCTYPE and its internal subset, what it declares;
+//! - `decl.rs`: the grammar of markup declarations;
 //! - `entity.rs`: references, entity expansion and its bounds, attribute values;
 //! - `input.rs`: reading the document or an entity's replacement text;
 //! - `names.rs`: names and white space; `error.rs`: what can go wrong.
