@@ -199,8 +199,8 @@ pub(super) fn att_type(c: &mut Cur<'_>) -> Result<bool, Fault> {
     }
     loop {
         c.space();
-        let token = if notation {
-            c.name("a notation's name")?
+        if notation {
+            c.name("a notation's name")?;
         } else {
             let token = name_run(c.rest());
             if !is_nmtoken(token) {
@@ -210,9 +210,7 @@ pub(super) fn att_type(c: &mut Cur<'_>) -> Result<bool, Fault> {
                 )));
             }
             c.i += token.len();
-            token
-        };
-        let _ = token;
+        }
         c.space();
         if c.eat(")") {
             return Ok(false);

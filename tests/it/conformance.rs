@@ -6,8 +6,9 @@
 //! and `not-wf` tests that need no external entity; see its docs) and gives expat's
 //! verdicts; this test reads each document with `plikt::xml::XmlReader`, as `plikt
 //! validate` does, and asserts that plikt's verdict is the suite's on every document but
-//! the exclusions listed below, each with its reason. The counts it prints are the ones in
-//! BENCHMARKS.md ("XML conformance").
+//! the exclusions listed below, each with its reason; of the documents that need external
+//! entities, it asserts that plikt calls no well-formed one not well-formed. The counts it
+//! prints are the ones in BENCHMARKS.md ("XML conformance").
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -33,6 +34,10 @@ const NOT_NAMESPACE_WELL_FORMED: &[&str] = &[
     "x-ibm-1-0.5-valid-P05-ibm05v03.xml",
     "x-ibm-1-0.5-valid-P05-ibm05v05.xml",
 ];
+
+/// Documents that need external entities, well-formed XML 1.0 but not
+/// namespace-well-formed, as [`NOT_NAMESPACE_WELL_FORMED`].
+const NOT_NAMESPACE_WELL_FORMED_EXTERNAL: &[&str] = &[];
 
 /// Well-formed documents that refer to an entity declared nowhere plikt reads, in a DTD
 /// with parameter-entity references: XML makes that a validity error only, but plikt
@@ -92,9 +97,17 @@ fn verdict_of(input: impl Read) -> Verdict {
     }
 }
 
-/// A refusal, in a word or two.
+/// Why plikt refuses a document XML calls well-formed.
 fn refusal(kind: &Malformed) -> String {
-    kind.to_string()
+    match kind {
+        Malformed::ExternalEntity { .. } => "a reference to an external entity".into(),
+        Malformed::UndeclaredEntity { .. } => {
+            "a reference to an entity only an unread DTD may declare".into()
+        }
+        Malformed::InEntity { error, .. } => refusal(error),
+        Malformed::UnsupportedEncoding(_) => "an encoding plikt does not read".into(),
+        other => format!("a limit: {other}"),
+    }
 }
 
 /// One line of `scripts/xmlconf.py`.
@@ -107,6 +120,8 @@ struct Test {
     sections: String,
     /// Where expat stops, if it does.
     expat_at: Option<Pos>,
+    /// The external entities the document needs: `none`, `general`, `parameter`, `both`.
+    entities: String,
 }
 
 #[test]
@@ -144,10 +159,14 @@ fn plikt_agrees_with_the_w3c_xml_conformance_suite() {
                     line: l.parse().expect("line"),
                     column: c.parse().expect("column"),
                 }),
+                entities: f.get(8).copied().unwrap_or("none").into(),
             }
         })
         .collect();
+    let (tests, external): (Vec<Test>, Vec<Test>) =
+        tests.into_iter().partition(|t| t.entities == "none");
     assert!(tests.len() > 1500, "only {} tests selected", tests.len());
+    well_formed_documents_with_external_entities_are_not_called_malformed(&suite, &external);
 
     // Per suite type: documents, plikt agrees, expat agrees, expat (namespaces) agrees,
     // excluded.
@@ -172,7 +191,7 @@ fn plikt_agrees_with_the_w3c_xml_conformance_suite() {
         };
         let excluded = match &verdict {
             Verdict::Refused(r) => {
-                UNREAD_ENTITIES.contains(&t.id.as_str()) && r.contains("is declared nowhere")
+                UNREAD_ENTITIES.contains(&t.id.as_str()) && r.contains("only an unread DTD")
             }
             Verdict::NotWf(..) if wf => {
                 NOT_NAMESPACE_WELL_FORMED.contains(&t.id.as_str()) && t.expat_ns == "not-wf"
@@ -219,6 +238,51 @@ fn plikt_agrees_with_the_w3c_xml_conformance_suite() {
         problems.is_empty(),
         "{} documents where plikt differs from the suite:\n{}",
         problems.len(),
+        problems.join("\n")
+    );
+}
+
+/// The suite's documents that need external entities (an external DTD, external parameter
+/// or general entities), which plikt never reads: plikt cannot be held to the suite's
+/// verdict on them, since what makes a `not-wf` one malformed may be in what it does not
+/// read; but it must call no `valid` or `invalid` one (all well-formed) not well-formed.
+/// It may refuse one whose text it does not have (`Malformed::is_not_well_formed` false).
+fn well_formed_documents_with_external_entities_are_not_called_malformed(
+    suite: &Path,
+    tests: &[Test],
+) {
+    let mut counts = [0; 3];
+    let mut refusals: BTreeMap<String, usize> = BTreeMap::new();
+    let mut problems = Vec::new();
+    for t in tests.iter().filter(|t| t.kind != "not-wf") {
+        match plikt_verdict(&suite.join(&t.path)) {
+            Verdict::Wf => counts[0] += 1,
+            Verdict::Refused(why) => {
+                counts[1] += 1;
+                *refusals.entry(why).or_default() += 1;
+            }
+            Verdict::NotWf(e, at) => {
+                counts[2] += 1;
+                if !NOT_NAMESPACE_WELL_FORMED_EXTERNAL.contains(&t.id.as_str()) {
+                    problems.push(format!("{} ({}, {}): {e} at {at}", t.id, t.kind, t.path));
+                }
+            }
+        }
+    }
+    println!(
+        "{} well-formed documents that need external entities: {} read as well-formed, {} refused for text plikt does not read, {} not namespace-well-formed",
+        counts.iter().sum::<usize>(),
+        counts[0],
+        counts[1],
+        counts[2]
+    );
+    for (what, n) in &refusals {
+        println!("  refused for {what}: {n}");
+    }
+    assert_eq!(counts[2], NOT_NAMESPACE_WELL_FORMED_EXTERNAL.len());
+    assert!(
+        problems.is_empty(),
+        "well-formed documents plikt calls not well-formed:\n{}",
         problems.join("\n")
     );
 }
