@@ -17,8 +17,9 @@ xsi:schemaLocation hints, and entity declarations refused. The feed's defusing i
 rather than with xmlschema's defuse="always", which also refuses a plain
 `<!DOCTYPE rss PUBLIC "…" "http://….dtd">` line; plikt passes a DOCTYPE through (G-XML), so
 this script tolerates it too, but never reads the DTD: expat loads no external subset or
-parameter entity (param-entity parsing is off) and every <!ENTITY …> declaration, internal or
-external, makes the file `invalid` (so no entity is ever expanded or resolved).
+parameter entity (param-entity parsing is off). Internal general entities are expanded, as
+plikt expands them, under expat's own bound on expansion (billion laughs is an error); an
+external or parameter entity declaration makes the file `invalid` (never resolved).
 """
 
 import os
@@ -73,7 +74,7 @@ def describe(error) -> str:
 
 
 class Refused(Exception):
-    """The feed declares or references an entity (refused, never resolved)."""
+    """The feed declares or references an external or parameter entity (refused)."""
 
 
 class _PrologDone(Exception):
@@ -83,15 +84,19 @@ class _PrologDone(Exception):
 def refuse_entities(fp) -> None:
     """Pre-pass over the prolog (XML declaration, DOCTYPE) of a binary file object.
 
-    Raises Refused for any entity declaration (general or parameter, internal or external)
-    and for any external entity reference; a DOCTYPE with an external identifier is allowed
-    and not loaded. Syntax errors are ignored here (the real parse reports them). Rewinds fp.
+    Raises Refused for a parameter entity or external entity declaration and for any
+    external entity reference; internal general entities are left to the parser (expat
+    expands them, with its bound on expansion), and a DOCTYPE with an external identifier is
+    allowed and not loaded. Syntax errors are ignored here (the real parse reports them).
+    Rewinds fp.
     """
 
     def entity_decl(name, is_parameter, value, base, system_id, public_id, notation):
+        if not is_parameter and system_id is None:
+            return
         kind = "parameter entity" if is_parameter else "entity"
         where = f" (SYSTEM {system_id!r})" if system_id else ""
-        raise Refused(f"{kind} declaration {name!r}{where} refused (entities are not expanded)")
+        raise Refused(f"{kind} declaration {name!r}{where} refused (never resolved)")
 
     def external_ref(context, base, system_id, public_id):
         raise Refused(f"external entity reference {system_id!r} refused")

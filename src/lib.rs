@@ -12,7 +12,9 @@
 //! ```text
 //! config    plikt.toml: serde structs, unknown keys refused, secrets from env/file
 //! xml       decoding (UTF-8, ISO-8859-1, windows-1252, UTF-16) to text scanned in
-//!           place: G-XML well-formedness + namespaces, limits, line:column positions
+//!           place: G-XML = XML 1.0 + namespaces well-formedness, exactly (DOCTYPE and
+//!           internal subset; internal entities expanded under a bound; nothing
+//!           fetched), limits, line:column positions
 //! feed      RSS 2.0 + MediaRSS + DCMI Terms model; pulls one Item at a time
 //! profile   KB profile 2.4 rules → Findings (no I/O); Validator (streaming) and
 //!           validate() → Report; validate_file() reads a large UTF-8 file on two

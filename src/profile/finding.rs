@@ -32,7 +32,7 @@ macro_rules! rules {
 
 rules! {
     /// §2 well-formed, namespace-well-formed XML (fatal).
-    GXml = "G-XML", "the feed must be well-formed, namespace-well-formed XML 1.0 (UTF-8 or a declared encoding), without DTD entities",
+    GXml = "G-XML", "the feed must be well-formed, namespace-well-formed XML 1.0 (UTF-8 or a declared encoding), all of its text in the feed (no external entities)",
     /// §2 RSS 2.0 root, version, one channel.
     GRss = "G-RSS", "the root is `<rss version=\"2.0\">` in no namespace with exactly one `<channel>`",
     /// §2 channel title, link, description.

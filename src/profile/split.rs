@@ -14,6 +14,9 @@
 //! segment. Otherwise (the offset was inside a comment or CDATA section) it reads on
 //! itself and the helper is dropped.
 //!
+//! A feed whose DOCTYPE declares entities or attributes is read on one thread: what the
+//! helper reads would depend on declarations it does not have.
+//!
 //! A segment ends before anything that is not a run of whole items: the channel's end,
 //! another child of the channel, malformed XML, an I/O error. The main thread reads those
 //! bytes itself, so every finding, `G-XML` included, comes from the same code at the same
@@ -260,6 +263,12 @@ impl Link {
             return;
         };
         let scope = xml.scope();
+        // Entities and attribute defaults of the DOCTYPE: the helper's reader would not
+        // know them, and expansion is bounded over the whole document; one thread reads
+        // such a feed (the helper, never sent a scope, ends).
+        if scope.has_declarations() {
+            return;
+        }
         if let Some(pause) = lock(&self.gate).pause
             && xml.offset() < pause - self.skipped
             && tx.send(scope.clone()).is_ok()

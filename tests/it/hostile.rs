@@ -27,22 +27,24 @@ fn only_gxml(report: &Report) -> String {
 }
 
 #[test]
-fn billion_laughs_is_refused_without_expansion() {
+fn billion_laughs_is_refused_at_the_expansion_bound() {
     let started = Instant::now();
     let m = only_gxml(&validate(&fixture("g-xml-billion-laughs.xml")));
-    assert!(m.contains("declares entities"), "{m}");
+    assert!(m.contains("expand to more than 100 times"), "{m}");
     assert!(started.elapsed() < Duration::from_secs(5));
 }
 
 #[test]
-fn quadratic_blowup_is_refused_without_expansion() {
+fn quadratic_blowup_is_refused_at_the_expansion_bound() {
     let big = "x".repeat(100_000);
     let refs = "&big;".repeat(100_000);
     let doc = format!(
         "<?xml version=\"1.0\"?>\n<!DOCTYPE rss [<!ENTITY big \"{big}\">]>\n<rss version=\"2.0\"><channel><title>{refs}</title></channel></rss>"
     );
+    let started = Instant::now();
     let m = only_gxml(&validate(doc.as_bytes()));
-    assert!(m.contains("declares entities"), "{m}");
+    assert!(m.contains("expand to more than 100 times"), "{m}");
+    assert!(started.elapsed() < Duration::from_secs(5));
 }
 
 #[test]
@@ -63,7 +65,7 @@ fn external_entities_and_dtds_are_never_fetched() {
     let report = validate(dtd.as_bytes());
     assert!(report.valid(), "{:#?}", report.findings);
     let m = only_gxml(&validate(&fixture("g-xml-external-entity.xml")));
-    assert!(m.contains("declares entities"), "{m}");
+    assert!(m.contains("never fetches"), "{m}");
     assert!(
         matches!(listener.accept(), Err(e) if e.kind() == io::ErrorKind::WouldBlock),
         "the validator connected to the network"

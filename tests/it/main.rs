@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used)] // test helpers panic on failure, like the tests themselves
 
 mod cli;
+mod conformance;
 mod crash;
 mod destination;
 mod golden;
