@@ -134,7 +134,7 @@ impl Refusal {
         match self {
             Refusal::RateLimited(s) => t.n("error-rate-limited", (*s).max(1)),
             Refusal::Busy => t.get("error-busy"),
-            Refusal::TooLarge(limit) => t.arg("error-too-large", "limit", &size(*limit)),
+            Refusal::TooLarge(limit) => t.arg("error-too-large", "size", &size(*limit)),
             Refusal::Timeout(limit) => t.n("error-timeout", *limit),
             Refusal::Fetch(reason) => format!("{} {reason}", t.get("error-fetch")),
             Refusal::Bad(id, detail) if detail.is_empty() => t.get(id),
