@@ -11,4 +11,5 @@ mod notification;
 mod resourcesync;
 mod support;
 mod usage;
+mod web;
 mod xsd;

@@ -93,7 +93,46 @@ impl ValidatePage {
     }
 }
 
+/// Text with `backticks` split into plain (`false`) and code (`true`) runs, as finding
+/// messages and rule texts quote feed values: the page shows the code runs as `<code>`
+/// (each run escaped by the template).
+pub fn ticks(text: &str) -> Vec<Run<'_>> {
+    if text.matches('`').count() % 2 == 1 {
+        return vec![Run { code: false, text }];
+    }
+    text.split('`')
+        .enumerate()
+        .filter(|(_, s)| !s.is_empty())
+        .map(|(i, text)| Run {
+            code: i % 2 == 1,
+            text,
+        })
+        .collect()
+}
+
+/// A run of text ([`ticks`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Run<'a> {
+    code: bool,
+    text: &'a str,
+}
+
+impl Run<'_> {
+    /// Quoted between backticks.
+    pub fn is_code(&self) -> bool {
+        self.code
+    }
+}
+
 impl FindingView {
+    /// The message in runs ([`ticks`]).
+    pub fn message_runs(&self) -> Vec<Run<'_>> {
+        ticks(&self.message)
+    }
+    /// The rule's text in runs.
+    pub fn hint_runs(&self) -> Vec<Run<'_>> {
+        ticks(self.hint)
+    }
     /// The catalogue ID of the severity's name.
     pub fn sev_id(&self) -> &'static str {
         check::severity_id(self.severity)
@@ -105,6 +144,10 @@ impl FindingView {
 }
 
 impl RuleRow {
+    /// The rule's text in runs ([`ticks`]).
+    pub fn summary_runs(&self) -> Vec<Run<'_>> {
+        ticks(self.summary)
+    }
     /// The catalogue ID of the severity's name.
     pub fn sev_id(&self) -> &'static str {
         check::severity_id(self.severity)
@@ -261,7 +304,7 @@ pub async fn validate_submit(State(state): State<AppState>, request: Request) ->
 struct RuleItem {
     id: &'static str,
     clause: &'static str,
-    summary: &'static str,
+    summary: Vec<Run<'static>>,
     severities: Vec<(&'static str, &'static str, &'static str)>,
 }
 
@@ -301,7 +344,7 @@ pub async fn rules(headers: HeaderMap) -> Response {
         let item = RuleItem {
             id: rule.as_str(),
             clause: doc.clause.as_str(),
-            summary: rule.summary(),
+            summary: ticks(rule.summary()),
             severities: severities(doc),
         };
         if rule.is_harvest_time() {
@@ -331,6 +374,13 @@ struct Reported {
     message: String,
 }
 
+impl Reported {
+    /// The message in runs ([`ticks`]).
+    fn message_runs(&self) -> Vec<Run<'_>> {
+        ticks(&self.message)
+    }
+}
+
 #[derive(Template)]
 #[template(path = "rule.html")]
 struct RulePage {
@@ -338,7 +388,7 @@ struct RulePage {
     nav: &'static str,
     switch: String,
     id: &'static str,
-    summary: &'static str,
+    summary: Vec<Run<'static>>,
     doc: &'static RuleDoc,
     harvest: bool,
     severities: Vec<(&'static str, &'static str, &'static str)>,
@@ -397,7 +447,7 @@ pub async fn rule(Path(id): Path<String>, headers: HeaderMap) -> Response {
             t,
             nav: "rules",
             id: rule.as_str(),
-            summary: rule.summary(),
+            summary: ticks(rule.summary()),
             doc,
             harvest,
             severities: severities(doc),
