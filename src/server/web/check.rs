@@ -32,7 +32,7 @@ pub const MAX_SHOWN: usize = 2000;
 /// Item groups unfolded at first.
 const OPEN_GROUPS: usize = 12;
 /// Largest report offered as a download link on the page (base64 in a `data:` URL).
-const MAX_LINKED: usize = 8 << 20;
+const MAX_LINKED: usize = 4 << 20;
 /// Largest JSON request body (`{"url": …}`).
 const MAX_JSON: u64 = 64 << 10;
 
