@@ -407,3 +407,59 @@ async fn the_language_switch_sets_a_cookie_and_goes_back_only_to_this_site() {
         assert_eq!(headers[header::LOCATION], "/", "{next}");
     }
 }
+
+#[tokio::test]
+async fn an_upload_that_never_ends_is_stopped_at_the_time_limit() {
+    let (app, _dir) = service("slow", "timeout_secs = 1");
+    let endless = futures_util::stream::unfold((), |()| async {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        Some((Ok::<_, std::io::Error>(bytes::Bytes::from_static(b" ")), ()))
+    });
+    let started = std::time::Instant::now();
+    let (status, headers, body) = send(
+        &app,
+        Request::post("/api/validate")
+            .header(header::ACCEPT_LANGUAGE, "en")
+            .body(Body::from_stream(endless))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert!(body.contains("longer than one second"), "{body}");
+    assert!(headers.contains_key(header::RETRY_AFTER));
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}
+
+#[test]
+fn the_client_is_the_connecting_address_unless_it_is_a_trusted_proxy() {
+    use std::net::{IpAddr, SocketAddr};
+    let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+    let peer = |s: &str| Some(SocketAddr::new(ip(s), 40000));
+    let mut h = axum::http::HeaderMap::new();
+    h.insert("x-forwarded-for", "203.0.113.7, 198.51.100.2, 10.0.0.5".parse().unwrap());
+    let trusted = [ip("10.0.0.5"), ip("10.0.0.9")];
+    // Not a trusted proxy: X-Forwarded-For is the client's own claim, ignored.
+    assert_eq!(
+        super::client(&h, peer("192.0.2.1"), &trusted),
+        ip("192.0.2.1")
+    );
+    // Through trusted proxies: the last address they did not add.
+    assert_eq!(
+        super::client(&h, peer("10.0.0.9"), &trusted),
+        ip("198.51.100.2")
+    );
+    // A trusted proxy without the header: the proxy itself.
+    assert_eq!(
+        super::client(&axum::http::HeaderMap::new(), peer("10.0.0.9"), &trusted),
+        ip("10.0.0.9")
+    );
+    // IPv6 by /64; IPv4-mapped as IPv4.
+    assert_eq!(
+        super::client(&h, peer("2001:db8:1:2:aaaa::1"), &[]),
+        ip("2001:db8:1:2::")
+    );
+    assert_eq!(
+        super::client(&h, peer("::ffff:192.0.2.1"), &[]),
+        ip("192.0.2.1")
+    );
+}
