@@ -436,7 +436,10 @@ fn the_client_is_the_connecting_address_unless_it_is_a_trusted_proxy() {
     let ip = |s: &str| s.parse::<IpAddr>().unwrap();
     let peer = |s: &str| Some(SocketAddr::new(ip(s), 40000));
     let mut h = axum::http::HeaderMap::new();
-    h.insert("x-forwarded-for", "203.0.113.7, 198.51.100.2, 10.0.0.5".parse().unwrap());
+    h.insert(
+        "x-forwarded-for",
+        "203.0.113.7, 198.51.100.2, 10.0.0.5".parse().unwrap(),
+    );
     let trusted = [ip("10.0.0.5"), ip("10.0.0.9")];
     // Not a trusted proxy: X-Forwarded-For is the client's own claim, ignored.
     assert_eq!(
