@@ -466,3 +466,41 @@ fn the_client_is_the_connecting_address_unless_it_is_a_trusted_proxy() {
         ip("192.0.2.1")
     );
 }
+
+#[tokio::test]
+async fn a_report_of_thousands_of_findings_is_summarised_grouped_and_folded() {
+    let (app, _dir) = service("large", "");
+    let mut feed = String::from(
+        "<?xml version=\"1.0\"?>\n<rss version=\"2.0\" xmlns:dcterms=\"http://purl.org/dc/terms/\"><channel><title>T</title><link>https://t.example/</link><description>D</description>\n",
+    );
+    for i in 0..3000 {
+        feed.push_str(&format!(
+            "<item><title>Artikel {i}</title><link>https://t.example/{i}</link><guid>g{i}</guid><pubDate>Fri, 14 Mar 2025 09:12:00 +0100</pubDate><dcterms:publisher>SE556</dcterms:publisher><dcterms:accessRights>gratis</dcterms:accessRights><dcterms:format>text/html</dcterms:format></item>\n"
+        ));
+    }
+    feed.push_str("</channel></rss>\n");
+    let (status, _, page) = send(&app, form(&[("xml", None, feed.as_bytes())])).await;
+    assert_eq!(status, StatusCode::OK);
+    // The summary first: 3000 R104 errors (and 3000 R101a, R108 warnings), by rule.
+    let summary = page.find("id=\"counts\"").unwrap();
+    let groups = page.find("id=\"by-item\"").unwrap();
+    assert!(summary < page.find("id=\"by-rule\"").unwrap() && summary < groups);
+    assert!(
+        page.contains("3000 errors"),
+        "{}",
+        &page[summary..summary + 400]
+    );
+    // Kept as the CLI keeps them (1,000 per rule and severity), at most 2,000 shown,
+    // the first groups unfolded and the rest folded.
+    assert_eq!(page.matches("<li class=\"finding ").count(), 2000);
+    assert_eq!(page.matches("<details class=\"group\" open>").count(), 12);
+    assert!(
+        page.contains("more findings are not shown on this page"),
+        "notes"
+    );
+    assert!(
+        page.contains("more findings were counted but not kept"),
+        "notes"
+    );
+    assert!(page.contains("Artikel 0") && page.contains("Artikel 499"));
+}
