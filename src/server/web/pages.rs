@@ -305,10 +305,17 @@ struct RuleItem {
     id: &'static str,
     clause: &'static str,
     summary: Vec<Run<'static>>,
-    severities: Vec<(&'static str, &'static str, &'static str)>,
+    severities: Vec<SevLine>,
 }
 
-fn severities(doc: &'static RuleDoc) -> Vec<(&'static str, &'static str, &'static str)> {
+/// A severity of a rule and when it is given.
+struct SevLine {
+    class: &'static str,
+    id: &'static str,
+    when: Vec<Run<'static>>,
+}
+
+fn severities(doc: &'static RuleDoc) -> Vec<SevLine> {
     // Errors first, as in reports.
     let mut v: Vec<(Severity, &'static str)> = doc
         .severities
@@ -317,7 +324,11 @@ fn severities(doc: &'static RuleDoc) -> Vec<(&'static str, &'static str, &'stati
         .collect();
     v.sort();
     v.into_iter()
-        .map(|(s, when)| (s.as_str(), check::severity_id(s), when))
+        .map(|(s, when)| SevLine {
+            class: s.as_str(),
+            id: check::severity_id(s),
+            when: ticks(when),
+        })
         .collect()
 }
 
@@ -391,7 +402,7 @@ struct RulePage {
     summary: Vec<Run<'static>>,
     doc: &'static RuleDoc,
     harvest: bool,
-    severities: Vec<(&'static str, &'static str, &'static str)>,
+    severities: Vec<SevLine>,
     place: &'static str,
     reported: Vec<Reported>,
     prev: Option<&'static str>,

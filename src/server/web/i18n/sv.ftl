@@ -6,12 +6,12 @@ site-tagline = KB e-plikt: leveransprofil för RSS 2.4
 nav-label = Huvudmeny
 nav-validate = Validera ett flöde
 nav-rules = Regler
-footer-text = plikt kontrollerar RSS-flöden mot Kungliga bibliotekets (KB) leveransprofil 2.4 för e-plikt. Inget av det du skickar sparas.
+footer-text = plikt kontrollerar RSS-flöden mot Kungliga bibliotekets (KB) leveransprofil 2.4 för e-plikt. Inget av det ni skickar sparas.
 
 home-title = E-pliktleverans via RSS
 home-intro = Kontrollera att KB kan hämta ert flöde innan KB hämtar det, och se vad ni ska skriva i stället där det inte går.
 home-validate-link = Validera ett flöde
-home-validate-text = Ange flödets adress, ladda upp en fil eller klistra in XML-koden. Du får varje fel med radnummer, regel och vad du ska skriva i stället.
+home-validate-text = Ange flödets adress, ladda upp en fil eller klistra in XML-koden. Ni får varje fel med radnummer, regel och vad ni ska skriva i stället.
 home-resourcesync-link = Samlingen (ResourceSync)
 home-resourcesync-text = För bibliotek som synkroniserar den insamlade samlingen: Source Description.
 home-rules-link = Reglerna
@@ -26,7 +26,7 @@ validate-time = { $n ->
     [one] En validering får ta högst en sekund.
    *[other] En validering får ta högst { $n } sekunder.
 }
-validate-nothing-kept = Inget av det du skickar sparas: flödet raderas så snart det har validerats.
+validate-nothing-kept = Inget av det ni skickar sparas: flödet raderas så snart det har validerats.
 
 form-url-title = Flödets adress
 form-url-label = Flödets URL (http eller https)
@@ -126,8 +126,8 @@ not-found-text = Det finns ingen sådan sida eller regel.
 
 error-title = Ingen rapport
 error-rate-limited = { $n ->
-    [one] För många valideringar från din adress. Försök igen om en sekund.
-   *[other] För många valideringar från din adress. Försök igen om { $n } sekunder.
+    [one] För många valideringar från er adress. Försök igen om en sekund.
+   *[other] För många valideringar från er adress. Försök igen om { $n } sekunder.
 }
 error-busy = Just nu pågår för många valideringar. Försök igen om en liten stund.
 error-too-large = Flödet är större än { $size }, tjänstens gräns. Validera det med kommandoradsverktyget plikt validate, som inte har någon sådan gräns.
