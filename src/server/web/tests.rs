@@ -504,3 +504,51 @@ async fn a_report_of_thousands_of_findings_is_summarised_grouped_and_folded() {
     );
     assert!(page.contains("Artikel 0") && page.contains("Artikel 499"));
 }
+
+#[tokio::test]
+async fn requests_beyond_max_requests_are_503_at_once() {
+    let (app, _dir) = service("busy", "max_requests = 1\ntimeout_secs = 30");
+    // One upload in progress that takes its time.
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let slow = futures_util::stream::once(async move {
+        let _ = rx.await;
+        Ok::<_, std::io::Error>(bytes::Bytes::from_static(b"<rss/>"))
+    });
+    let app2 = app.clone();
+    let first = tokio::spawn(async move {
+        send(
+            &app2,
+            Request::post("/api/validate")
+                .body(Body::from_stream(slow))
+                .unwrap(),
+        )
+        .await
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let (status, headers, body) = send(
+        &app,
+        Request::post("/api/validate")
+            .header(header::ACCEPT_LANGUAGE, "en")
+            .body(Body::from("<rss/>"))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert!(
+        body.contains("Too many validations are in progress"),
+        "{body}"
+    );
+    assert!(headers.contains_key(header::RETRY_AFTER));
+    tx.send(()).unwrap();
+    let (status, _, body) = first.await.unwrap();
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // The slot is free again.
+    let (status, _, _) = send(
+        &app,
+        Request::post("/api/validate")
+            .body(Body::from("<rss/>"))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+}
