@@ -84,6 +84,9 @@ pub struct Config {
     /// Change notification: the hub and deliveries.
     #[serde(default)]
     pub notification: NotificationConfig,
+    /// The validation page and API of `plikt serve` and `plikt run`.
+    #[serde(default)]
+    pub web: WebConfig,
     /// The publishers, `[[publisher]]`.
     #[serde(default, rename = "publisher")]
     pub publishers: Vec<PublisherConfig>,
@@ -372,6 +375,58 @@ impl NotificationConfig {
     }
 }
 
+/// `[web]`: the validation page (`/validate`) and API (`POST /api/validate`) for
+/// publishers, open to the internet: every limit below applies to each request, and
+/// nothing a visitor sends is kept.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WebConfig {
+    /// Fetch feed URLs also from loopback, private and link-local addresses (default:
+    /// refused, before the first request, at every redirect and after DNS resolution,
+    /// as for harvests). Only for a service on a closed network, and for tests.
+    pub allow_private: bool,
+    /// Largest feed accepted, counted while an upload or a fetched URL streams.
+    pub max_bytes: u64,
+    /// Time for one whole validation: reading the upload or fetching the URL, and
+    /// validating.
+    pub timeout_secs: u64,
+    /// Validations running at once (0: one per core); more wait, up to `timeout_secs`.
+    pub max_concurrent: usize,
+    /// Validation requests in progress at once (uploads still arriving included);
+    /// more are answered 503 at once.
+    pub max_requests: usize,
+    /// Validation requests per client and minute (a token bucket; 0: no limit).
+    pub rate_per_minute: u32,
+    /// Requests a client may make at once before the per-minute rate applies.
+    pub rate_burst: u32,
+    /// Addresses of reverse proxies in front of plikt: for a request from one of them
+    /// the client is the last address in `X-Forwarded-For` that is not a trusted proxy.
+    /// Empty (the default): the client is the connecting address.
+    pub trusted_proxies: Vec<std::net::IpAddr>,
+}
+
+impl Default for WebConfig {
+    fn default() -> Self {
+        Self {
+            allow_private: false,
+            max_bytes: 64 << 20,
+            timeout_secs: 60,
+            max_concurrent: 0,
+            max_requests: 64,
+            rate_per_minute: 30,
+            rate_burst: 10,
+            trusted_proxies: Vec::new(),
+        }
+    }
+}
+
+impl WebConfig {
+    /// The time limit of one validation.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs(self.timeout_secs.max(1))
+    }
+}
+
 /// `[[publisher]]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -519,6 +574,17 @@ impl Config {
                     "[notification] external hub `{hub}` must be an http(s) URL"
                 )));
             }
+        }
+        let w = &config.web;
+        if w.max_bytes == 0 || w.max_requests == 0 || w.timeout_secs == 0 {
+            return Err(invalid(
+                "[web] max_bytes, max_requests and timeout_secs must be at least 1".into(),
+            ));
+        }
+        if w.rate_per_minute > 0 && w.rate_burst == 0 {
+            return Err(invalid(
+                "[web] rate_burst must be at least 1 when rate_per_minute is set".into(),
+            ));
         }
         if config.http.max_connections == Some(0) || config.http.max_connections_per_host == Some(0)
         {

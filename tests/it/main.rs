@@ -12,4 +12,5 @@ mod notification;
 mod resourcesync;
 mod support;
 mod usage;
+mod web;
 mod xsd;
