@@ -994,10 +994,12 @@ fn audit_finds_corrupt_and_missing_blobs() {
 
 #[test]
 fn a_second_writer_on_the_same_data_folder_is_refused() {
-    let store = plikt::store::Store::open(
-        &std::env::temp_dir()
-            .join(format!("plikt-it-locked-{}", std::process::id()))
-            .join("data"),
+    let data = std::env::temp_dir()
+        .join(format!("plikt-it-locked-{}", std::process::id()))
+        .join("data");
+    let store = plikt::store::Store::open_at(
+        &data,
+        &plikt::store::Location::Sqlite(data.join("catalog.sqlite")),
         plikt::store::Mode::Write,
     )
     .unwrap();
