@@ -269,8 +269,8 @@ impl Catalog {
             .execute(
                 "INSERT INTO publishers (id, name, feed) VALUES (?1, ?2, ?3)
                  ON CONFLICT (id) DO UPDATE SET name = ?2, feed = ?3,
-                   etag = CASE WHEN feed = ?3 THEN etag END,
-                   last_modified = CASE WHEN feed = ?3 THEN last_modified END",
+                   etag = CASE WHEN publishers.feed = ?3 THEN publishers.etag END,
+                   last_modified = CASE WHEN publishers.feed = ?3 THEN publishers.last_modified END",
                 params![id, name, feed],
             )
             .map_err(sql("recording the publisher"))?;
@@ -586,8 +586,7 @@ fn connect_postgres(url: &str, password: Option<&str>) -> Result<Db, StoreError>
         config.application_name("plikt");
     }
     config.keepalives(true);
-    let client = config
-        .connect(postgres::NoTls)
+    let client = super::sql::blocking(|| config.connect(postgres::NoTls))
         .map_err(sql("connecting to PostgreSQL"))?;
     Ok(Db::postgres(client))
 }

@@ -283,7 +283,6 @@ impl Catalog {
         let mut rejected = 0;
         for row in rows {
             rejected += 1;
-            let row = row;
             if items.len() < 100 {
                 items.push(row);
             }

@@ -426,16 +426,42 @@ fn postgres_sql(sql: &str) -> String {
 }
 
 struct Postgres {
-    client: postgres::Client,
+    /// Always `Some` but while dropping (closing blocks, [`blocking`]).
+    client: Option<postgres::Client>,
     statements: HashMap<String, postgres::Statement>,
 }
 
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        if let Some(c) = self.client.take() {
+            blocking(|| drop(c));
+        }
+    }
+}
+
+/// Runs `f`, which blocks on PostgreSQL's client (a runtime of its own), where that is
+/// allowed: on a worker thread of plikt's runtime, outside the runtime's context
+/// (`block_in_place`; the other tasks move to other threads meanwhile); elsewhere (a
+/// blocking-pool thread, a plain thread) as it is.
+pub(super) fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
+    }
+}
+
 impl Postgres {
+    fn client(&mut self) -> &mut postgres::Client {
+        self.client.as_mut().expect("a connection until dropped")
+    }
+
     fn statement(&mut self, sql: &str) -> Result<postgres::Statement, DbError> {
         if let Some(s) = self.statements.get(sql) {
             return Ok(s.clone());
         }
-        let s = self.client.prepare(&postgres_sql(sql))?;
+        let s = self.client().prepare(&postgres_sql(sql))?;
         self.statements.insert(sql.to_string(), s.clone());
         Ok(s)
     }
@@ -443,13 +469,20 @@ impl Postgres {
 
 enum Conn {
     Sqlite(rusqlite::Connection),
-    Postgres(RefCell<Postgres>),
+    Postgres(Box<RefCell<Postgres>>),
 }
 
 /// A connection to the catalog's database.
 pub struct Db {
     conn: Conn,
+    /// In a transaction ([`Db::transaction`]).
+    in_tx: std::cell::Cell<bool>,
+    /// PostgreSQL cursors open ([`Db::each`] in `each`).
+    cursors: std::cell::Cell<usize>,
 }
+
+/// Rows a PostgreSQL cursor reads at a time.
+const CURSOR_BATCH: usize = 1000;
 
 impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -467,16 +500,20 @@ impl Db {
         conn.set_prepared_statement_cache_capacity(128);
         Self {
             conn: Conn::Sqlite(conn),
+            in_tx: std::cell::Cell::new(false),
+            cursors: std::cell::Cell::new(0),
         }
     }
 
     /// A PostgreSQL connection.
     pub fn postgres(client: postgres::Client) -> Self {
         Self {
-            conn: Conn::Postgres(RefCell::new(Postgres {
-                client,
+            conn: Conn::Postgres(Box::new(RefCell::new(Postgres {
+                client: Some(client),
                 statements: HashMap::new(),
-            })),
+            }))),
+            in_tx: std::cell::Cell::new(false),
+            cursors: std::cell::Cell::new(0),
         }
     }
 
@@ -492,7 +529,7 @@ impl Db {
     pub fn batch(&self, sql: &str) -> Result<(), DbError> {
         match &self.conn {
             Conn::Sqlite(c) => Ok(c.execute_batch(sql)?),
-            Conn::Postgres(p) => Ok(p.borrow_mut().client.batch_execute(sql)?),
+            Conn::Postgres(p) => Ok(blocking(|| p.borrow_mut().client().batch_execute(sql))?),
         }
     }
 
@@ -504,21 +541,40 @@ impl Db {
                 let mut stmt = c.prepare_cached(sql)?;
                 Ok(stmt.execute(rusqlite::params_from_iter(values.into_iter().map(Bind)))?)
             }
-            Conn::Postgres(p) => {
+            Conn::Postgres(p) => blocking(|| {
                 let mut p = p.borrow_mut();
                 let stmt = p.statement(sql)?;
                 let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = values
                     .iter()
                     .map(|v| v as &(dyn postgres::types::ToSql + Sync))
                     .collect();
-                let n = p.client.execute(&stmt, &refs)?;
+                let n = p.client().execute(&stmt, &refs)?;
                 Ok(usize::try_from(n).unwrap_or(usize::MAX))
-            }
+            }),
         }
     }
 
-    /// Runs a query and calls `f` on each row as it comes (rows are not collected).
-    /// `f` must not use this connection.
+    /// PostgreSQL's rows of a query, all at once (the connection is free again when
+    /// they are read).
+    fn postgres_rows(
+        p: &RefCell<Postgres>,
+        sql: &str,
+        values: &[Value<'_>],
+    ) -> Result<Vec<postgres::Row>, DbError> {
+        blocking(|| {
+            let mut p = p.borrow_mut();
+            let stmt = p.statement(sql)?;
+            let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = values
+                .iter()
+                .map(|v| v as &(dyn postgres::types::ToSql + Sync))
+                .collect();
+            Ok(p.client().query(&stmt, &refs)?)
+        })
+    }
+
+    /// Runs a query and calls `f` on each row as it comes, with memory bounded
+    /// whatever the number of rows (SQLite steps through them; PostgreSQL reads them
+    /// through a cursor, [`CURSOR_BATCH`] at a time). `f` may use this connection.
     pub fn each<E: From<DbError>>(
         &self,
         sql: &str,
@@ -538,17 +594,50 @@ impl Db {
                 Ok(())
             }
             Conn::Postgres(p) => {
-                use postgres::fallible_iterator::FallibleIterator;
-                let mut p = p.borrow_mut();
-                let stmt = p.statement(sql)?;
-                let mut rows = p
-                    .client
-                    .query_raw(&stmt, values.iter())
-                    .map_err(DbError::from)?;
-                while let Some(r) = rows.next().map_err(DbError::from)? {
-                    f(&Row(RowRef::Postgres(&r)))?;
+                // A cursor lives in a transaction: this one's, or one of its own.
+                let own = !self.in_tx.get();
+                if own {
+                    self.batch("BEGIN")?;
                 }
-                Ok(())
+                let depth = self.cursors.get();
+                self.cursors.set(depth + 1);
+                // Named by its query too: the prepared FETCH of a cursor knows the
+                // types of that query's columns.
+                let cursor = format!("plikt_cursor_{depth}_{:016x}", {
+                    use std::hash::{Hash, Hasher};
+                    let mut h = std::collections::hash_map::DefaultHasher::new();
+                    sql.hash(&mut h);
+                    h.finish()
+                });
+                let result = (|| {
+                    Self::postgres_rows(
+                        p,
+                        &format!("DECLARE {cursor} NO SCROLL CURSOR FOR {sql}"),
+                        &values,
+                    )?;
+                    let fetch = format!("FETCH {CURSOR_BATCH} FROM {cursor}");
+                    loop {
+                        let rows = Self::postgres_rows(p, &fetch, &[])?;
+                        if rows.is_empty() {
+                            break;
+                        }
+                        for r in &rows {
+                            f(&Row(RowRef::Postgres(r)))?;
+                        }
+                    }
+                    self.batch(&format!("CLOSE {cursor}"))?;
+                    Ok::<_, E>(())
+                })();
+                self.cursors.set(depth);
+                if own {
+                    let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
+                    let ended = self.batch(end);
+                    result?;
+                    ended?;
+                    Ok(())
+                } else {
+                    result
+                }
             }
         }
     }
@@ -560,12 +649,20 @@ impl Db {
         params: &[&dyn Param],
         mut f: impl FnMut(&Row<'_>) -> Result<T, DbError>,
     ) -> Result<Vec<T>, DbError> {
-        let mut out = Vec::new();
-        self.each(sql, params, |r| {
-            out.push(f(r)?);
-            Ok::<_, DbError>(())
-        })?;
-        Ok(out)
+        match &self.conn {
+            Conn::Sqlite(_) => {
+                let mut out = Vec::new();
+                self.each(sql, params, |r| {
+                    out.push(f(r)?);
+                    Ok::<_, DbError>(())
+                })?;
+                Ok(out)
+            }
+            Conn::Postgres(p) => Self::postgres_rows(p, sql, &values(params))?
+                .iter()
+                .map(|r| f(&Row(RowRef::Postgres(r))))
+                .collect(),
+        }
     }
 
     /// Runs a query; `f` of its first row, if any.
@@ -575,15 +672,21 @@ impl Db {
         params: &[&dyn Param],
         f: impl FnOnce(&Row<'_>) -> Result<T, DbError>,
     ) -> Result<Option<T>, DbError> {
-        let mut f = Some(f);
-        let mut out = None;
-        self.each(sql, params, |r| {
-            if let Some(f) = f.take() {
-                out = Some(f(r)?);
+        match &self.conn {
+            Conn::Sqlite(c) => {
+                let mut stmt = c.prepare_cached(sql)?;
+                let mut rows =
+                    stmt.query(rusqlite::params_from_iter(values(params).into_iter().map(Bind)))?;
+                match rows.next()? {
+                    Some(r) => f(&Row(RowRef::Sqlite(r))).map(Some),
+                    None => Ok(None),
+                }
             }
-            Ok::<_, DbError>(())
-        })?;
-        Ok(out)
+            Conn::Postgres(p) => Self::postgres_rows(p, sql, &values(params))?
+                .first()
+                .map(|r| f(&Row(RowRef::Postgres(r))))
+                .transpose(),
+        }
     }
 
     /// Runs a query that returns a row; `f` of it.
@@ -609,6 +712,7 @@ impl Db {
             Backend::Sqlite => self.batch("BEGIN IMMEDIATE")?,
             Backend::Postgres => self.batch("BEGIN")?,
         }
+        self.in_tx.set(true);
         Ok(Tx {
             db: self,
             open: true,
@@ -665,6 +769,7 @@ impl Tx<'_> {
     /// Makes the transaction's writes durable.
     pub fn commit(mut self) -> Result<(), DbError> {
         self.open = false;
+        self.db.in_tx.set(false);
         self.db.batch("COMMIT")
     }
 }
@@ -672,6 +777,7 @@ impl Tx<'_> {
 impl Drop for Tx<'_> {
     fn drop(&mut self) {
         if self.open {
+            self.db.in_tx.set(false);
             let _ = self.db.batch("ROLLBACK");
         }
     }

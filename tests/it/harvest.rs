@@ -601,8 +601,9 @@ fn credentials_open_the_feed_and_never_reach_another_origin() {
             .collect::<String>()
     );
     assert!(!all.contains("s3cret-Passw0rd"));
-    let catalog = std::fs::read(env.data().join("catalog.sqlite")).unwrap();
+    let catalog = env.catalog_bytes();
     assert!(memchr::memmem::find(&catalog, b"s3cret-Passw0rd").is_none());
+    assert!(memchr::memmem::find(&catalog, b"Testbladet").is_some());
 }
 
 #[test]
