@@ -762,5 +762,39 @@ mod tests {
             }
         }
         let _ = std::fs::remove_dir_all(&dir);
+        // And workers starting together on a new PostgreSQL catalog (the test script's
+        // second run).
+        let Some(server) = std::env::var("PLIKT_TEST_POSTGRES")
+            .ok()
+            .filter(|u| !u.is_empty())
+        else {
+            return;
+        };
+        for round in 0..5 {
+            let url =
+                super::super::sql::tests::fresh_database(&server, &format!("migrate_{round}"));
+            let openers: Vec<_> = (0..3)
+                .map(|_| {
+                    let location = Location::Postgres {
+                        url: url.clone(),
+                        password: None,
+                    };
+                    std::thread::spawn(move || Catalog::open(&location).map(drop))
+                })
+                .collect();
+            for o in openers {
+                o.join().unwrap().unwrap();
+            }
+            let c = Catalog::open(&Location::Postgres {
+                url: url.clone(),
+                password: None,
+            })
+            .unwrap();
+            let v: i64 = c
+                .db()
+                .one("SELECT count(*) FROM plikt_schema", params![])
+                .unwrap();
+            assert_eq!(v, 1);
+        }
     }
 }

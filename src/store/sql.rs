@@ -675,8 +675,9 @@ impl Db {
         match &self.conn {
             Conn::Sqlite(c) => {
                 let mut stmt = c.prepare_cached(sql)?;
-                let mut rows =
-                    stmt.query(rusqlite::params_from_iter(values(params).into_iter().map(Bind)))?;
+                let mut rows = stmt.query(rusqlite::params_from_iter(
+                    values(params).into_iter().map(Bind),
+                ))?;
                 match rows.next()? {
                     Some(r) => f(&Row(RowRef::Sqlite(r))).map(Some),
                     None => Ok(None),
@@ -784,8 +785,59 @@ impl Drop for Tx<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+
+    /// A new, empty database on the test server (`PLIKT_TEST_POSTGRES`); its URL.
+    pub(in crate::store) fn fresh_database(server: &str, name: &str) -> String {
+        let db = format!("plikt_unit_{name}_{}", std::process::id());
+        let mut c = postgres::Client::connect(server, postgres::NoTls).unwrap();
+        c.batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
+            .unwrap();
+        c.batch_execute(&format!("CREATE DATABASE {db}")).unwrap();
+        let base = server.rsplit_once('/').map_or(server, |(b, _)| b);
+        format!("{base}/{db}")
+    }
+
+    #[test]
+    fn values_read_back_as_written_on_postgres() {
+        let Some(server) = std::env::var("PLIKT_TEST_POSTGRES")
+            .ok()
+            .filter(|u| !u.is_empty())
+        else {
+            return;
+        };
+        let url = fresh_database(&server, "values");
+        let db = Db::postgres(postgres::Client::connect(&url, postgres::NoTls).unwrap());
+        db.batch("CREATE TABLE t (i BIGINT, s TEXT, b BYTEA, n INTEGER)")
+            .unwrap();
+        db.execute(
+            "INSERT INTO t VALUES (?1, ?2, ?3, ?4)",
+            params![-5i64, "å", b"\x00\xff".to_vec(), 7u32],
+        )
+        .unwrap();
+        let (i, s, b, n, e): (i64, String, Vec<u8>, u32, bool) = db
+            .query_row(
+                "SELECT i, s, b, n, EXISTS (SELECT 1 FROM t) FROM t WHERE s = ?1",
+                params!["å"],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            )
+            .unwrap();
+        assert_eq!((i, s.as_str(), b, n, e), (-5, "å", vec![0, 255], 7, true));
+        // Nested queries while a cursor reads, in and out of a transaction.
+        let mut seen = 0;
+        db.each("SELECT i FROM t", params![], |r| {
+            let i: i64 = r.get(0)?;
+            seen += db.one::<i64>("SELECT count(*) FROM t WHERE i = ?1", params![i])?;
+            Ok::<_, DbError>(())
+        })
+        .unwrap();
+        assert_eq!(seen, 1);
+        let e = db
+            .one::<i64>("SELECT 1 FROM nowhere", params![])
+            .unwrap_err();
+        assert!(e.to_string().contains("\"nowhere\" does not exist"), "{e}");
+    }
 
     #[test]
     fn parameters_are_numbered_for_postgres_outside_quotes() {
