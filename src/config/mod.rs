@@ -97,6 +97,39 @@ pub struct Config {
     /// `[[operator]]`.
     #[serde(default, rename = "operator")]
     pub operators: Vec<OperatorConfig>,
+    /// Where the catalog is: `[catalog]` (absent: SQLite under `data_dir`).
+    #[serde(default)]
+    pub catalog: CatalogConfig,
+}
+
+/// `[catalog]`: a PostgreSQL catalog shared by any number of workers (issue 17), with
+/// its password from the environment or a file; absent, the SQLite catalog
+/// `data_dir/catalog.sqlite`.
+#[derive(Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CatalogConfig {
+    /// `postgres://user@host:port/database`; never with a password in it.
+    #[serde(default)]
+    pub url: Option<Url>,
+    /// Environment variable holding the password.
+    #[serde(default)]
+    pub password_env: Option<String>,
+    /// File holding the password (first line).
+    #[serde(default)]
+    pub password_file: Option<PathBuf>,
+    /// The password, once loaded (`None`: none given, the server needs none), or why
+    /// it could not be.
+    #[serde(skip)]
+    pub password: Option<Result<Secret, String>>,
+}
+
+impl std::fmt::Debug for CatalogConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CatalogConfig")
+            .field("url", &self.url.as_ref().map(Url::as_str))
+            .field("password", &self.password)
+            .finish()
+    }
 }
 
 /// `[[operator]]`: a member (or a monitoring system) of the deposit team, with a bearer
@@ -601,6 +634,29 @@ impl Config {
                     p.id
                 )));
             }
+        }
+        let c = &mut config.catalog;
+        if let Some(url) = &c.url {
+            if !matches!(url.scheme(), "postgres" | "postgresql") {
+                return Err(invalid(format!(
+                    "[catalog] url `{url}` is not a PostgreSQL URL; write postgres://user@host:port/database (leave [catalog] out for the SQLite catalog under data_dir)"
+                )));
+            }
+            if url.password().is_some() {
+                return Err(invalid(
+                    "[catalog] url carries a password; remove it from the URL and use password_env or password_file".into(),
+                ));
+            }
+            if c.password_env.is_some() || c.password_file.is_some() {
+                c.password = Some(
+                    load_secret("[catalog]", &c.password_env, &c.password_file, base, env)
+                        .map_err(&invalid)?,
+                );
+            }
+        } else if c.password_env.is_some() || c.password_file.is_some() {
+            return Err(invalid(
+                "[catalog] has a password but no url; give the PostgreSQL url, or leave [catalog] out for SQLite".into(),
+            ));
         }
         for o in &mut config.operators {
             let at = format!("[[operator]] `{}`", o.id);

@@ -51,7 +51,7 @@ pub struct AppState {
 impl AppState {
     /// Opens the data folder of `config` for reading (creating it if needed).
     pub fn open(config: Arc<Config>) -> Result<Self, crate::notify::NotifyError> {
-        let store = crate::store::Store::open(&config.data_dir, crate::store::Mode::Read)?;
+        let store = crate::store::Store::open(&config, crate::store::Mode::Read)?;
         Ok(Self {
             hub_client: crate::notify::client(&config)?,
             web: web::Web::new(&config.web),
