@@ -226,17 +226,21 @@ async fn the_api_answers_the_cli_document_and_the_page_groups_by_item() {
 #[tokio::test]
 async fn bombs_and_hostile_feeds_get_a_finding() {
     let (app, _dir) = service("bombs", "");
-    let laughs = r#"<?xml version="1.0"?>
-<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]>
-<rss version="2.0"><channel><title>&lol2;</title></channel></rss>"#;
+    // A billion laughs: ten levels of ten references each, 10^10 "lol"s when
+    // expanded. A small internal entity is well-formed XML and expands; this one
+    // must stop at the amplification limit with a G-XML finding.
+    let mut entities = String::from("<!ENTITY lol0 \"lol\">");
+    for level in 1..=10 {
+        let refs = format!("&lol{};", level - 1).repeat(10);
+        entities.push_str(&format!("<!ENTITY lol{level} \"{refs}\">"));
+    }
+    let laughs = format!(
+        "<?xml version=\"1.0\"?>\n<!DOCTYPE lolz [{entities}]>\n\
+         <rss version=\"2.0\"><channel><title>&lol10;</title></channel></rss>"
+    );
     let deep = format!("<rss version=\"2.0\">{}", "<a>".repeat(100_000));
     let binary: Vec<u8> = (0..=255u8).cycle().take(100_000).collect();
-    for feed in [
-        laughs.as_bytes().to_vec(),
-        deep.into_bytes(),
-        binary,
-        Vec::new(),
-    ] {
+    for feed in [laughs.into_bytes(), deep.into_bytes(), binary, Vec::new()] {
         let (status, _, body) = send(
             &app,
             Request::post("/api/validate")
