@@ -25,9 +25,10 @@
 //!           command line) of timeouts, minimum speed, size caps while streaming,
 //!           redirects, SSRF guard, retries, limits; Client follows it (manual
 //!           redirects, credentials per origin)
-//! store     content-addressed blobs (tmp → batch sync → rename → sync) + SQLite
-//!           catalog (WAL, synchronous=FULL, migrations, append-only change journal);
-//!           the only module with SQL
+//! store     content-addressed blobs (tmp → batch sync → rename → sync) + the
+//!           catalog on SQLite (WAL, synchronous=FULL) or PostgreSQL ([catalog] url):
+//!           `store::sql` is the one SQL layer over both, migrations per backend, an
+//!           append-only change journal; the only module with SQL
 //! harvest   one run of one publisher: fetch → validate (two passes: verdict, then
 //!           diff in one transaction) → download + verify (H-*) → deposit
 //! schedule  cron → runs, one loop per publisher (no overlap, one catch-up); status
@@ -47,6 +48,8 @@
 //!           documents, resources from the blob store, topics, the hub, status; the
 //!           validation service for publishers (`server::web`: /validate, /rules,
 //!           POST /api/validate; askama templates, Fluent texts per language, limits)
+//! metrics   Prometheus/OpenMetrics counters and gauges (runs, deposits, bytes,
+//!           findings, deliveries; catalog gauges read at scrape), served on /metrics
 //! cli       clap arguments, one file per command, fatal errors → exit codes
 //!           (`cli::Error`); nothing depends on it
 //! ```

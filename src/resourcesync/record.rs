@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::writer::escape;
+use crate::xml::escape;
 
 /// A record mapping.
 #[derive(Debug, Deserialize)]

@@ -165,7 +165,7 @@ impl<W: Write> DocumentWriter<W> {
         out.extend_from_slice(b"  <");
         out.extend_from_slice(tag.as_bytes());
         out.extend_from_slice(b">\n    <loc>");
-        write_escaped(out, loc)?;
+        crate::xml::write_escaped(out, loc)?;
         out.extend_from_slice(b"</loc>\n");
         self.entries += 1;
         Ok(EntryWriter { doc: self, tag })
@@ -196,7 +196,7 @@ impl<W: Write> EntryWriter<'_, W> {
     pub fn lastmod(&mut self, t: &str) -> io::Result<()> {
         let out = &mut self.doc.entry;
         out.extend_from_slice(b"    <lastmod>");
-        write_escaped(out, t)?;
+        crate::xml::write_escaped(out, t)?;
         out.extend_from_slice(b"</lastmod>\n");
         Ok(())
     }
@@ -282,42 +282,10 @@ fn write_attrs(out: &mut impl Write, attrs: &[(&str, &str)]) -> io::Result<()> {
         out.write_all(b" ")?;
         out.write_all(k.as_bytes())?;
         out.write_all(b"=\"")?;
-        write_escaped(out, v)?;
+        crate::xml::write_escaped(out, v)?;
         out.write_all(b"\"")?;
     }
     Ok(())
-}
-
-/// Writes `s` escaped for text and attribute values (`&`, `<`, `>`, `"`, `'`), in
-/// runs: most values (times, digests, numbers, most URLs) need no escaping at all.
-fn write_escaped(out: &mut impl Write, s: &str) -> io::Result<()> {
-    let bytes = s.as_bytes();
-    // Looked for with SIMD, then written in one piece.
-    if memchr::memchr3(b'&', b'<', b'>', bytes).is_none()
-        && memchr::memchr2(b'"', b'\'', bytes).is_none()
-    {
-        return out.write_all(bytes);
-    }
-    let mut start = 0;
-    for (i, b) in bytes.iter().enumerate() {
-        let entity: &[u8] = match b {
-            b'&' => b"&amp;",
-            b'<' => b"&lt;",
-            b'>' => b"&gt;",
-            b'"' => b"&quot;",
-            b'\'' => b"&apos;",
-            _ => continue,
-        };
-        out.write_all(&bytes[start..i])?;
-        out.write_all(entity)?;
-        start = i + 1;
-    }
-    out.write_all(&bytes[start..])
-}
-
-/// Escapes text and attribute values (`&`, `<`, `>`, `"`, `'`).
-pub fn escape(s: &str) -> std::borrow::Cow<'_, str> {
-    crate::xml::escape(s)
 }
 
 /// `n` in decimal, without allocating.
@@ -412,7 +380,7 @@ mod tests {
             ("åäö é", "åäö é"),
         ] {
             let mut out = Vec::new();
-            write_escaped(&mut out, raw).unwrap();
+            crate::xml::write_escaped(&mut out, raw).unwrap();
             assert_eq!(String::from_utf8(out).unwrap(), written, "{raw}");
         }
         let mut attrs = Attrs::default();
