@@ -46,7 +46,8 @@ pub struct AppState {
 impl AppState {
     /// Opens the data folder of `config` for reading (creating it if needed).
     pub fn open(config: Arc<Config>) -> Result<Self, crate::notify::NotifyError> {
-        let store = crate::store::Store::open(&config.data_dir, crate::store::Mode::Read)?;
+        let store =
+            crate::store::Store::open(&config.data_dir, &config.blobs, crate::store::Mode::Read)?;
         Ok(Self {
             hub_client: crate::notify::client(&config)?,
             config,
@@ -269,7 +270,7 @@ async fn source_description(
 async fn set_file(
     State(state): State<AppState>,
     Path((publisher, rest)): Path<(String, String)>,
-    method: axum::http::Method,
+    method: http::Method,
     headers: HeaderMap,
 ) -> Result<Response, AppError> {
     let Some(request) = resourcesync::layout::parse_set_request(&rest) else {

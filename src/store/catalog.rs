@@ -533,6 +533,15 @@ impl Catalog {
         Ok(())
     }
 
+    /// Whether the catalog has the blob with this SHA-256 (stored once: a new copy of
+    /// it is dropped at commit, [`super::Blobs::commit`]).
+    pub fn has_blob(&self, sha256: &str) -> Result<bool, StoreError> {
+        self.conn
+            .prepare_cached("SELECT 1 FROM blobs WHERE sha256 = ?1")
+            .and_then(|mut stmt| stmt.exists(params![sha256]))
+            .map_err(sql("looking up a blob"))
+    }
+
     /// Postpones a version (a long `Retry-After`) without counting a failed attempt.
     pub fn postpone(&self, version: i64, until: Timestamp, reason: &str) -> Result<(), StoreError> {
         self.conn
@@ -567,7 +576,10 @@ fn record_file(
         FileResult::Stored(s) => {
             let len = i64::try_from(s.digests.length).unwrap_or(i64::MAX);
             tx.prepare_cached(
-                "INSERT OR IGNORE INTO blobs (sha256, length, md5, stored_at) VALUES (?1, ?2, ?3, ?4)",
+                // Plain SQL (SQLite and PostgreSQL): of two workers recording identical
+                // new bytes, the second keeps the first's row (issue 17 §2).
+                "INSERT INTO blobs (sha256, length, md5, stored_at) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (sha256) DO NOTHING",
             )
             .and_then(|mut stmt| {
                 stmt.execute(params![s.digests.sha256, len, s.digests.md5, fetched_at])

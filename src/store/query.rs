@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::catalog::{Catalog, RunCounts, StoredFinding};
 use super::state::{FileState, Outcome, Timestamp, VersionState, sql as lit};
-use super::{Blobs, StoreError};
+use super::{BlobError, Blobs, StoreError};
 use crate::profile::Severity;
 
 fn sql(context: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
@@ -357,7 +357,7 @@ impl Catalog {
             let (sha, length, md5) = row.map_err(sql("listing blobs"))?;
             known.insert(sha.clone());
             report.blobs_checked += 1;
-            check_blob(blobs, &sha, length, &md5, &mut report, progress);
+            check_blob(blobs, &sha, length, &md5, &mut report, progress)?;
         }
         let mut stmt = c
             .prepare(
@@ -399,24 +399,17 @@ impl Catalog {
                 .incomplete
                 .push(row.map_err(sql("checking versions"))?);
         }
-        let on_disk = blobs.list().map_err(|source| StoreError::Io {
-            path: blobs
-                .path("")
-                .parent()
-                .map(std::path::Path::to_path_buf)
-                .unwrap_or_default(),
-            source,
-        })?;
-        for (name, path) in on_disk {
+        for (name, location) in blobs.list()? {
             if !known.contains(&name) {
-                report.unreferenced.push(path.display().to_string());
+                report.unreferenced.push(location);
             }
         }
         Ok(report)
     }
 }
 
-/// Re-reads one blob and records what is wrong with it, if anything.
+/// Re-reads one blob and records what is wrong with it, if anything. An object store
+/// that cannot be read is no finding about the blob: the audit stops with its error.
 fn check_blob(
     blobs: &Blobs,
     sha: &str,
@@ -424,16 +417,17 @@ fn check_blob(
     md5: &str,
     report: &mut AuditReport,
     progress: &dyn Fn(u64),
-) {
-    let path = blobs.path(sha).display().to_string();
+) -> Result<(), BlobError> {
+    let path = blobs.location(sha);
     let d = match blobs.digest(sha) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(e) if e.is_not_found() => {
             report.missing.push(format!("{path}: no such file"));
-            return;
+            return Ok(());
         }
+        Err(e) if blobs.is_remote() => return Err(e),
         Err(e) => {
             report.missing.push(format!("{path}: {e}"));
-            return;
+            return Ok(());
         }
         Ok(d) => d,
     };
@@ -452,6 +446,7 @@ fn check_blob(
     if !wrong.is_empty() {
         report.corrupt.push(format!("{path}: {}", wrong.join("; ")));
     }
+    Ok(())
 }
 
 /// One publisher's numbers for `/metrics`.

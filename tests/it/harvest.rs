@@ -998,6 +998,7 @@ fn a_second_writer_on_the_same_data_folder_is_refused() {
         &std::env::temp_dir()
             .join(format!("plikt-it-locked-{}", std::process::id()))
             .join("data"),
+        &plikt::config::BlobsConfig::default(),
         plikt::store::Mode::Write,
     )
     .unwrap();
