@@ -111,6 +111,11 @@ pub struct AuditReport {
     /// Blob files on disk the catalog does not know (left by a crash between the
     /// rename and the commit; harmless, reused if the same bytes arrive again).
     pub unreferenced: Vec<String>,
+    /// Temporary blobs: files in `tmp/`, or an object store's temporary objects and
+    /// unfinished multipart uploads. In flight, or left by a crash (removed when a
+    /// harvest starts: a local folder's at once, an object store's once older than
+    /// `stale_upload_secs`). Not a finding: the audit stays clean.
+    pub leftovers: Vec<String>,
 }
 
 impl PublisherStatus {
@@ -404,6 +409,7 @@ impl Catalog {
                 report.unreferenced.push(location);
             }
         }
+        report.leftovers = blobs.leftovers()?;
         Ok(report)
     }
 }

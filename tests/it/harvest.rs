@@ -7,27 +7,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::support::{
-    Body, Env, Request, Response, Running, Server, TestItem, date, feed, get, md5_hex, plikt, root,
+    Body, Env, Response, Running, Server, TestItem, date, feed, get, md5_hex, plikt, root, serve,
     text,
 };
-
-/// A server whose routes are computed from its own base URL.
-fn serve(routes: impl Fn(&str) -> Vec<(String, Response)> + Send + Sync + 'static) -> Server {
-    let cell: std::sync::Arc<std::sync::OnceLock<Vec<(String, Response)>>> = Default::default();
-    let c2 = cell.clone();
-    let server = Server::with_handler(move |req: &Request| {
-        c2.get()
-            .and_then(|r| {
-                r.iter()
-                    .find(|(p, _)| *p == req.path)
-                    .map(|(_, r)| r.clone())
-            })
-            .unwrap_or(Response::status(404))
-    });
-    let base = server.url("");
-    let _ = cell.set(routes(&base));
-    server
-}
 
 /// A publisher with one item: `/feed.xml`, its link page `/a-1.html`, and `/a-1.pdf`
 /// (the feed declares [`PDF`]) answered by `pdf`.

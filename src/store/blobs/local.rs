@@ -109,6 +109,26 @@ impl Local {
         Ok(n)
     }
 
+    /// The temporary files now, with their age.
+    pub(super) fn leftovers(&self) -> io::Result<Vec<String>> {
+        let mut out = Vec::new();
+        for e in fs::read_dir(&self.tmp)? {
+            let e = e?;
+            let age = e
+                .metadata()?
+                .modified()
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .map_or(0, |d| d.as_secs());
+            out.push(format!(
+                "{}: temporary file, {age} s old",
+                e.path().display()
+            ));
+        }
+        out.sort();
+        Ok(out)
+    }
+
     /// A new temporary file to write a blob to.
     pub(super) fn writer(&self) -> io::Result<(File, TmpFile)> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);

@@ -199,6 +199,15 @@ impl Blobs {
         }
     }
 
+    /// Temporary blobs now (in flight, or left by a crash), each with its location and
+    /// age, for `plikt audit`. Blocks.
+    pub fn leftovers(&self) -> Result<Vec<String>, BlobError> {
+        match &self.0 {
+            Backend::Local(l) => l.leftovers().map_err(BlobError::io(l.root())),
+            Backend::S3(s) => s.leftovers(),
+        }
+    }
+
     /// `length` bytes of a blob from byte `start` (a resource served, with or without a
     /// `Range`): a ranged read of the file or of the object.
     pub async fn stream(

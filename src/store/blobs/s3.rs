@@ -146,6 +146,7 @@ impl S3 {
                 .map_err(|e| BlobError::Config(format!("[blobs]: {e}")))
         };
         let http = reqwest::Client::builder()
+            .user_agent(concat!("plikt/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(Duration::from_secs(10))
             .timeout(s.timeout)
             // A redirect would carry the signed request elsewhere: none is followed.
@@ -339,6 +340,39 @@ impl S3 {
                 }
             }
             Ok(removed)
+        })
+    }
+
+    /// Temporary objects and unfinished multipart uploads now, with their age. Blocks.
+    pub(super) fn leftovers(&self) -> Result<Vec<String>, BlobError> {
+        let s3 = self.clone();
+        block(async move {
+            let now = chrono::Utc::now();
+            let age = |t: chrono::DateTime<chrono::Utc>| (now - t).num_seconds().max(0);
+            let prefix = s3.tmp_prefix();
+            let list = Path::from(prefix.trim_end_matches('/'));
+            let bucket = &s3.settings.bucket;
+            let mut out: Vec<String> = s3
+                .ops
+                .list(Some(&list))
+                .map_ok(|o| {
+                    format!(
+                        "s3://{bucket}/{}: temporary object, {} s old",
+                        o.location,
+                        age(o.last_modified)
+                    )
+                })
+                .try_collect()
+                .await
+                .map_err(|e| s3.err("listing temporary objects under", &list, e))?;
+            for (key, id, initiated) in s3.list_uploads(&prefix).await? {
+                out.push(format!(
+                    "s3://{bucket}/{key}: unfinished multipart upload {id}, {} s old",
+                    age(initiated)
+                ));
+            }
+            out.sort();
+            Ok(out)
         })
     }
 
