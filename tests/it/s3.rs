@@ -254,3 +254,299 @@ fn s3_harvest_streams_parts_stores_identical_bytes_once_serves_ranges_packs_and_
         "{out}"
     );
 }
+
+/// Issue 17 §2: each upload is verified by its digest on the server. A proxy flips one
+/// byte of every PUT body on its way to Garage, which recomputes `x-amz-content-sha256`
+/// and `x-amz-checksum-sha256` and refuses the body: nothing is stored, the files stay
+/// pending, and once the corruption stops the next run stores them.
+#[test]
+fn s3_an_upload_corrupted_in_transit_is_refused_and_retried() {
+    let garage = Garage::start("corrupt");
+    let big = noise(6 << 20, 2);
+    let b2 = big.clone();
+    let publisher = serve(move |base| {
+        let items = [
+            TestItem::new("c-1", &date(0), &format!("{base}/c-1.html")).content(
+                &format!("{base}/c-1.bin"),
+                "application/octet-stream",
+                &b2,
+            ),
+        ];
+        vec![
+            ("/feed.xml".into(), Response::ok(feed(&items))),
+            ("/c-1.html".into(), Response::file(HTML, "text/html")),
+            (
+                "/c-1.bin".into(),
+                Response::file(b2.clone(), "application/octet-stream"),
+            ),
+        ]
+    });
+    let proxy = Proxy::start(garage.port);
+    let env = Env::plain("s3-corrupt", &publisher.url("/feed.xml"), "");
+    let env = garage.configure_through(&proxy, env, "kb/", "part_size_mib = 5");
+    proxy.corrupt_puts(true);
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(env.one("SELECT state FROM versions"), "pending");
+    assert_eq!(env.one("SELECT count(*) FROM blobs"), "0");
+    let errors = env.sql("SELECT error FROM files ORDER BY ord");
+    for e in &errors {
+        let e = &e[0];
+        assert!(
+            e.contains("InvalidDigest") && e.contains("checksum") && e.contains("bucket `plikt`"),
+            "{e}"
+        );
+    }
+    assert_eq!(objects(&garage, "kb/blobs"), Vec::new());
+    // Both kinds of upload were refused: the page's single PUT and the file's first part.
+    let heads = proxy.heads();
+    assert!(
+        heads.iter().any(|h| h.contains("partNumber=1")),
+        "{heads:#?}"
+    );
+    proxy.corrupt_puts(false);
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(env.one("SELECT state FROM versions"), "deposited");
+    let o = env.cmd(&["audit"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+/// Issue 17 §4: the object store goes away in the middle of a harvest and stays away for
+/// 30 s. Its files stay pending with an error that names the endpoint, the bucket and
+/// what to do; no version is deposited without all its files; the next run after it
+/// returns completes the harvest.
+#[test]
+fn s3_an_object_store_gone_for_30_s_mid_harvest_leaves_files_pending_until_it_returns() {
+    let mut garage = Garage::start("outage");
+    let slow = noise(3 << 20, 3);
+    let s2 = slow.clone();
+    let publisher = serve(move |base| {
+        let first = [TestItem::new("o-1", &date(0), &format!("{base}/o-1.html"))];
+        let second = [
+            TestItem::new("o-3", &date(3), &format!("{base}/o-3.html")).content(
+                &format!("{base}/o-3.bin"),
+                "application/octet-stream",
+                &s2,
+            ),
+            TestItem::new("o-2", &date(2), &format!("{base}/o-2.html")),
+            first[0].clone(),
+        ];
+        let mut routes = vec![
+            ("/feed.xml".to_string(), Response::ok(feed(&first))),
+            ("/feed2.xml".to_string(), Response::ok(feed(&second))),
+            (
+                "/o-3.bin".into(),
+                Response::file(Vec::new(), "application/octet-stream").body(Body::Paced {
+                    bytes: s2.clone(),
+                    chunk: 64 << 10,
+                    every: Duration::from_millis(40),
+                }),
+            ),
+        ];
+        for p in ["/o-1.html", "/o-2.html", "/o-3.html"] {
+            routes.push((p.into(), Response::file(HTML, "text/html")));
+        }
+        routes
+    });
+    let env = Env::plain("s3-outage", &publisher.url("/feed.xml"), "");
+    let env = garage.configure(env, "", "retry_timeout_secs = 2\ntimeout_secs = 5");
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let deposited = || env.one("SELECT count(*) FROM versions WHERE state = 'deposited'");
+    assert_eq!(deposited(), "1");
+    // The feed grows; while its slow file streams, the object store is killed.
+    std::fs::write(
+        &env.config,
+        std::fs::read_to_string(&env.config)
+            .unwrap()
+            .replace("/feed.xml", "/feed2.xml"),
+    )
+    .unwrap();
+    let mut run = env.spawn(&["harvest"]);
+    std::thread::sleep(Duration::from_millis(1200));
+    garage.stop();
+    let down = Instant::now();
+    let status = wait(&mut run, Duration::from_secs(60));
+    assert_eq!(status, Some(0), "{}", log(&env));
+    // o-3's page may be stored and its file is not: o-3 is not deposited.
+    let o3 =
+        "(SELECT v.id FROM versions v JOIN deposits d ON d.id = v.deposit_id WHERE d.guid = 'o-3')";
+    assert_eq!(
+        env.one(&format!("SELECT state FROM versions WHERE id = {o3}")),
+        "pending"
+    );
+    let error = env.one(&format!(
+        "SELECT error FROM files WHERE version_id = {o3} AND url LIKE '%.bin'"
+    ));
+    assert!(
+        error.contains(&garage.endpoint())
+            && error.contains("bucket `plikt`")
+            && error.contains("check that the object store is running"),
+        "{error}"
+    );
+    // o-2 (a page only) may have been stored before the kill. While the object store is
+    // away, a run retries and leaves the files pending again.
+    let before = deposited();
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(deposited(), before);
+    assert_eq!(
+        env.one(&format!("SELECT state FROM versions WHERE id = {o3}")),
+        "pending"
+    );
+    assert_eq!(
+        env.one("SELECT count(*) FROM versions v WHERE state = 'deposited' AND EXISTS (SELECT 1 FROM files f WHERE f.version_id = v.id AND f.state != 'stored')"),
+        "0"
+    );
+    std::thread::sleep(Duration::from_secs(30).saturating_sub(down.elapsed()));
+    garage.restart();
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(deposited(), "3");
+    assert_eq!(env.status()["pending"], 0);
+    let o = env.cmd(&["audit"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+/// Waits for a spawned plikt to exit; its status code.
+fn wait(run: &mut crate::support::Running, limit: Duration) -> Option<i32> {
+    let until = Instant::now() + limit;
+    while Instant::now() < until {
+        if let Some(s) = run.try_wait().unwrap() {
+            return s.code();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("plikt did not exit within {limit:?}");
+}
+
+fn log(env: &Env) -> String {
+    std::fs::read_to_string(env.dir.join("spawned.log")).unwrap_or_default()
+}
+
+/// Waits until the bucket holds an unfinished multipart upload (a large file in flight).
+fn upload_in_flight(env: &Env) -> Vec<String> {
+    let until = Instant::now() + Duration::from_secs(30);
+    loop {
+        let l = env.blobs().leftovers().unwrap();
+        if l.iter().any(|l| l.contains("unfinished multipart upload")) {
+            return l;
+        }
+        assert!(
+            Instant::now() < until,
+            "no upload in flight after 30 s: {l:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Issue 17 §2: a process killed with SIGKILL in the middle of an upload leaves an
+/// unfinished multipart upload; the next harvest start removes it once it is older than
+/// `stale_upload_secs`, and never touches a live worker's upload in flight.
+#[test]
+fn s3_a_crash_mid_upload_leaves_no_orphan_after_cleanup_and_a_live_upload_survives_a_sweep() {
+    let garage = Garage::start("crash");
+    let (one, two) = (noise(12 << 20, 4), noise(12 << 20, 5));
+    let (o2, t2) = (one.clone(), two.clone());
+    let publisher = serve(move |base| {
+        let x1 = TestItem::new("x-1", &date(1), &format!("{base}/x.html")).content(
+            &format!("{base}/x-1.bin"),
+            "application/octet-stream",
+            &o2,
+        );
+        let x2 = TestItem::new("x-2", &date(2), &format!("{base}/x.html")).content(
+            &format!("{base}/x-2.bin"),
+            "application/octet-stream",
+            &t2,
+        );
+        let paced = |b: &Vec<u8>| {
+            Response::file(Vec::new(), "application/octet-stream").body(Body::Paced {
+                bytes: b.clone(),
+                chunk: 64 << 10,
+                every: Duration::from_millis(20),
+            })
+        };
+        vec![
+            (
+                "/feed.xml".into(),
+                Response::ok(feed(std::slice::from_ref(&x1))),
+            ),
+            ("/feed2.xml".into(), Response::ok(feed(&[x2, x1]))),
+            (
+                "/tiny.xml".into(),
+                Response::ok(feed(&[TestItem::new(
+                    "t-1",
+                    &date(0),
+                    &format!("{base}/x.html"),
+                )])),
+            ),
+            ("/x.html".into(), Response::file(HTML, "text/html")),
+            ("/x-1.bin".into(), paced(&o2)),
+            ("/x-2.bin".into(), paced(&t2)),
+        ]
+    });
+    let env = Env::plain("s3-crash", &publisher.url("/feed.xml"), "");
+    let env = garage.configure(env, "kb/", "part_size_mib = 5\nstale_upload_secs = 3");
+    // Another worker on the same bucket (its own catalog), with the default threshold.
+    let other = Env::plain("s3-crash-other", &publisher.url("/tiny.xml"), "");
+    let other = garage.configure(other, "kb/", "");
+
+    // 1. While this worker's upload is in flight, the other starts and sweeps: the live
+    //    upload is younger than its threshold and survives; the file is deposited.
+    let mut run = env.spawn(&["harvest"]);
+    let before = upload_in_flight(&env);
+    let o = other.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        env.blobs()
+            .leftovers()
+            .unwrap()
+            .iter()
+            .any(|l| before.contains(l)),
+        "the other worker's sweep removed a live upload"
+    );
+    assert_eq!(
+        wait(&mut run, Duration::from_secs(60)),
+        Some(0),
+        "{}",
+        log(&env)
+    );
+    assert_eq!(
+        env.one("SELECT count(*) FROM versions WHERE state = 'deposited'"),
+        "1"
+    );
+
+    // 2. Killed mid-upload: its multipart upload is left behind.
+    std::fs::write(
+        &env.config,
+        std::fs::read_to_string(&env.config)
+            .unwrap()
+            .replace("/feed.xml", "/feed2.xml"),
+    )
+    .unwrap();
+    let mut run = env.spawn(&["harvest"]);
+    upload_in_flight(&env);
+    run.kill().unwrap();
+    run.wait().unwrap();
+    let left = env.blobs().leftovers().unwrap();
+    assert!(
+        left.iter()
+            .any(|l| l.contains("unfinished multipart upload")),
+        "{left:?}"
+    );
+    // 3. Past the threshold, the next harvest's start removes it, then completes.
+    std::thread::sleep(Duration::from_secs(4));
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(
+        env.one("SELECT count(*) FROM versions WHERE state = 'deposited'"),
+        "2"
+    );
+    assert_eq!(env.blobs().leftovers().unwrap(), Vec::<String>::new());
+    assert_eq!(objects(&garage, "kb/tmp"), Vec::new());
+    let o = env.cmd(&["audit"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("0 unreferenced"), "{out}");
+}
