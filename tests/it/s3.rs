@@ -38,10 +38,10 @@ fn epub_with_drm() -> Vec<u8> {
         zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
     z.start_file("mimetype", stored).unwrap();
     z.write_all(b"application/epub+zip").unwrap();
-    z.start_file("OEBPS/chapter.xhtml", stored).unwrap();
-    z.write_all(&noise(300_000, 9)).unwrap();
     z.start_file("META-INF/rights.xml", stored).unwrap();
     z.write_all(b"<rights/>").unwrap();
+    z.start_file("OEBPS/chapter.xhtml", stored).unwrap();
+    z.write_all(&noise(600_000, 9)).unwrap();
     z.finish().unwrap().into_inner()
 }
 
@@ -167,7 +167,14 @@ fn s3_harvest_streams_parts_stores_identical_bytes_once_serves_ranges_packs_and_
         .filter(|h| h.to_ascii_lowercase().contains("x-amz-copy-source:"))
         .count();
     assert_eq!(copies, 4, "{heads:#?}");
-    // H-DRM read the EPUB's directory back from the object store.
+    // H-DRM read the EPUB's directory back from the object store, in two ranged GETs of
+    // its 600 kB: the window with the directory at the end, and the one at the start
+    // with `META-INF/rights.xml`.
+    let reads: Vec<&String> = heads
+        .iter()
+        .filter(|h| h.starts_with("GET /plikt/kb/tmp/"))
+        .collect();
+    assert_eq!(reads.len(), 2, "{reads:#?}");
     let findings = env.one(
         "SELECT v.findings FROM versions v JOIN deposits d ON d.id = v.deposit_id WHERE d.guid = 'a-4'",
     );

@@ -755,8 +755,8 @@ impl Drop for TmpObject {
     }
 }
 
-/// `Read + Seek` over an object by ranged GETs, a window of [`RANGE_READ`] bytes at a
-/// time: a ZIP's central directory at the end, then the entries it names.
+/// `Read + Seek` over an object by ranged GETs, one aligned window of [`RANGE_READ`]
+/// bytes at a time: a ZIP's central directory at the end, then the entries it names.
 #[derive(Debug)]
 pub(super) struct Ranged {
     s3: S3,
@@ -774,7 +774,10 @@ impl Read for Ranged {
         }
         let end = self.buf_at + self.buf.len() as u64;
         if self.pos < self.buf_at || self.pos >= end {
-            let (s3, key, from) = (self.s3.clone(), self.key.clone(), self.pos);
+            // Windows aligned to their size: a reader that walks backwards from the end
+            // (a ZIP's end-of-directory search) finds what it needs in the last one.
+            let from = self.pos - self.pos % RANGE_READ;
+            let (s3, key) = (self.s3.clone(), self.key.clone());
             let to = (from + RANGE_READ).min(self.length);
             self.buf = block(async move {
                 let range = from..to;
