@@ -938,6 +938,35 @@ fn the_example_configuration_loads() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     assert!(!c.publishers.is_empty());
+    assert!(c.blobs.s3.is_none(), "the example keeps the local folder");
+    // Its commented [blobs] block loads when uncommented, and shows the defaults.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let blobs: String = text
+        .lines()
+        .skip_while(|l| *l != "# [blobs]")
+        .take_while(|l| l.starts_with("# "))
+        .map(|l| format!("{}\n", &l[2..]))
+        .collect();
+    assert!(blobs.contains("s3_endpoint"), "{blobs}");
+    let with = plikt::config::Config::parse(&format!("{text}\n{blobs}"), &path, &root(), &|v| {
+        matches!(
+            v,
+            "DAGENSBOK_PASSWORD" | "LIBRIS_TOKEN" | "PLIKT_S3_KEY_ID" | "PLIKT_S3_SECRET"
+        )
+        .then(|| "x".to_string())
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    let s3 = with.blobs.s3.unwrap().unwrap();
+    let defaults = plikt::config::Config::parse(
+        &format!(
+            "{text}\n[blobs]\ns3_endpoint = \"https://s3.kb.example\"\nbucket = \"plikt\"\nregion = \"garage\"\nprefix = \"kb/\"\naccess_key_id_env = \"K\"\nsecret_access_key_env = \"S\"\n"
+        ),
+        &path,
+        &root(),
+        &|_| Some("x".to_string()),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(defaults.blobs.s3.unwrap().unwrap(), s3);
     // Its [http] table shows the built-in defaults, which live in one place.
     let defaults = plikt::fetch::Policy::default();
     assert_eq!(defaults.clone().with_http(&c.http), defaults);

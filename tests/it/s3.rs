@@ -557,3 +557,55 @@ fn s3_a_crash_mid_upload_leaves_no_orphan_after_cleanup_and_a_live_upload_surviv
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("0 unreferenced"), "{out}");
 }
+
+/// `[blobs]` credentials come from the environment or a file, like publishers' passwords:
+/// a missing one stops the commands that open the store (exit 2, naming the variable),
+/// not `plikt status`; the secret appears in no output, even in debug logs of failures.
+#[test]
+fn s3_credentials_come_from_the_environment_or_a_file_and_are_never_shown() {
+    let publisher = serve(|base| {
+        let items = [TestItem::new("k-1", &date(0), &format!("{base}/k-1.html"))];
+        vec![
+            ("/feed.xml".into(), Response::ok(feed(&items))),
+            ("/k-1.html".into(), Response::file(HTML, "text/html")),
+        ]
+    });
+    // An endpoint where nothing listens: every request fails at once.
+    let nothing = crate::support::free_port();
+    let env = Env::plain("s3-credentials", &publisher.url("/feed.xml"), "").with_config(&format!(
+        "[blobs]\ns3_endpoint = \"http://127.0.0.1:{nothing}\"\nbucket = \"plikt\"\nregion = \"garage\"\naccess_key_id_env = \"PLIKT_TEST_S3_KEY_ID\"\nsecret_access_key_file = \"s3-secret\"\nretry_timeout_secs = 1\n"
+    ));
+    let env = env.with_secret_file("s3-secret", crate::support::GARAGE_SECRET);
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("`PLIKT_TEST_S3_KEY_ID` is not set"), "{err}");
+    assert_eq!(env.cmd(&["status"]).status.code(), Some(0));
+    let env = env.with_env("PLIKT_TEST_S3_KEY_ID", crate::support::GARAGE_KEY_ID);
+    let mut c = crate::support::plikt();
+    c.args(["harvest", "--config"])
+        .arg(&env.config)
+        .env("RUST_LOG", "debug");
+    for (k, v) in &env.env {
+        c.env(k, v);
+    }
+    let o = c.output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(env.one("SELECT state FROM versions"), "pending");
+    let error = env.one("SELECT error FROM files");
+    assert!(
+        error.contains(&format!(
+            "object store http://127.0.0.1:{nothing}/, bucket `plikt`"
+        )),
+        "{error}"
+    );
+    let all = format!(
+        "{}{}{error}",
+        text(&o),
+        env.one("SELECT last_error FROM versions")
+    );
+    assert!(
+        !all.contains(crate::support::GARAGE_SECRET),
+        "the secret was shown"
+    );
+}
