@@ -46,7 +46,9 @@
 //!           catalog); the hub (subscription requests, verification of intent); the
 //!           delivery loop (claims with a lease, signed POSTs, backoff)
 //! server    axum routes of `plikt run` / `plikt serve` (`fn app(state) -> Router`):
-//!           documents, resources from the blob store, topics, the hub, status
+//!           documents, resources from the blob store, topics, the hub, status; the
+//!           validation service for publishers (`server::web`: /validate, /rules,
+//!           POST /api/validate; askama templates, Fluent texts per language, limits)
 //! cli       clap arguments, one file per command, fatal errors → exit codes
 //!           (`cli::Error`); nothing depends on it
 //! ```

@@ -33,8 +33,7 @@ pub async fn publisher_loop(
     mut shutdown: watch::Receiver<bool>,
     after_run: Arc<dyn Fn() + Send + Sync>,
 ) -> Result<(), HarvestError> {
-    let catalog_path = config.data_dir.join("catalog.sqlite");
-    let last = Catalog::open(&catalog_path)?
+    let last = Catalog::open(&crate::store::Location::of(&config)?)?
         .last_run_start(&p.id)?
         .map(crate::store::Timestamp::get);
     let mut catch_up = missed(&p, last, Utc::now());
@@ -77,11 +76,15 @@ pub async fn publisher_loop(
 
 /// `plikt status`: every configured publisher's state, with its next scheduled run.
 pub fn status(config: &Config) -> Result<Vec<PublisherStatus>, StoreError> {
-    let path = config.data_dir.join("catalog.sqlite");
+    let location = crate::store::Location::of(config)?;
     // Asking is no reason to create a data folder: before the first harvest every
     // publisher simply has nothing yet.
-    let catalog = if path.exists() {
-        Some(Catalog::open(&path)?)
+    let exists = match &location {
+        crate::store::Location::Sqlite(path) => path.exists(),
+        crate::store::Location::Postgres { .. } => true,
+    };
+    let catalog = if exists {
+        Some(Catalog::open(&location)?)
     } else {
         None
     };

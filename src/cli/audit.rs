@@ -19,7 +19,7 @@ pub struct AuditArgs {
 /// Re-reads every blob; exit 0 only when everything the catalog points at is intact.
 pub fn run(args: &AuditArgs) -> Result<Exit, Error> {
     let config = super::load(&args.config)?;
-    let store = Store::open(&config.data_dir, &config.blobs, Mode::Read)?;
+    let store = Store::open(&config, Mode::Read)?;
     let report = store.catalog.audit(&store.blobs, &|_| {})?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);

@@ -41,7 +41,7 @@ pub fn run(args: &HarvestArgs) -> Result<Exit, Error> {
     };
     let interactive = std::io::stderr().is_terminal();
     super::init_logging(interactive);
-    let store = Store::open(&config.data_dir, &config.blobs, Mode::Write)?;
+    let store = Store::open(&config, Mode::Write)?;
     let progress: Arc<dyn Progress> = if interactive {
         Arc::new(super::progress::Bars::new(publishers.len() as u64))
     } else {

@@ -11,7 +11,7 @@ use crate::store::{Mode, Store};
 pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
     let config = super::load(&args.config)?;
     super::init_logging(false);
-    let store = Store::open(&config.data_dir, &config.blobs, Mode::Write)?;
+    let store = Store::open(&config, Mode::Write)?;
     let rt = super::runtime()?;
     rt.block_on(async {
         let (_tx, shutdown) = super::shutdown_signal();

@@ -8,9 +8,8 @@ use clap::{Args, ValueEnum};
 
 use super::error::{Error, Exit};
 use crate::fetch::{self, Policy, PrivateRule, Spool, Tee};
-use crate::profile::{self, Options, ProfileOptions, Report};
+use crate::profile::{self, Report};
 use crate::report::{Json, Junit, Printer, Source, Text};
-use crate::xml::ReaderLimits;
 
 /// The formats `plikt validate --format` offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -74,13 +73,7 @@ impl ValidateArgs {
     /// caps the feed while it streams, `--allow-private` lifts the private-target rule.
     /// http URLs are fetched too: no credentials are ever sent.
     pub fn http_policy(&self) -> Policy {
-        Policy {
-            max_feed_bytes: self.max_bytes,
-            allow_private: self.allow_private,
-            private_rule: PrivateRule::CommandLine,
-            https_only: false,
-            ..Policy::default()
-        }
+        Policy::for_validation(self.max_bytes, self.allow_private, PrivateRule::CommandLine)
     }
 }
 
@@ -106,20 +99,12 @@ const STDIN_COPY_LIMIT: u64 = 256 << 20;
 
 /// Runs `plikt validate`.
 pub fn run(args: &ValidateArgs) -> Result<Exit, Error> {
-    let mut limits = ReaderLimits::default();
-    limits.decode.max_bytes = args.max_bytes;
-    let options = Options {
-        limits,
-        profile: ProfileOptions {
-            require_is_part_of: args.require_is_part_of,
-        },
-        max_findings_per_rule: if args.format == Format::Junit {
-            0
-        } else {
-            args.max_findings
-        },
-        ..Options::default()
-    };
+    let options = crate::report::options(
+        args.max_bytes,
+        args.require_is_part_of,
+        args.max_findings,
+        args.format == Format::Junit,
+    );
     let text = args.format == Format::Text;
     let input_error = |source: io::Error| Error::Input {
         name: args.input.clone(),

@@ -89,6 +89,9 @@ pub struct Config {
     /// Change notification: the hub and deliveries.
     #[serde(default)]
     pub notification: NotificationConfig,
+    /// The validation page and API of `plikt serve` and `plikt run`.
+    #[serde(default)]
+    pub web: WebConfig,
     /// The publishers, `[[publisher]]`.
     #[serde(default, rename = "publisher")]
     pub publishers: Vec<PublisherConfig>,
@@ -99,6 +102,39 @@ pub struct Config {
     /// `[[operator]]`.
     #[serde(default, rename = "operator")]
     pub operators: Vec<OperatorConfig>,
+    /// Where the catalog is: `[catalog]` (absent: SQLite under `data_dir`).
+    #[serde(default)]
+    pub catalog: CatalogConfig,
+}
+
+/// `[catalog]`: a PostgreSQL catalog shared by any number of workers (issue 17), with
+/// its password from the environment or a file; absent, the SQLite catalog
+/// `data_dir/catalog.sqlite`.
+#[derive(Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CatalogConfig {
+    /// `postgres://user@host:port/database`; never with a password in it.
+    #[serde(default)]
+    pub url: Option<Url>,
+    /// Environment variable holding the password.
+    #[serde(default)]
+    pub password_env: Option<String>,
+    /// File holding the password (first line).
+    #[serde(default)]
+    pub password_file: Option<PathBuf>,
+    /// The password, once loaded (`None`: none given, the server needs none), or why
+    /// it could not be.
+    #[serde(skip)]
+    pub password: Option<Result<Secret, String>>,
+}
+
+impl std::fmt::Debug for CatalogConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CatalogConfig")
+            .field("url", &self.url.as_ref().map(Url::as_str))
+            .field("password", &self.password)
+            .finish()
+    }
 }
 
 /// `[[operator]]`: a member (or a monitoring system) of the deposit team, with a bearer
@@ -377,6 +413,58 @@ impl NotificationConfig {
     }
 }
 
+/// `[web]`: the validation page (`/validate`) and API (`POST /api/validate`) for
+/// publishers, open to the internet: every limit below applies to each request, and
+/// nothing a visitor sends is kept.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WebConfig {
+    /// Fetch feed URLs also from loopback, private and link-local addresses (default:
+    /// refused, before the first request, at every redirect and after DNS resolution,
+    /// as for harvests). Only for a service on a closed network, and for tests.
+    pub allow_private: bool,
+    /// Largest feed accepted, counted while an upload or a fetched URL streams.
+    pub max_bytes: u64,
+    /// Time for one whole validation: reading the upload or fetching the URL, and
+    /// validating.
+    pub timeout_secs: u64,
+    /// Validations running at once (0: one per core); more wait, up to `timeout_secs`.
+    pub max_concurrent: usize,
+    /// Validation requests in progress at once (uploads still arriving included);
+    /// more are answered 503 at once.
+    pub max_requests: usize,
+    /// Validation requests per client and minute (a token bucket; 0: no limit).
+    pub rate_per_minute: u32,
+    /// Requests a client may make at once before the per-minute rate applies.
+    pub rate_burst: u32,
+    /// Addresses of reverse proxies in front of plikt: for a request from one of them
+    /// the client is the last address in `X-Forwarded-For` that is not a trusted proxy.
+    /// Empty (the default): the client is the connecting address.
+    pub trusted_proxies: Vec<std::net::IpAddr>,
+}
+
+impl Default for WebConfig {
+    fn default() -> Self {
+        Self {
+            allow_private: false,
+            max_bytes: 64 << 20,
+            timeout_secs: 60,
+            max_concurrent: 0,
+            max_requests: 64,
+            rate_per_minute: 30,
+            rate_burst: 10,
+            trusted_proxies: Vec::new(),
+        }
+    }
+}
+
+impl WebConfig {
+    /// The time limit of one validation.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs(self.timeout_secs.max(1))
+    }
+}
+
 /// `[[publisher]]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -525,6 +613,17 @@ impl Config {
                 )));
             }
         }
+        let w = &config.web;
+        if w.max_bytes == 0 || w.max_requests == 0 || w.timeout_secs == 0 {
+            return Err(invalid(
+                "[web] max_bytes, max_requests and timeout_secs must be at least 1".into(),
+            ));
+        }
+        if w.rate_per_minute > 0 && w.rate_burst == 0 {
+            return Err(invalid(
+                "[web] rate_burst must be at least 1 when rate_per_minute is set".into(),
+            ));
+        }
         if config.http.max_connections == Some(0) || config.http.max_connections_per_host == Some(0)
         {
             return Err(invalid(
@@ -541,6 +640,29 @@ impl Config {
                     p.id
                 )));
             }
+        }
+        let c = &mut config.catalog;
+        if let Some(url) = &c.url {
+            if !matches!(url.scheme(), "postgres" | "postgresql") {
+                return Err(invalid(format!(
+                    "[catalog] url `{url}` is not a PostgreSQL URL; write postgres://user@host:port/database (leave [catalog] out for the SQLite catalog under data_dir)"
+                )));
+            }
+            if url.password().is_some() {
+                return Err(invalid(
+                    "[catalog] url carries a password; remove it from the URL and use password_env or password_file".into(),
+                ));
+            }
+            if c.password_env.is_some() || c.password_file.is_some() {
+                c.password = Some(
+                    load_secret("[catalog]", &c.password_env, &c.password_file, base, env)
+                        .map_err(&invalid)?,
+                );
+            }
+        } else if c.password_env.is_some() || c.password_file.is_some() {
+            return Err(invalid(
+                "[catalog] has a password but no url; give the PostgreSQL url, or leave [catalog] out for SQLite".into(),
+            ));
         }
         for o in &mut config.operators {
             let at = format!("[[operator]] `{}`", o.id);

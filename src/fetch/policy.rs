@@ -89,6 +89,8 @@ pub enum PrivateRule {
     Notification,
     /// `--allow-private` on the command line.
     CommandLine,
+    /// `[web] allow_private`: URLs that visitors of the validation page give.
+    Web,
 }
 
 impl std::fmt::Display for PrivateRule {
@@ -97,6 +99,7 @@ impl std::fmt::Display for PrivateRule {
             Self::Publisher => "allow_private = false",
             Self::Notification => "[notification] allow_private = false",
             Self::CommandLine => "--allow-private not given",
+            Self::Web => "this service fetches only public addresses",
         })
     }
 }
@@ -159,6 +162,20 @@ impl Policy {
             https_only: false,
             allow_private: n.allow_private,
             private_rule: PrivateRule::Notification,
+            ..Self::default()
+        }
+    }
+
+    /// The policy of validating a feed at a URL (`plikt validate URL` and the web
+    /// service): the built-in defaults with the feed capped at `max_feed_bytes` while it
+    /// streams, the private-target rule of `rule` (lifted by `allow_private`), and http
+    /// allowed (no credentials are ever sent).
+    pub fn for_validation(max_feed_bytes: u64, allow_private: bool, rule: PrivateRule) -> Self {
+        Self {
+            max_feed_bytes,
+            allow_private,
+            private_rule: rule,
+            https_only: false,
             ..Self::default()
         }
     }

@@ -76,7 +76,7 @@ impl<'a> Downloads<'a> {
             postponed: HashMap::new(),
             batch: Batch::default(),
             settler: Settler {
-                catalog: Some(Catalog::open(&harvester.catalog_path())?),
+                catalog: Some(harvester.catalog()?),
                 running: None,
                 blobs,
                 config: config.harvest.clone(),

@@ -24,7 +24,6 @@ mod drm;
 mod item;
 mod stage;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio::sync::watch;
@@ -173,14 +172,14 @@ impl Harvester {
         })
     }
 
-    fn catalog_path(&self) -> PathBuf {
-        self.config.data_dir.join("catalog.sqlite")
+    fn catalog(&self) -> Result<Catalog, StoreError> {
+        Catalog::open(&crate::store::Location::of(&self.config)?)
     }
 
     /// One run of `publisher`. `Err` only when the run could not even be recorded;
     /// a run that failed is an `Ok` summary with outcome `failed`.
     pub async fn run(&self, publisher: &PublisherConfig) -> Result<RunSummary, HarvestError> {
-        let mut catalog = Catalog::open(&self.catalog_path())?;
+        let mut catalog = self.catalog()?;
         catalog.upsert_publisher(&publisher.id, &publisher.name, publisher.feed.as_str())?;
         let run = catalog.begin_run(&publisher.id, crate::store::now())?;
         self.progress.publisher(&publisher.id);
@@ -336,9 +335,9 @@ impl Harvester {
             },
             keep_runs: self.config.harvest.findings_retention_runs,
         };
-        let catalog_path = self.catalog_path();
+        let location = crate::store::Location::of(&self.config)?;
         let staged = tokio::task::spawn_blocking(move || {
-            let mut c = Catalog::open(&catalog_path)?;
+            let mut c = Catalog::open(&location)?;
             stage::stage(&mut c, spool.path(), &ctx)
         })
         .await

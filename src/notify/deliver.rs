@@ -42,9 +42,9 @@ pub async fn run(
     mut shutdown: watch::Receiver<bool>,
     wake: Arc<Notify>,
 ) -> Result<(), NotifyError> {
-    let path = config.data_dir.join("catalog.sqlite");
+    let location = crate::store::Location::of(&config)?;
     let catalog = tokio::task::spawn_blocking(move || {
-        let c = Catalog::open(&path)?;
+        let c = Catalog::open(&location)?;
         c.for_deliveries()?;
         Ok::<_, crate::store::StoreError>(c)
     })

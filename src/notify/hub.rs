@@ -219,11 +219,17 @@ pub async fn complete(
         tracing::warn!(topic = %request.topic, callback = %callback, mode = request.mode.as_str(), reason = %why, "subscription request not verified");
         return;
     }
-    let path = config.data_dir.join("catalog.sqlite");
+    let location = match crate::store::Location::of(&config) {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!(topic = %request.topic, error = %e, "subscription not stored");
+            return;
+        }
+    };
     let topic = request.topic.clone();
     let mode = request.mode;
     let stored = tokio::task::spawn_blocking(move || {
-        let mut catalog = Catalog::open(&path)?;
+        let mut catalog = Catalog::open(&location)?;
         let stamp = crate::store::now();
         match request.mode {
             Mode::Subscribe => {

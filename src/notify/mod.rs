@@ -87,7 +87,7 @@ pub fn link_header(config: &Config, publisher: &str, access: Access) -> String {
 /// subscribers. A topic seen for the first time starts at the journal's end. Also
 /// prunes what is no longer needed.
 pub fn enqueue(config: &Config) -> Result<Enqueued, NotifyError> {
-    let mut catalog = Catalog::open(&config.data_dir.join("catalog.sqlite"))?;
+    let mut catalog = Catalog::open(&crate::store::Location::of(config)?)?;
     let now = crate::store::now();
     let mut out = Enqueued::default();
     for p in &config.publishers {

@@ -13,7 +13,8 @@ pub use junit::Junit;
 pub use snippet::Snippets;
 pub use text::Text;
 
-use crate::profile::Report;
+use crate::profile::{Options, ProfileOptions, Report};
+use crate::xml::ReaderLimits;
 
 /// Where a report's feed came from.
 #[derive(Debug, Clone)]
@@ -28,4 +29,23 @@ pub struct Source {
 pub trait Printer {
     /// Writes `report` about `source` to `out`.
     fn print(&self, report: &Report, source: &Source, out: &mut dyn Write) -> io::Result<()>;
+}
+
+/// The validation options of `plikt validate` and of the web service (one validation
+/// path): the feed's size limit, whether R112's `dcterms:isPartOf` is required, and the
+/// findings kept per rule and severity — all for JUnit, which lists every finding.
+pub fn options(
+    max_bytes: u64,
+    require_is_part_of: bool,
+    max_findings: usize,
+    junit: bool,
+) -> Options {
+    let mut limits = ReaderLimits::default();
+    limits.decode.max_bytes = max_bytes;
+    Options {
+        limits,
+        profile: ProfileOptions { require_is_part_of },
+        max_findings_per_rule: if junit { 0 } else { max_findings },
+        ..Options::default()
+    }
 }

@@ -241,7 +241,7 @@ mod tests {
         let _ = fs::remove_dir_all(&dir);
         let blobs =
             crate::store::Blobs::open(&dir, &crate::config::BlobsConfig::default()).unwrap();
-        let catalog_path = dir.join("catalog.sqlite");
+        let catalog_path = crate::store::Location::Sqlite(dir.join("catalog.sqlite"));
         let www = dir.join("www");
         let spec = SetSpec {
             catalog_path: &catalog_path,

@@ -164,7 +164,7 @@ pub enum Dumps {
 pub fn publish(config: &Config, dumps: Dumps) -> Result<Published, PublishError> {
     let www = www(config);
     let _lock = lock(&www)?;
-    let catalog_path = config.data_dir.join("catalog.sqlite");
+    let catalog_path = crate::store::Location::of(config)?;
     let mut catalog = Catalog::open(&catalog_path)?;
     // Records newly deposited (or all, after the mapping changed) are digested once.
     let started = std::time::Instant::now();
@@ -300,7 +300,7 @@ impl<'a> std::ops::Deref for Set<'a> {
 #[derive(Debug)]
 struct SetSpec<'a> {
     /// Where the catalog is (for a second connection).
-    catalog_path: &'a Path,
+    catalog_path: &'a crate::store::Location,
     blobs: &'a crate::store::Blobs,
     /// Where the documents are written.
     www: &'a Path,

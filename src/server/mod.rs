@@ -9,7 +9,9 @@
 //!   the blob store with Content-Type, Content-Length, ETag, Last-Modified, single byte
 //!   ranges and `Link: <capability list>; rel="resourcesync"` (§6.3.3);
 //! - `GET /robots.txt`;
-//! - `GET /status` (the JSON of `plikt status --format json`), `GET /healthz`.
+//! - `GET /status` (the JSON of `plikt status --format json`), `GET /healthz`;
+//! - the validation service for publishers ([`web`]): `GET /`, `GET|POST /validate`,
+//!   `GET /rules`, `GET /rules/{id}`, `POST /api/validate`.
 
 use std::sync::Arc;
 
@@ -23,6 +25,7 @@ use axum::routing::get;
 mod hub;
 mod ops;
 mod resource;
+pub mod web;
 
 use crate::config::{Config, DestinationConfig, OperatorConfig};
 use crate::resourcesync;
@@ -41,15 +44,17 @@ pub struct AppState {
     blobs: Blobs,
     /// The client that verifies subscribers' intent (the hub's target policy).
     hub_client: reqwest::Client,
+    /// The validation service's limits and rate limiter.
+    web: web::Web,
 }
 
 impl AppState {
     /// Opens the data folder of `config` for reading (creating it if needed).
     pub fn open(config: Arc<Config>) -> Result<Self, crate::notify::NotifyError> {
-        let store =
-            crate::store::Store::open(&config.data_dir, &config.blobs, crate::store::Mode::Read)?;
+        let store = crate::store::Store::open(&config, crate::store::Mode::Read)?;
         Ok(Self {
             hub_client: crate::notify::client(&config)?,
+            web: web::Web::new(&config.web),
             config,
             catalog: Arc::new(std::sync::Mutex::new(store.catalog)),
             blobs: store.blobs,
@@ -93,6 +98,7 @@ pub fn app(state: AppState) -> Router {
             "/d/{publisher}/{deposit}/{version}/{key}",
             get(resource::resource_version),
         )
+        .merge(web::routes())
         .with_state(state)
 }
 
@@ -328,11 +334,15 @@ pub async fn serve(
     state: AppState,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> std::io::Result<()> {
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(async move {
-            let _ = shutdown.wait_for(|s| *s).await;
-        })
-        .await
+    // The connecting address is the validation service's rate-limit key.
+    axum::serve(
+        listener,
+        app(state).into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move {
+        let _ = shutdown.wait_for(|s| *s).await;
+    })
+    .await
 }
 
 #[cfg(test)]

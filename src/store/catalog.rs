@@ -1,13 +1,16 @@
-//! The SQLite catalog: publishers, runs, findings, deposits, versions, files, blobs and
-//! the append-only change journal that the ResourceSync publisher reads. The only SQL
-//! in plikt.
+//! The catalog: publishers, runs, findings, deposits, versions, files, blobs and the
+//! append-only change journal that the ResourceSync publisher reads, on SQLite (one file
+//! under `data_dir`, the default) or PostgreSQL (`[catalog] url`), through
+//! [`Db`](super::sql::Db). The only SQL in plikt.
 //!
-//! Durability: WAL with `synchronous=FULL`, so a committed transaction survives a power
-//! loss, not only a crash. Foreign keys are on. The schema is migrated in code
-//! ([`MIGRATIONS`], `PRAGMA user_version`).
+//! Durability: on SQLite WAL with `synchronous=FULL`, so a committed transaction
+//! survives a power loss, not only a crash; on PostgreSQL the server's (fsync on). Foreign
+//! keys are on. The schema is migrated in code ([`super::migrations`]).
 //!
-//! Every writing transaction is `BEGIN IMMEDIATE`: it waits (busy timeout) for another
-//! publisher's run to commit instead of failing when its snapshot turns stale.
+//! Every writing transaction on SQLite is `BEGIN IMMEDIATE`: it waits (busy timeout) for
+//! another publisher's run to commit instead of failing when its snapshot turns stale. On
+//! PostgreSQL writers that must take turns (the change journal) take a lock
+//! ([`Lock`](super::sql::Lock)).
 //!
 //! Exactly once: a version becomes `deposited` in the same transaction that appends
 //! its change to the journal, guarded by its state and by `UNIQUE(version_id)` on the
@@ -15,11 +18,9 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
-
 use super::StoreError;
 use super::digest::Digests;
-use super::migrations::MIGRATIONS;
+use super::sql::{Db, DbError, Lock, params};
 use super::stage::{Stage, insert_findings};
 use super::state::{Access, Change, FileRole, FileState, Outcome, Timestamp, VersionState};
 use crate::profile::Severity;
@@ -163,99 +164,113 @@ pub struct StoredFile {
     pub filename: Option<String>,
 }
 
-/// The SQLite catalog.
-#[derive(Debug)]
-pub struct Catalog {
-    conn: Connection,
+/// Where the catalog is: `[catalog]`.
+#[derive(Clone)]
+pub enum Location {
+    /// A SQLite file (`data_dir/catalog.sqlite`, the default).
+    Sqlite(std::path::PathBuf),
+    /// A PostgreSQL database (`[catalog] url`), with the password from the
+    /// environment or a file (never in the URL of the configuration).
+    Postgres {
+        /// `postgres://user@host:port/database` (libpq's URL form).
+        url: String,
+        /// The password, if the server asks for one.
+        password: Option<String>,
+    },
 }
 
-pub(super) fn sql(context: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
-    move |source| StoreError::Sql { context, source }
+impl Location {
+    /// Where `config` puts the catalog: `[catalog] url`, or `data_dir/catalog.sqlite`.
+    pub fn of(config: &crate::config::Config) -> Result<Self, StoreError> {
+        let c = &config.catalog;
+        Ok(match &c.url {
+            None => Location::Sqlite(config.data_dir.join("catalog.sqlite")),
+            Some(url) => Location::Postgres {
+                url: url.to_string(),
+                password: match &c.password {
+                    None => None,
+                    Some(Ok(p)) => Some(p.expose().to_string()),
+                    Some(Err(reason)) => {
+                        return Err(StoreError::Secret {
+                            reason: reason.clone(),
+                        });
+                    }
+                },
+            },
+        })
+    }
+}
+
+impl std::fmt::Debug for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Location::Sqlite(p) => write!(f, "Sqlite({})", p.display()),
+            Location::Postgres { url, .. } => write!(f, "Postgres({url})"),
+        }
+    }
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Location::Sqlite(p) => write!(f, "{}", p.display()),
+            Location::Postgres { url, .. } => f.write_str(url),
+        }
+    }
+}
+
+/// The catalog.
+#[derive(Debug)]
+pub struct Catalog {
+    db: Db,
+}
+
+pub(super) fn sql<E: Into<DbError>>(context: &'static str) -> impl Fn(E) -> StoreError {
+    move |source| StoreError::Sql {
+        context,
+        source: source.into(),
+    }
 }
 
 impl Catalog {
-    /// Opens (creating and migrating) the catalog at `path`.
-    pub fn open(path: &Path) -> Result<Self, StoreError> {
-        let conn = Connection::open(path).map_err(sql("opening the catalog"))?;
-        conn.busy_timeout(std::time::Duration::from_secs(30))
-            .map_err(sql("setting the busy timeout"))?;
-        // Turning a new catalog to WAL takes an exclusive lock, and SQLite answers a
-        // second process doing the same at that instant with SQLITE_BUSY without calling
-        // the busy handler: try again, within the busy timeout.
-        let started = std::time::Instant::now();
-        loop {
-            match conn.execute_batch("PRAGMA journal_mode = WAL") {
-                Err(rusqlite::Error::SqliteFailure(e, _))
-                    if e.code == rusqlite::ErrorCode::DatabaseBusy
-                        && started.elapsed() < std::time::Duration::from_secs(30) =>
-                {
-                    std::thread::sleep(std::time::Duration::from_millis(10));
-                }
-                r => break r.map_err(sql("turning the catalog to WAL"))?,
-            }
-        }
-        // Statement journals (a statement's undo inside a transaction) stay in memory.
-        conn.execute_batch(
-            "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;",
-        )
-        .map_err(sql("setting the catalog's pragmas"))?;
-        let mut catalog = Self { conn };
-        catalog.migrate()?;
-        Ok(catalog)
-    }
-
-    fn migrate(&mut self) -> Result<(), StoreError> {
-        let version = |c: &Connection| -> Result<usize, StoreError> {
-            c.query_row("PRAGMA user_version", [], |r| r.get(0))
-                .map_err(sql("reading the schema version"))
+    /// Opens (creating and migrating) the catalog at `location`.
+    pub fn open(location: &Location) -> Result<Self, StoreError> {
+        let mut db = match location {
+            Location::Sqlite(path) => open_sqlite(path)?,
+            Location::Postgres { url, password } => connect_postgres(url, password.as_deref())?,
         };
-        if version(&self.conn)? == MIGRATIONS.len() {
-            return Ok(());
-        }
-        // Each step in a transaction of its own that reads the version again: another
-        // process opening the same catalog at the same moment (`plikt serve` starting
-        // beside `plikt run`) may have taken the step already.
-        loop {
-            let tx = self
-                .conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(sql("migrating"))?;
-            let found = version(&tx)?;
-            if found > MIGRATIONS.len() {
-                return Err(StoreError::Schema {
-                    found,
-                    known: MIGRATIONS.len(),
-                });
-            }
-            let Some(step) = MIGRATIONS.get(found) else {
-                return Ok(());
-            };
-            tx.execute_batch(step)
-                .map_err(sql("migrating the schema"))?;
-            tx.pragma_update(None, "user_version", found + 1)
-                .map_err(sql("migrating"))?;
-            tx.commit().map_err(sql("migrating"))?;
-        }
+        super::migrations::migrate(&mut db)?;
+        Ok(Self { db })
     }
 
-    /// The raw connection, for read-only queries of other modules in `store`.
-    pub(super) fn conn(&self) -> &Connection {
-        &self.conn
+    /// Opens (creating and migrating) the SQLite catalog at `path`.
+    pub fn open_sqlite(path: &Path) -> Result<Self, StoreError> {
+        Self::open(&Location::Sqlite(path.to_path_buf()))
+    }
+
+    /// The connection, for queries of other modules in `store`.
+    pub(super) fn db(&self) -> &Db {
+        &self.db
     }
 
     /// The connection, for transactions (in this module's siblings).
-    pub(super) fn conn_mut(&mut self) -> &mut Connection {
-        &mut self.conn
+    pub(super) fn db_mut(&mut self) -> &mut Db {
+        &mut self.db
+    }
+
+    /// Which database holds the catalog.
+    pub fn backend(&self) -> super::sql::Backend {
+        self.db.backend()
     }
 
     /// Records (or updates) a configured publisher.
     pub fn upsert_publisher(&self, id: &str, name: &str, feed: &str) -> Result<(), StoreError> {
-        self.conn
+        self.db
             .execute(
                 "INSERT INTO publishers (id, name, feed) VALUES (?1, ?2, ?3)
                  ON CONFLICT (id) DO UPDATE SET name = ?2, feed = ?3,
-                   etag = CASE WHEN feed = ?3 THEN etag END,
-                   last_modified = CASE WHEN feed = ?3 THEN last_modified END",
+                   etag = CASE WHEN publishers.feed = ?3 THEN publishers.etag END,
+                   last_modified = CASE WHEN publishers.feed = ?3 THEN publishers.last_modified END",
                 params![id, name, feed],
             )
             .map_err(sql("recording the publisher"))?;
@@ -265,7 +280,7 @@ impl Catalog {
     /// Marks runs left `running` by a crash as interrupted. Call while holding the data
     /// folder's lock.
     pub fn close_interrupted_runs(&self, now: Timestamp) -> Result<usize, StoreError> {
-        self.conn
+        self.db
             .execute(
                 "UPDATE runs SET outcome = ?2, ended_at = ?1,
                    message = 'plikt stopped before the run ended; the next run completes it'
@@ -277,13 +292,12 @@ impl Catalog {
 
     /// Starts a run.
     pub fn begin_run(&self, publisher: &str, now: Timestamp) -> Result<i64, StoreError> {
-        self.conn
-            .execute(
-                "INSERT INTO runs (publisher, started_at, outcome) VALUES (?1, ?2, ?3)",
+        self.db
+            .one(
+                "INSERT INTO runs (publisher, started_at, outcome) VALUES (?1, ?2, ?3) RETURNING id",
                 params![publisher, now, Outcome::Running],
             )
-            .map_err(sql("starting a run"))?;
-        Ok(self.conn.last_insert_rowid())
+            .map_err(sql("starting a run"))
     }
 
     /// Ends a run.
@@ -296,7 +310,7 @@ impl Catalog {
         now: Timestamp,
     ) -> Result<(), StoreError> {
         let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
-        self.conn
+        self.db
             .execute(
                 "UPDATE runs SET ended_at = ?2, outcome = ?3, message = ?4, items = ?5,
                    new_versions = ?6, rejected = ?7, deposited = ?8, files_stored = ?9,
@@ -324,35 +338,32 @@ impl Catalog {
         &self,
         publisher: &str,
     ) -> Result<(Option<String>, Option<String>), StoreError> {
-        self.conn
-            .query_row(
+        self.db
+            .query_opt(
                 "SELECT etag, last_modified FROM publishers WHERE id = ?1",
                 params![publisher],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
-            .optional()
             .map(Option::unwrap_or_default)
             .map_err(sql("reading the feed's validators"))
     }
 
     /// Start of the last run of `publisher`, whatever its outcome (schedule catch-up).
     pub fn last_run_start(&self, publisher: &str) -> Result<Option<Timestamp>, StoreError> {
-        self.conn
-            .query_row(
+        self.db
+            .one(
                 "SELECT max(started_at) FROM runs WHERE publisher = ?1",
                 params![publisher],
-                |r| r.get(0),
             )
             .map_err(sql("reading the last run"))
     }
 
     /// Start of the last run that read the feed successfully (H-COVERAGE).
     pub fn last_successful_run(&self, publisher: &str) -> Result<Option<Timestamp>, StoreError> {
-        self.conn
-            .query_row(
+        self.db
+            .one(
                 "SELECT max(started_at) FROM runs WHERE publisher = ?1 AND outcome IN (?2, ?3)",
                 params![publisher, Outcome::Ok, Outcome::NotModified],
-                |r| r.get(0),
             )
             .map_err(sql("reading the last successful run"))
     }
@@ -362,8 +373,8 @@ impl Catalog {
     pub fn stage(&mut self) -> Result<Stage<'_>, StoreError> {
         Ok(Stage {
             tx: self
-                .conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .db
+                .transaction()
                 .map_err(sql("starting the feed's transaction"))?,
         })
     }
@@ -371,10 +382,7 @@ impl Catalog {
     /// Records findings of a run outside a feed transaction (fatal findings,
     /// harvest-time findings).
     pub fn add_findings(&mut self, run: i64, findings: &[StoredFinding]) -> Result<(), StoreError> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sql("recording findings"))?;
+        let tx = self.db.transaction().map_err(sql("recording findings"))?;
         insert_findings(&tx, run, findings)?;
         tx.commit().map_err(sql("recording findings"))
     }
@@ -385,9 +393,9 @@ impl Catalog {
         publisher: &str,
         now: Timestamp,
     ) -> Result<Vec<DueVersion>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare(
+        let mut out: Vec<DueVersion> = Vec::new();
+        self.db
+            .each(
                 "SELECT v.id, d.guid, v.attempts, f.id, f.role, f.url, f.declared_type,
                         f.declared_size, f.declared_md5
                  FROM versions v JOIN deposits d ON d.id = v.deposit_id
@@ -396,57 +404,42 @@ impl Catalog {
                    AND (v.next_attempt_at IS NULL OR v.next_attempt_at <= ?2)
                    AND f.state != ?4
                  ORDER BY v.id, f.ord",
-            )
-            .map_err(sql("listing due versions"))?;
-        let mut out: Vec<DueVersion> = Vec::new();
-        let rows = stmt
-            .query_map(
                 params![publisher, now, VersionState::Pending, FileState::Stored],
                 |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, u32>(2)?,
-                        DueFile {
-                            id: r.get(3)?,
-                            file: NewFile {
-                                role: r.get(4)?,
-                                url: r.get(5)?,
-                                declared_type: r.get(6)?,
-                                declared_size: r
-                                    .get::<_, Option<i64>>(7)?
-                                    .map(|v| v.max(0).unsigned_abs()),
-                                declared_md5: r.get(8)?,
-                            },
+                    let id: i64 = r.get(0)?;
+                    let file = DueFile {
+                        id: r.get(3)?,
+                        file: NewFile {
+                            role: r.get(4)?,
+                            url: r.get(5)?,
+                            declared_type: r.get(6)?,
+                            declared_size: r
+                                .get::<Option<i64>>(7)?
+                                .map(|v| v.max(0).unsigned_abs()),
+                            declared_md5: r.get(8)?,
                         },
-                    ))
+                    };
+                    match out.last_mut() {
+                        Some(v) if v.id == id => v.files.push(file),
+                        _ => out.push(DueVersion {
+                            id,
+                            guid: r.get(1)?,
+                            attempts: r.get(2)?,
+                            files: vec![file],
+                        }),
+                    }
+                    Ok::<_, DbError>(())
                 },
             )
             .map_err(sql("listing due versions"))?;
-        for row in rows {
-            let (id, guid, attempts, file) = row.map_err(sql("listing due versions"))?;
-            match out.last_mut() {
-                Some(v) if v.id == id => v.files.push(file),
-                _ => out.push(DueVersion {
-                    id,
-                    guid,
-                    attempts,
-                    files: vec![file],
-                }),
-            }
-        }
         // Versions whose files were all stored before a crash, but which were not yet
         // marked deposited, have no due file: finish them too.
-        let mut stmt = self
-            .conn
-            .prepare(
+        let finished = self
+            .db
+            .query(
                 "SELECT v.id, d.guid, v.attempts FROM versions v JOIN deposits d ON d.id = v.deposit_id
                  WHERE d.publisher = ?1 AND v.state = ?2
                    AND NOT EXISTS (SELECT 1 FROM files f WHERE f.version_id = v.id AND f.state != ?3)",
-            )
-            .map_err(sql("listing due versions"))?;
-        let rows = stmt
-            .query_map(
                 params![publisher, VersionState::Pending, FileState::Stored],
                 |r| {
                     Ok(DueVersion {
@@ -458,9 +451,7 @@ impl Catalog {
                 },
             )
             .map_err(sql("listing due versions"))?;
-        for row in rows {
-            out.push(row.map_err(sql("listing due versions"))?);
-        }
+        out.extend(finished);
         Ok(out)
     }
 
@@ -476,25 +467,24 @@ impl Catalog {
         max_attempts: u32,
         retry_at: &dyn Fn(u32) -> Timestamp,
     ) -> Result<Vec<Settled>, StoreError> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sql("recording files"))?;
+        let tx = self.db.transaction().map_err(sql("recording files"))?;
         for (id, result, fetched_at) in files {
             record_file(&tx, *id, result, *fetched_at)?;
         }
+        // Writers of the journal take turns from here to their commit, so that journal
+        // order is commit order: a Destination reading after position N never misses
+        // a change committed later with a smaller position (PostgreSQL; SQLite's write
+        // transaction is one at a time already).
+        tx.lock(Lock::Journal).map_err(sql("recording files"))?;
         let now = journal_time(&tx, now)?;
         let mut settled = Vec::new();
         for &version in settle {
             let (missing, error): (i64, Option<String>) = tx
-                .prepare_cached(
+                .query_row(
                     "SELECT count(*), max(error) FROM files WHERE version_id = ?1 AND state != ?2",
+                    params![version, FileState::Stored],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
                 )
-                .and_then(|mut s| {
-                    s.query_row(params![version, FileState::Stored], |r| {
-                        Ok((r.get(0)?, r.get(1)?))
-                    })
-                })
                 .map_err(sql("settling a version"))?;
             let outcome = if missing == 0 {
                 deposit(&tx, version, now)?
@@ -523,10 +513,15 @@ impl Catalog {
             "message": finding.message,
         })
         .to_string();
-        self.conn
+        self.db
             .execute(
+                // The finding appended to the version's JSON array (written compact by
+                // plikt), as text: the same on SQLite and PostgreSQL, and the findings
+                // already there keep their bytes.
                 "UPDATE versions SET conforming = 0, access = ?3,
-                   findings = json_insert(findings, '$[#]', json(?2)) WHERE id = ?1",
+                   findings = CASE WHEN findings = '[]' THEN '[' || ?2 || ']'
+                     ELSE substr(findings, 1, length(findings) - 1) || ',' || ?2 || ']' END
+                 WHERE id = ?1",
                 params![version, json, Access::Restricted],
             )
             .map_err(sql("marking a version non-conforming"))?;
@@ -536,15 +531,19 @@ impl Catalog {
     /// Whether the catalog has the blob with this SHA-256 (stored once: a new copy of
     /// it is dropped at commit, [`super::Blobs::commit`]).
     pub fn has_blob(&self, sha256: &str) -> Result<bool, StoreError> {
-        self.conn
-            .prepare_cached("SELECT 1 FROM blobs WHERE sha256 = ?1")
-            .and_then(|mut stmt| stmt.exists(params![sha256]))
+        self.db
+            .query_opt(
+                "SELECT 1 FROM blobs WHERE sha256 = ?1",
+                params![sha256],
+                |_| Ok(()),
+            )
+            .map(|row| row.is_some())
             .map_err(sql("looking up a blob"))
     }
 
     /// Postpones a version (a long `Retry-After`) without counting a failed attempt.
     pub fn postpone(&self, version: i64, until: Timestamp, reason: &str) -> Result<(), StoreError> {
-        self.conn
+        self.db
             .execute(
                 "UPDATE versions SET next_attempt_at = ?2, last_error = ?3 WHERE id = ?1 AND state = ?4",
                 params![version, until, reason, VersionState::Pending],
@@ -552,6 +551,57 @@ impl Catalog {
             .map_err(sql("postponing a version"))?;
         Ok(())
     }
+}
+
+fn open_sqlite(path: &Path) -> Result<Db, StoreError> {
+    let conn = rusqlite::Connection::open(path).map_err(sql("opening the catalog"))?;
+    conn.busy_timeout(std::time::Duration::from_secs(30))
+        .map_err(sql("setting the busy timeout"))?;
+    // Turning a new catalog to WAL takes an exclusive lock, and SQLite answers a
+    // second process doing the same at that instant with SQLITE_BUSY without calling
+    // the busy handler: try again, within the busy timeout.
+    let started = std::time::Instant::now();
+    loop {
+        match conn.execute_batch("PRAGMA journal_mode = WAL") {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && started.elapsed() < std::time::Duration::from_secs(30) =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            r => break r.map_err(sql("turning the catalog to WAL"))?,
+        }
+    }
+    // Statement journals (a statement's undo inside a transaction) stay in memory.
+    conn.execute_batch(
+        "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;",
+    )
+    .map_err(sql("setting the catalog's pragmas"))?;
+    Ok(Db::sqlite(conn))
+}
+
+/// Connects to PostgreSQL: a connect timeout of 10 s unless the URL sets one, TCP
+/// keepalives, and `application_name = plikt` (so a DBA sees who is connected).
+fn connect_postgres(url: &str, password: Option<&str>) -> Result<Db, StoreError> {
+    let mut config: postgres::Config =
+        url.parse()
+            .map_err(|e: postgres::Error| StoreError::CatalogUrl {
+                url: url.to_string(),
+                reason: e.to_string(),
+            })?;
+    if let Some(p) = password {
+        config.password(p);
+    }
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(std::time::Duration::from_secs(10));
+    }
+    if config.get_application_name().is_none() {
+        config.application_name("plikt");
+    }
+    config.keepalives(true);
+    let client = super::sql::blocking(|| config.connect(postgres::NoTls))
+        .map_err(sql("connecting to PostgreSQL"))?;
+    Ok(Db::postgres(client))
 }
 
 /// How a version was settled by [`Catalog::record`].
@@ -567,7 +617,7 @@ pub enum Settled {
 
 /// Records one fetched file's result (a stored file's blob too).
 fn record_file(
-    tx: &Transaction<'_>,
+    tx: &Db,
     id: i64,
     result: &FileResult,
     fetched_at: Timestamp,
@@ -575,24 +625,18 @@ fn record_file(
     match result {
         FileResult::Stored(s) => {
             let len = i64::try_from(s.digests.length).unwrap_or(i64::MAX);
-            tx.prepare_cached(
-                // Plain SQL (SQLite and PostgreSQL): of two workers recording identical
-                // new bytes, the second keeps the first's row (issue 17 §2).
+            tx.execute(
                 "INSERT INTO blobs (sha256, length, md5, stored_at) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT (sha256) DO NOTHING",
+ ON CONFLICT (sha256) DO NOTHING",
+                params![s.digests.sha256, len, s.digests.md5, fetched_at],
             )
-            .and_then(|mut stmt| {
-                stmt.execute(params![s.digests.sha256, len, s.digests.md5, fetched_at])
-            })
             .map_err(sql("recording a blob"))?;
-            tx.prepare_cached(
+            tx.execute(
                 "UPDATE files SET state = ?13, error = NULL, final_url = ?2, http_status = ?3,
                    content_type = ?4, content_encoding = ?5, last_modified = ?6, etag = ?7,
                    filename = ?8, sha256 = ?9, length = ?10, md5 = ?11, fetched_at = ?12
                  WHERE id = ?1",
-            )
-            .and_then(|mut stmt| {
-                stmt.execute(params![
+                params![
                     id,
                     s.final_url,
                     s.status,
@@ -606,23 +650,21 @@ fn record_file(
                     s.digests.md5,
                     fetched_at,
                     FileState::Stored
-                ])
-            })
+                ],
+            )
             .map_err(sql("recording a file"))?;
         }
         FileResult::Failed(reason) => {
-            tx.prepare_cached(
-                "UPDATE files SET state = ?4, error = ?2, fetched_at = ?3 WHERE id = ?1 AND state != ?5",
-            )
-            .and_then(|mut stmt| {
-                stmt.execute(params![
+            tx.execute(
+"UPDATE files SET state = ?4, error = ?2, fetched_at = ?3 WHERE id = ?1 AND state != ?5",
+params![
                     id,
                     reason,
                     fetched_at,
                     FileState::Failed,
                     FileState::Stored
-                ])
-            })
+                ]
+)
             .map_err(sql("recording a failed file"))?;
         }
     }
@@ -633,9 +675,9 @@ fn record_file(
 /// (writers take turns), and at least a millisecond after the journal's last change,
 /// so journal order is forward chronological and every transaction's changes have a
 /// time of their own (Change Lists, change notifications).
-fn journal_time(tx: &Transaction<'_>, now: Timestamp) -> Result<Timestamp, StoreError> {
+fn journal_time(tx: &Db, now: Timestamp) -> Result<Timestamp, StoreError> {
     let last: Option<Timestamp> = tx
-        .query_row("SELECT max(at) FROM changes", [], |r| r.get(0))
+        .one("SELECT max(at) FROM changes", params![])
         .map_err(sql("reading the change journal"))?;
     let after_last = last.map(|t| t.plus(chrono::Duration::milliseconds(1)));
     Ok([Some(now), Some(super::now()), after_last]
@@ -647,45 +689,32 @@ fn journal_time(tx: &Transaction<'_>, now: Timestamp) -> Result<Timestamp, Store
 
 /// Deposits a pending version whose files are all stored and journals its change
 /// (`created` for a deposit's first, `updated` after); `None` if it was not pending.
-fn deposit(
-    tx: &Transaction<'_>,
-    version: i64,
-    now: Timestamp,
-) -> Result<Option<Settled>, StoreError> {
+fn deposit(tx: &Db, version: i64, now: Timestamp) -> Result<Option<Settled>, StoreError> {
     let changed = tx
-        .prepare_cached(
+        .execute(
             "UPDATE versions SET state = ?3, deposited_at = ?2, last_error = NULL,
                next_attempt_at = NULL WHERE id = ?1 AND state = ?4",
+            params![version, now, VersionState::Deposited, VersionState::Pending],
         )
-        .and_then(|mut s| {
-            s.execute(params![
-                version,
-                now,
-                VersionState::Deposited,
-                VersionState::Pending
-            ])
-        })
         .map_err(sql("depositing a version"))?;
     if changed != 1 {
         return Ok(None);
     }
     let (deposit, publisher, earlier): (i64, String, bool) = tx
-        .prepare_cached(
+        .query_row(
             "SELECT v.deposit_id, d.publisher,
                EXISTS (SELECT 1 FROM changes c WHERE c.deposit_id = v.deposit_id)
              FROM versions v JOIN deposits d ON d.id = v.deposit_id WHERE v.id = ?1",
+            params![version],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
-        .and_then(|mut s| s.query_row(params![version], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))
         .map_err(sql("depositing a version"))?;
     let change = if earlier {
         Change::Updated
     } else {
         Change::Created
     };
-    tx.prepare_cached(
-        "INSERT INTO changes (version_id, deposit_id, publisher, change, at) VALUES (?1, ?2, ?3, ?4, ?5)",
-    )
-    .and_then(|mut stmt| stmt.execute(params![version, deposit, publisher, change, now]))
+    tx.execute("INSERT INTO changes (version_id, deposit_id, publisher, change, at) VALUES (?1, ?2, ?3, ?4, ?5)", params![version, deposit, publisher, change, now])
     .map_err(sql("appending to the change journal"))?;
     Ok(Some(Settled::Deposited(version)))
 }
@@ -693,30 +722,34 @@ fn deposit(
 /// Counts a failed attempt of a pending version: retried at `retry_at(attempts)`, or
 /// failed for good after `max_attempts`.
 fn failed_attempt(
-    tx: &Transaction<'_>,
+    tx: &Db,
     version: i64,
     error: Option<String>,
     max_attempts: u32,
     retry_at: &dyn Fn(u32) -> Timestamp,
 ) -> Result<Settled, StoreError> {
     let attempts: u32 = tx
-        .prepare_cached(
+        .query_opt(
             "UPDATE versions SET attempts = attempts + 1, last_error = ?2
              WHERE id = ?1 AND state = ?3 RETURNING attempts",
+            params![version, error, VersionState::Pending],
+            |r| r.get(0),
         )
-        .and_then(|mut s| s.query_row(params![version, error, VersionState::Pending], |r| r.get(0)))
-        .optional()
         .map_err(sql("recording a failed attempt"))?
         .unwrap_or(0);
     if attempts >= max_attempts {
-        tx.prepare_cached("UPDATE versions SET state = ?2, next_attempt_at = NULL WHERE id = ?1")
-            .and_then(|mut stmt| stmt.execute(params![version, VersionState::Failed]))
-            .map_err(sql("giving up a version"))?;
+        tx.execute(
+            "UPDATE versions SET state = ?2, next_attempt_at = NULL WHERE id = ?1",
+            params![version, VersionState::Failed],
+        )
+        .map_err(sql("giving up a version"))?;
         return Ok(Settled::GaveUp(version));
     }
-    tx.prepare_cached("UPDATE versions SET next_attempt_at = ?2 WHERE id = ?1")
-        .and_then(|mut s| s.execute(params![version, retry_at(attempts)]))
-        .map_err(sql("scheduling a retry"))?;
+    tx.execute(
+        "UPDATE versions SET next_attempt_at = ?2 WHERE id = ?1",
+        params![version, retry_at(attempts)],
+    )
+    .map_err(sql("scheduling a retry"))?;
     Ok(Settled::Retry(version))
 }
 
@@ -734,7 +767,7 @@ mod tests {
             let openers: Vec<_> = (0..3)
                 .map(|_| {
                     let path = path.clone();
-                    std::thread::spawn(move || Catalog::open(&path).map(drop))
+                    std::thread::spawn(move || Catalog::open_sqlite(&path).map(drop))
                 })
                 .collect();
             for o in openers {
@@ -742,5 +775,39 @@ mod tests {
             }
         }
         let _ = std::fs::remove_dir_all(&dir);
+        // And workers starting together on a new PostgreSQL catalog (the test script's
+        // second run).
+        let Some(server) = std::env::var("PLIKT_TEST_POSTGRES")
+            .ok()
+            .filter(|u| !u.is_empty())
+        else {
+            return;
+        };
+        for round in 0..5 {
+            let url =
+                super::super::sql::tests::fresh_database(&server, &format!("migrate_{round}"));
+            let openers: Vec<_> = (0..3)
+                .map(|_| {
+                    let location = Location::Postgres {
+                        url: url.clone(),
+                        password: None,
+                    };
+                    std::thread::spawn(move || Catalog::open(&location).map(drop))
+                })
+                .collect();
+            for o in openers {
+                o.join().unwrap().unwrap();
+            }
+            let c = Catalog::open(&Location::Postgres {
+                url: url.clone(),
+                password: None,
+            })
+            .unwrap();
+            let v: i64 = c
+                .db()
+                .one("SELECT count(*) FROM plikt_schema", params![])
+                .unwrap();
+            assert_eq!(v, 1);
+        }
     }
 }

@@ -16,6 +16,7 @@ mod migrations;
 mod notify;
 mod published;
 mod query;
+mod sql;
 mod stage;
 mod state;
 
@@ -26,8 +27,8 @@ pub use blobs::{
     BlobError, BlobWriter, Blobs, ByteStream, ObjectStoreError, ReadSeek, Written, sync_dir,
 };
 pub use catalog::{
-    Catalog, DueFile, DueVersion, FileResult, KnownVersion, NewFile, NewVersion, RunCounts,
-    Settled, StoredFile, StoredFinding,
+    Catalog, DueFile, DueVersion, FileResult, KnownVersion, Location, NewFile, NewVersion,
+    RunCounts, Settled, StoredFile, StoredFinding,
 };
 pub use digest::{Digester, Digests, INLINE_LIMIT, digest_file};
 pub use metadata::{ContentMetadata, Credit, Hash, ItemMetadata, License, Typed};
@@ -38,6 +39,7 @@ pub use published::{JournalEntry, JournalKey, JournalPage, Page, PublishedFile};
 pub use query::{
     AuditReport, Gauges, LastRun, PublisherGauges, PublisherStatus, Unsettled, UnsettledState,
 };
+pub use sql::{Backend, DbError};
 pub use stage::Stage;
 pub use state::{
     Access, Change, DeliveryState, FileRole, FileState, Outcome, Timestamp, VersionState,
@@ -52,8 +54,24 @@ pub enum StoreError {
     Sql {
         /// What plikt was doing.
         context: &'static str,
-        /// SQLite's error.
-        source: rusqlite::Error,
+        /// The database's error.
+        source: DbError,
+    },
+    /// The catalog's password cannot be loaded.
+    #[error("{reason}")]
+    Secret {
+        /// Which variable or file, and why (never the value).
+        reason: String,
+    },
+    /// `[catalog] url` is not a PostgreSQL URL.
+    #[error(
+        "[catalog] url `{url}` is not a PostgreSQL URL ({reason}); write postgres://user@host:port/database"
+    )]
+    CatalogUrl {
+        /// The URL.
+        url: String,
+        /// What is wrong.
+        reason: String,
     },
     /// The catalog was written by a newer plikt.
     #[error(
@@ -117,11 +135,23 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens the store in `data_dir` with the blob store `blobs` names, creating the
-    /// folder if needed.
-    pub fn open(
+    /// Opens the store of `config`: blobs where `[blobs]` says (the data folder unless
+    /// an object store is named), the catalog where `[catalog]` says.
+    pub fn open(config: &crate::config::Config, mode: Mode) -> Result<Self, StoreError> {
+        Self::open_at(
+            &config.data_dir,
+            &config.blobs,
+            &Location::of(config)?,
+            mode,
+        )
+    }
+
+    /// Opens the store in `data_dir` with the blob store `blobs` names and the catalog
+    /// at `catalog`.
+    pub fn open_at(
         data_dir: &Path,
         blobs: &crate::config::BlobsConfig,
+        catalog: &Location,
         mode: Mode,
     ) -> Result<Self, StoreError> {
         let io = |path: &Path| {
@@ -149,7 +179,7 @@ impl Store {
             Mode::Read => None,
         };
         let blobs = Blobs::open(data_dir, blobs)?;
-        let catalog = Catalog::open(&data_dir.join("catalog.sqlite"))?;
+        let catalog = Catalog::open(catalog)?;
         if mode == Mode::Write {
             match blobs.clean_tmp() {
                 Ok(0) => {}
@@ -180,4 +210,14 @@ impl Store {
 /// Now, to the millisecond ([`Timestamp::now`]).
 pub fn now() -> Timestamp {
     Timestamp::now()
+}
+
+/// A statement's error where no step names it (the rows of a query as they come).
+impl From<DbError> for StoreError {
+    fn from(source: DbError) -> Self {
+        StoreError::Sql {
+            context: "reading the catalog",
+            source,
+        }
+    }
 }

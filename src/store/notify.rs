@@ -10,15 +10,12 @@
 //! subscriber gets its notifications in order and a claim a dead process left behind
 //! expires.
 
-use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use super::catalog::sql;
+use super::sql::{Backend, Db, DbError, Lock, Row, params};
 
 use super::StoreError;
 use super::catalog::Catalog;
 use super::state::{Access, DeliveryState, Timestamp};
-
-fn sql(context: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
-    move |source| StoreError::Sql { context, source }
-}
 
 /// The schema of the hub's tables (a migration of the catalog).
 pub(super) const MIGRATION: &str = r#"
@@ -171,19 +168,17 @@ impl Catalog {
         publisher: &str,
         access: Access,
     ) -> Result<Option<TopicCursor>, StoreError> {
-        self.conn()
-            .prepare_cached(
+        self.db()
+            .query_opt(
                 "SELECT last_seq, until_at FROM topics WHERE publisher = ?1 AND access = ?2",
-            )
-            .and_then(|mut s| {
-                s.query_row(params![publisher, access], |r| {
+                params![publisher, access],
+                |r| {
                     Ok(TopicCursor {
                         last_seq: r.get(0)?,
                         until: r.get(1)?,
                     })
-                })
-                .optional()
-            })
+                },
+            )
             .map_err(sql("reading a topic"))
     }
 
@@ -197,23 +192,30 @@ impl Catalog {
         access: Access,
         now: Timestamp,
     ) -> Result<TopicCursor, StoreError> {
-        let tx = self
-            .conn_mut()
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sql("starting a topic"))?;
+        let ctx = "starting a topic";
+        let tx = self.db_mut().transaction().map_err(sql(ctx))?;
+        // Taken with the journal's lock, so no change commits between reading the
+        // journal's end and placing the topic there.
+        tx.lock(Lock::Journal).map_err(sql(ctx))?;
+        let (seq, at): (i64, Option<Timestamp>) = tx
+            .query_row(
+                "SELECT coalesce(max(seq), 0), max(at) FROM changes",
+                params![],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(sql(ctx))?;
+        let until = at.map_or(now, |t| t.plus(chrono::Duration::milliseconds(1)));
         tx.execute(
-            "INSERT OR IGNORE INTO topics (publisher, access, last_seq, until_at)
-             SELECT ?1, ?2, coalesce(max(seq), 0),
-               coalesce(strftime('%Y-%m-%dT%H:%M:%fZ', max(at), '+0.001 seconds'), ?3)
-             FROM changes",
-            params![publisher, access, now],
+            "INSERT INTO topics (publisher, access, last_seq, until_at) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (publisher, access) DO NOTHING",
+            params![publisher, access, seq, until],
         )
-        .map_err(sql("starting a topic"))?;
-        tx.commit().map_err(sql("starting a topic"))?;
+        .map_err(sql(ctx))?;
+        tx.commit().map_err(sql(ctx))?;
         self.topic_cursor(publisher, access)?
             .ok_or(StoreError::Sql {
-                context: "starting a topic",
-                source: rusqlite::Error::QueryReturnedNoRows,
+                context: ctx,
+                source: DbError::NoRow,
             })
     }
 
@@ -227,10 +229,7 @@ impl Catalog {
         now: Timestamp,
     ) -> Result<Option<i64>, StoreError> {
         let ctx = "storing a notification";
-        let tx = self
-            .conn_mut()
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sql(ctx))?;
+        let tx = self.db_mut().transaction().map_err(sql(ctx))?;
         let moved = tx
             .execute(
                 "UPDATE topics SET last_seq = ?3, until_at = ?4
@@ -278,22 +277,20 @@ impl Catalog {
         publisher: &str,
         access: Access,
     ) -> Result<Option<Vec<u8>>, StoreError> {
-        self.conn()
-            .prepare_cached(
+        self.db()
+            .query_opt(
                 "SELECT body FROM notifications WHERE publisher = ?1 AND access = ?2
                  ORDER BY id DESC LIMIT 1",
+                params![publisher, access],
+                |r| r.get(0),
             )
-            .and_then(|mut s| {
-                s.query_row(params![publisher, access], |r| r.get(0))
-                    .optional()
-            })
             .map_err(sql("reading a notification"))
     }
 
     /// Records a verified subscription, or renews one (a new lease and secret; its
     /// pending deliveries go on).
     pub fn subscribe(&self, s: &Subscription, now: Timestamp) -> Result<(), StoreError> {
-        self.conn()
+        self.db()
             .execute(
                 "INSERT INTO subscriptions (publisher, access, callback, secret, destination,
                    lease_expires_at, created_at)
@@ -322,7 +319,7 @@ impl Catalog {
         access: Access,
         callback: &str,
     ) -> Result<bool, StoreError> {
-        self.conn()
+        self.db()
             .execute(
                 "DELETE FROM subscriptions WHERE publisher = ?1 AND access = ?2 AND callback = ?3",
                 params![publisher, access, callback],
@@ -333,17 +330,13 @@ impl Catalog {
 
     /// The subscriptions whose lease has not ended at `now`.
     pub fn subscriptions(&self, now: Timestamp) -> Result<Vec<Subscription>, StoreError> {
-        let mut stmt = self
-            .conn()
-            .prepare_cached(
+        self.db()
+            .query(
                 "SELECT publisher, access, callback, secret, destination, lease_expires_at
                  FROM subscriptions WHERE lease_expires_at > ?1 ORDER BY id",
+                params![now],
+                subscription,
             )
-            .map_err(sql("listing subscriptions"))?;
-        let rows = stmt
-            .query_map(params![now], subscription)
-            .map_err(sql("listing subscriptions"))?;
-        rows.collect::<Result<_, _>>()
             .map_err(sql("listing subscriptions"))
     }
 
@@ -360,26 +353,23 @@ impl Catalog {
         retries: usize,
     ) -> Result<Vec<ClaimedDelivery>, StoreError> {
         let ctx = "claiming deliveries";
-        let tx = self
-            .conn_mut()
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sql(ctx))?;
+        let tx = self.db_mut().transaction().map_err(sql(ctx))?;
+        // Claimers (the delivery loops of several `plikt serve` and `plikt run`) take
+        // turns, so no delivery is claimed twice.
+        tx.lock(Lock::Outbox).map_err(sql(ctx))?;
         let mut claimed = claim(&tx, now, until, limit, false)?;
         let left = limit.saturating_sub(claimed.len()).min(retries);
         claimed.extend(claim(&tx, now, until, left, true)?);
         let mut out = Vec::with_capacity(claimed.len());
         for (subscription_id, notification_id, attempts) in claimed {
             let (subscription, body) = tx
-                .prepare_cached(
+                .query_row(
                     "SELECT s.publisher, s.access, s.callback, s.secret, s.destination,
                        s.lease_expires_at, n.body
                      FROM subscriptions s, notifications n WHERE s.id = ?1 AND n.id = ?2",
+                    params![subscription_id, notification_id],
+                    |r| Ok((subscription(r)?, r.get(6)?)),
                 )
-                .and_then(|mut s| {
-                    s.query_row(params![subscription_id, notification_id], |r| {
-                        Ok((subscription(r)?, r.get(6)?))
-                    })
-                })
                 .map_err(sql(ctx))?;
             out.push(ClaimedDelivery {
                 subscription_id,
@@ -409,7 +399,7 @@ impl Catalog {
             DeliveryResult::GiveUp { error } => (DeliveryState::Failed, Some(error.as_str()), now),
         };
         let delivered = (state == DeliveryState::Delivered).then_some(now);
-        self.conn()
+        self.db()
             .execute(
                 "UPDATE deliveries SET state = ?3, last_error = ?4, next_attempt_at = ?5,
                    attempts = attempts + 1, claimed_until = NULL, delivered_at = ?6
@@ -439,14 +429,14 @@ impl Catalog {
     ) -> Result<(usize, usize), StoreError> {
         let ctx = "pruning notifications";
         let subscriptions = self
-            .conn()
+            .db()
             .execute(
                 "DELETE FROM subscriptions WHERE lease_expires_at <= ?1",
                 params![now],
             )
             .map_err(sql(ctx))?;
         let notifications = self
-            .conn()
+            .db()
             .execute(
                 "DELETE FROM notifications WHERE created_at < ?1
                    AND id NOT IN (SELECT max(id) FROM notifications GROUP BY publisher, access)
@@ -459,11 +449,20 @@ impl Catalog {
     }
 
     /// A number that changes whenever another connection (another process) has
-    /// committed to the catalog (`PRAGMA data_version`): cheap enough to ask often, so
-    /// the delivery loop of `plikt serve` learns of a `plikt publish` at once.
+    /// committed to the catalog notifications or subscriptions (SQLite: `PRAGMA
+    /// data_version`, any commit; PostgreSQL: the newest notification and subscription):
+    /// cheap enough to ask often, so the delivery loop of `plikt serve` learns of a
+    /// `plikt publish` at once.
     pub fn data_version(&self) -> Result<i64, StoreError> {
-        self.conn()
-            .query_row("PRAGMA data_version", [], |r| r.get(0))
+        let q = match self.backend() {
+            Backend::Sqlite => "PRAGMA data_version",
+            Backend::Postgres => {
+                "SELECT (SELECT coalesce(max(id), 0) FROM notifications)
+                   + (SELECT coalesce(max(id), 0) FROM subscriptions)"
+            }
+        };
+        self.db()
+            .one(q, params![])
             .map_err(sql("reading the catalog's version"))
     }
 
@@ -472,14 +471,17 @@ impl Catalog {
     /// the delivery loop only: a power loss may then lose a record of a delivery, and
     /// the notification is sent again, which a crash can cause anyway.
     pub fn for_deliveries(&self) -> Result<(), StoreError> {
-        self.conn()
-            .execute_batch("PRAGMA synchronous = NORMAL")
+        self.db()
+            .batch(match self.backend() {
+                Backend::Sqlite => "PRAGMA synchronous = NORMAL",
+                Backend::Postgres => "SET synchronous_commit = off",
+            })
             .map_err(sql("setting the delivery loop's durability"))
     }
 
     /// Counts of the outbox.
     pub fn outbox_counts(&self, now: Timestamp) -> Result<OutboxCounts, StoreError> {
-        self.conn()
+        self.db()
             .query_row(
                 "SELECT (SELECT count(*) FROM subscriptions WHERE lease_expires_at > ?1),
                    (SELECT count(*) FROM notifications),
@@ -493,7 +495,7 @@ impl Catalog {
                     DeliveryState::Failed
                 ],
                 |r| {
-                    let n = |i: usize| r.get::<_, i64>(i).map(|n| n.max(0).unsigned_abs());
+                    let n = |i: usize| r.get::<i64>(i).map(|n| n.max(0).unsigned_abs());
                     Ok(OutboxCounts {
                         subscriptions: n(0)?,
                         notifications: n(1)?,
@@ -510,7 +512,7 @@ impl Catalog {
 /// Claims up to `limit` due deliveries (see [`Catalog::claim_deliveries`]): first
 /// attempts, or (`retries`) later ones. Returns (subscription, notification, attempts).
 fn claim(
-    tx: &rusqlite::Transaction<'_>,
+    tx: &Db,
     now: Timestamp,
     until: Timestamp,
     limit: usize,
@@ -525,10 +527,13 @@ fn claim(
     } else {
         "d.attempts = 0"
     };
-    let mut stmt = tx
-        .prepare_cached(&format!(
-            "UPDATE deliveries SET claimed_until = ?2 WHERE rowid IN (
-               SELECT d.rowid FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    tx.query(
+        &format!(
+            "UPDATE deliveries SET claimed_until = ?2
+             WHERE (subscription_id, notification_id) IN (
+               SELECT d.subscription_id, d.notification_id
+               FROM deliveries d JOIN subscriptions s ON s.id = d.subscription_id
                WHERE d.state = ?4 AND s.lease_expires_at > ?1 AND {attempts}
                  AND d.notification_id = (SELECT min(x.notification_id) FROM deliveries x
                        WHERE x.subscription_id = d.subscription_id AND x.state = ?4)
@@ -536,18 +541,14 @@ fn claim(
                  AND (d.claimed_until IS NULL OR d.claimed_until <= ?1)
                LIMIT ?3)
              RETURNING subscription_id, notification_id, attempts"
-        ))
-        .map_err(sql(ctx))?;
-    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    let rows = stmt
-        .query_map(params![now, until, limit, DeliveryState::Pending], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })
-        .map_err(sql(ctx))?;
-    rows.collect::<Result<_, _>>().map_err(sql(ctx))
+        ),
+        params![now, until, limit, DeliveryState::Pending],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )
+    .map_err(sql(ctx))
 }
 
-fn subscription(r: &rusqlite::Row<'_>) -> rusqlite::Result<Subscription> {
+fn subscription(r: &Row<'_>) -> Result<Subscription, DbError> {
     Ok(Subscription {
         publisher: r.get(0)?,
         access: r.get(1)?,

@@ -1,16 +1,13 @@
 //! What the ResourceSync publisher reads: the current files of deposits and the change
 //! journal, streamed row by row.
 
-use rusqlite::{OptionalExtension, params};
+use super::catalog::sql;
+use super::sql::{Db, DbError, Param, Row, params};
 
 use super::StoreError;
 use super::catalog::Catalog;
 use super::digest::Digests;
 use super::state::{Access, Change, FileState, Timestamp, VersionState, sql as lit};
-
-fn sql(context: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
-    move |source| StoreError::Sql { context, source }
-}
 
 /// A stored file of a deposited version.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -137,7 +134,7 @@ const FILE_COLUMNS: &str = "v.deposit_id, v.id, f.url, f.sha256, f.md5, f.length
 
 const RECORD_JOIN: &str = "LEFT JOIN record_digests rd ON rd.version_id = v.id";
 
-fn file(r: &rusqlite::Row<'_>) -> rusqlite::Result<PublishedFile> {
+fn file(r: &Row<'_>) -> Result<PublishedFile, DbError> {
     let mut f = PublishedFile::default();
     read_file(r, 0, &mut f)?;
     Ok(f)
@@ -147,11 +144,11 @@ fn file(r: &rusqlite::Row<'_>) -> rusqlite::Result<PublishedFile> {
 /// publisher reads millions of rows into one). `first_of_version` is left false: the
 /// query's caller knows it, from the row before (a version's stored files come one
 /// after another, in `ord` order).
-fn read_file(r: &rusqlite::Row<'_>, i: usize, f: &mut PublishedFile) -> rusqlite::Result<()> {
-    let length = |c: usize| r.get::<_, i64>(c).map(|n| n.max(0).unsigned_abs());
-    let text = |c: usize, into: &mut String| -> rusqlite::Result<()> {
+fn read_file(r: &Row<'_>, i: usize, f: &mut PublishedFile) -> Result<(), DbError> {
+    let length = |c: usize| r.get::<i64>(c).map(|n| n.max(0).unsigned_abs());
+    let text = |c: usize, into: &mut String| -> Result<(), DbError> {
         into.clear();
-        into.push_str(r.get_ref(c)?.as_str()?);
+        into.push_str(r.text(c)?.unwrap_or_default());
         Ok(())
     };
     f.deposit_id = r.get(i)?;
@@ -160,7 +157,7 @@ fn read_file(r: &rusqlite::Row<'_>, i: usize, f: &mut PublishedFile) -> rusqlite
     text(i + 3, &mut f.sha256)?;
     text(i + 4, &mut f.md5)?;
     f.length = length(i + 5)?;
-    match r.get_ref(i + 6)?.as_str_or_null()? {
+    match r.text(i + 6)? {
         Some(t) => {
             let into = f.content_type.get_or_insert_with(String::new);
             into.clear();
@@ -174,7 +171,7 @@ fn read_file(r: &rusqlite::Row<'_>, i: usize, f: &mut PublishedFile) -> rusqlite
     f.first_of_version = false;
     text(i + 10, &mut f.deposited_at)?;
     f.ord = r.get(i + 14)?;
-    if r.get_ref(i + 11)?.as_i64_or_null()?.is_some() {
+    if r.get::<Option<i64>>(i + 11)?.is_some() {
         let d = f.record.get_or_insert_with(Digests::default);
         d.length = length(i + 11)?;
         text(i + 12, &mut d.md5)?;
@@ -190,31 +187,27 @@ fn read_file(r: &rusqlite::Row<'_>, i: usize, f: &mut PublishedFile) -> rusqlite
 /// `previous` is the change the rows continue, if they start within one. `writing`
 /// names what `each` writes, for its errors.
 fn journal_rows(
-    mut rows: rusqlite::Rows<'_>,
+    db: &Db,
+    query: (&str, &[&dyn Param]),
     mut previous: Option<i64>,
     writing: &str,
     each: &mut dyn FnMut(&JournalEntry, &PublishedFile) -> std::io::Result<()>,
 ) -> Result<(), StoreError> {
     let ctx = "reading the change journal";
     let (mut e, mut f) = (JournalEntry::default(), PublishedFile::default());
-    while let Some(row) = rows.next().map_err(sql(ctx))? {
+    db.each(query.0, query.1, |row| {
         e.seq = row.get(0).map_err(sql(ctx))?;
         e.change = row.get(1).map_err(sql(ctx))?;
         e.at.clear();
-        e.at.push_str(
-            row.get_ref(2)
-                .and_then(|v| Ok(v.as_str()?))
-                .map_err(sql(ctx))?,
-        );
+        e.at.push_str(row.text(2).map_err(sql(ctx))?.unwrap_or_default());
         read_file(row, 3, &mut f).map_err(sql(ctx))?;
         f.first_of_version = previous != Some(e.seq);
         previous = Some(e.seq);
         each(&e, &f).map_err(|source| StoreError::Io {
             path: writing.into(),
             source,
-        })?;
-    }
-    Ok(())
+        })
+    })
 }
 
 impl Catalog {
@@ -230,35 +223,31 @@ impl Catalog {
         page: Option<Page>,
         each: &mut dyn FnMut(&PublishedFile) -> std::io::Result<()>,
     ) -> Result<(), StoreError> {
-        let (limit, (deposit, ord)) = page.map_or((-1, (0, -1)), |p| {
+        let (limit, (deposit, ord)) = page.map_or((i64::MAX, (0, -1)), |p| {
             (i64::try_from(p.limit).unwrap_or(i64::MAX), p.after)
         });
-        let mut stmt = self
-            .conn()
-            .prepare_cached(&format!(
+        let ctx = "listing current files";
+        // A page that starts within a deposit continues its current version.
+        let mut previous = (ord >= 0).then_some(deposit);
+        let mut f = PublishedFile::default();
+        self.db().each(
+            &format!(
                 "SELECT {FILE_COLUMNS} {}
                    AND d.id >= ?3 AND (d.id > ?3 OR f.ord > ?4)
                  ORDER BY d.id, f.ord LIMIT ?5",
                 current_files_from(RECORD_JOIN)
-            ))
-            .map_err(sql("listing current files"))?;
-        let ctx = "listing current files";
-        let mut rows = stmt
-            .query(params![publisher, access, deposit, ord, limit])
-            .map_err(sql(ctx))?;
-        // A page that starts within a deposit continues its current version.
-        let mut previous = (ord >= 0).then_some(deposit);
-        let mut f = PublishedFile::default();
-        while let Some(row) = rows.next().map_err(sql(ctx))? {
-            read_file(row, 0, &mut f).map_err(sql(ctx))?;
-            f.first_of_version = previous != Some(f.deposit_id);
-            previous = Some(f.deposit_id);
-            each(&f).map_err(|source| StoreError::Io {
-                path: "resourcesync document".into(),
-                source,
-            })?;
-        }
-        Ok(())
+            ),
+            params![publisher, access, deposit, ord, limit],
+            |row| {
+                read_file(row, 0, &mut f).map_err(sql(ctx))?;
+                f.first_of_version = previous != Some(f.deposit_id);
+                previous = Some(f.deposit_id);
+                each(&f).map_err(|source| StoreError::Io {
+                    path: "resourcesync document".into(),
+                    source,
+                })
+            },
+        )
     }
 
     /// How many files [`Catalog::journal`] lists for a period, counted up to `at_most`
@@ -272,16 +261,14 @@ impl Catalog {
         at_most: u64,
     ) -> Result<u64, StoreError> {
         let at_most = i64::try_from(at_most).unwrap_or(i64::MAX);
-        self.conn()
-            .prepare_cached(&format!(
-                "SELECT count(*) FROM (SELECT 1 {} LIMIT ?5)",
-                journal_from("")
-            ))
-            .and_then(|mut s| {
-                s.query_row(params![publisher, access, from, until, at_most], |r| {
-                    r.get::<_, i64>(0)
-                })
-            })
+        self.db()
+            .one::<i64>(
+                &format!(
+                    "SELECT count(*) FROM (SELECT 1 {} LIMIT ?5) AS n",
+                    journal_from("")
+                ),
+                params![publisher, access, from, until, at_most],
+            )
             .map(|n| n.max(0).unsigned_abs())
             .map_err(sql("counting changes"))
     }
@@ -294,14 +281,14 @@ impl Catalog {
         at_most: u64,
     ) -> Result<u64, StoreError> {
         let at_most = i64::try_from(at_most).unwrap_or(i64::MAX);
-        self.conn()
-            .prepare_cached(&format!(
-                "SELECT count(*) FROM (SELECT 1 {} LIMIT ?3)",
-                current_files_from("")
-            ))
-            .and_then(|mut s| {
-                s.query_row(params![publisher, access, at_most], |r| r.get::<_, i64>(0))
-            })
+        self.db()
+            .one::<i64>(
+                &format!(
+                    "SELECT count(*) FROM (SELECT 1 {} LIMIT ?3) AS n",
+                    current_files_from("")
+                ),
+                params![publisher, access, at_most],
+            )
             .map(|n| n.max(0).unsigned_abs())
             .map_err(sql("counting current files"))
     }
@@ -323,27 +310,25 @@ impl Catalog {
         let ctx = "reading the change journal";
         let limit = page
             .as_ref()
-            .map_or(-1, |p| i64::try_from(p.limit).unwrap_or(i64::MAX));
+            .map_or(i64::MAX, |p| i64::try_from(p.limit).unwrap_or(i64::MAX));
         let (at, seq, ord) = page
             .and_then(|p| p.after)
             .unwrap_or_else(|| (String::new(), 0, -1));
         // (at, seq, ord) is the order of the index changes(publisher, at) (seq is the
         // rowid) and of files(version_id, ord): no sorting.
-        let mut stmt = self
-            .conn()
-            .prepare_cached(&format!(
-                "SELECT c.seq, c.change, c.at, {FILE_COLUMNS} {}
-                   AND c.at >= ?6 AND (c.at, c.seq, f.ord) > (?6, ?7, ?8)
-                 ORDER BY c.at, c.seq, f.ord LIMIT ?5",
-                journal_from(RECORD_JOIN)
-            ))
-            .map_err(sql(ctx))?;
-        let rows = stmt
-            .query(params![publisher, access, from, until, limit, at, seq, ord])
-            .map_err(sql(ctx))?;
+        let _ = ctx;
         // A page that starts within a change continues its version.
         journal_rows(
-            rows,
+            self.db(),
+            (
+                &format!(
+                    "SELECT c.seq, c.change, c.at, {FILE_COLUMNS} {}
+                   AND c.at >= ?6 AND (c.at, c.seq, f.ord) > (?6, ?7, ?8)
+                 ORDER BY c.at, c.seq, f.ord LIMIT ?5",
+                    journal_from(RECORD_JOIN)
+                ),
+                params![publisher, access, from, until, limit, at, seq, ord],
+            ),
             (ord >= 0).then_some(seq),
             "resourcesync document",
             each,
@@ -365,24 +350,20 @@ impl Catalog {
         changes: u64,
     ) -> Result<Option<(i64, Timestamp)>, StoreError> {
         let changes = i64::try_from(changes).unwrap_or(i64::MAX);
-        self.conn()
-            .prepare_cached(
+        self.db()
+            .query_opt(
                 "WITH nth AS (SELECT seq, at FROM (SELECT c.seq, c.at FROM changes c
                    JOIN versions v ON v.id = c.version_id
                    WHERE c.seq > ?3 AND c.publisher = ?1 AND v.access = ?2
-                   ORDER BY c.seq LIMIT ?4)
+                   ORDER BY c.seq LIMIT ?4) AS next
                  ORDER BY seq DESC LIMIT 1)
                  SELECT max(c.seq), nth.at FROM nth JOIN changes c ON c.at = nth.at
                    JOIN versions v ON v.id = c.version_id
                  WHERE c.seq >= nth.seq AND c.publisher = ?1 AND v.access = ?2
                  GROUP BY nth.at",
+                params![publisher, access, after, changes],
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
-            .and_then(|mut s| {
-                s.query_row(params![publisher, access, after, changes], |r| {
-                    Ok((r.get(0)?, r.get(1)?))
-                })
-                .optional()
-            })
             .map_err(sql("reading the change journal"))
     }
 
@@ -397,33 +378,35 @@ impl Catalog {
         each: &mut dyn FnMut(&JournalEntry, &PublishedFile) -> std::io::Result<()>,
     ) -> Result<(), StoreError> {
         let ctx = "reading the change journal";
-        let mut stmt = self
-            .conn()
-            .prepare_cached(&format!(
-                "SELECT c.seq, c.change, c.at, {FILE_COLUMNS}
+        let _ = ctx;
+        journal_rows(
+            self.db(),
+            (
+                &format!(
+                    "SELECT c.seq, c.change, c.at, {FILE_COLUMNS}
                  FROM changes c JOIN versions v ON v.id = c.version_id
                  JOIN files f ON f.version_id = v.id {RECORD_JOIN}
                  WHERE c.seq > ?3 AND c.seq <= ?4 AND c.publisher = ?1 AND v.access = ?2
                    AND f.state = {}
                  ORDER BY c.seq, f.ord",
-                lit(FileState::Stored)
-            ))
-            .map_err(sql(ctx))?;
-        let rows = stmt
-            .query(params![publisher, access, after, upto])
-            .map_err(sql(ctx))?;
-        journal_rows(rows, None, "change notification", each)
+                    lit(FileState::Stored)
+                ),
+                params![publisher, access, after, upto],
+            ),
+            None,
+            "change notification",
+            each,
+        )
     }
 
     /// The journal's last position and its time (`None` when it is empty).
     pub fn journal_end(&self) -> Result<Option<(i64, Timestamp)>, StoreError> {
-        self.conn()
-            .query_row(
+        self.db()
+            .query_opt(
                 "SELECT seq, at FROM changes ORDER BY seq DESC LIMIT 1",
-                [],
+                params![],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
-            .optional()
             .map_err(sql("reading the change journal"))
     }
 
@@ -431,7 +414,7 @@ impl Catalog {
     /// deposited version is journalled as it is deposited, so a set whose last change
     /// is unchanged has unchanged content.
     pub fn last_change_seq(&self, publisher: &str) -> Result<i64, StoreError> {
-        self.conn()
+        self.db()
             .query_row(
                 "SELECT coalesce(max(seq), 0) FROM changes WHERE publisher = ?1",
                 params![publisher],
@@ -449,19 +432,14 @@ impl Catalog {
         deposit: i64,
         version: i64,
     ) -> Result<Option<(String, Access, Timestamp)>, StoreError> {
-        self.conn()
-            .prepare_cached(
+        self.db()
+            .query_opt(
                 "SELECT v.metadata, v.access, coalesce(v.deposited_at, v.found_at)
                  FROM versions v JOIN deposits d ON d.id = v.deposit_id
                  WHERE v.id = ?3 AND d.id = ?2 AND d.publisher = ?1 AND v.state = ?4",
+                params![publisher, deposit, version, VersionState::Deposited],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
-            .and_then(|mut s| {
-                s.query_row(
-                    params![publisher, deposit, version, VersionState::Deposited],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                )
-                .optional()
-            })
             .map_err(sql("reading a version's metadata"))
     }
 
@@ -471,38 +449,34 @@ impl Catalog {
         publisher: &str,
         deposit: i64,
     ) -> Result<Option<(i64, Access)>, StoreError> {
-        self.conn()
-            .prepare_cached(&format!(
-                "SELECT v.id, v.access FROM deposits d JOIN versions v ON v.id = ({})
+        self.db()
+            .query_opt(
+                &format!(
+                    "SELECT v.id, v.access FROM deposits d JOIN versions v ON v.id = ({})
                  WHERE d.publisher = ?1 AND d.id = ?2",
-                current_version()
-            ))
-            .and_then(|mut s| {
-                s.query_row(params![publisher, deposit], |r| Ok((r.get(0)?, r.get(1)?)))
-                    .optional()
-            })
+                    current_version()
+                ),
+                params![publisher, deposit],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
             .map_err(sql("finding a deposit's current version"))
     }
 
     /// Whether any deposited version of `publisher` has access `access` (a set with none
     /// is empty: its documents need no walk over the collection).
     pub fn has_access(&self, publisher: &str, access: Access) -> Result<bool, StoreError> {
-        self.conn()
-            .prepare_cached(
+        self.db()
+            .one(
                 "SELECT EXISTS (SELECT 1 FROM versions v JOIN deposits d ON d.id = v.deposit_id
                    WHERE d.publisher = ?1 AND v.access = ?2 AND v.state = ?3)",
+                params![publisher, access, VersionState::Deposited],
             )
-            .and_then(|mut s| {
-                s.query_row(params![publisher, access, VersionState::Deposited], |r| {
-                    r.get(0)
-                })
-            })
             .map_err(sql("looking for versions of an access level"))
     }
 
     /// The time of the first journalled change of `publisher`.
     pub fn first_change(&self, publisher: &str) -> Result<Option<Timestamp>, StoreError> {
-        self.conn()
+        self.db()
             .query_row(
                 "SELECT min(at) FROM changes WHERE publisher = ?1",
                 params![publisher],
@@ -520,25 +494,23 @@ impl Catalog {
         deposit: i64,
         version: Option<i64>,
     ) -> Result<Vec<PublishedFile>, StoreError> {
-        let mut stmt = self
-            .conn()
-            .prepare_cached(&format!(
-                "SELECT {FILE_COLUMNS} FROM deposits d
+        let mut files = self
+            .db()
+            .query(
+                &format!(
+                    "SELECT {FILE_COLUMNS} FROM deposits d
                  JOIN versions v ON v.deposit_id = d.id AND v.state = {deposited}
                    AND v.id = coalesce(?3, ({current}))
                  JOIN files f ON f.version_id = v.id {RECORD_JOIN}
                  WHERE d.publisher = ?1 AND d.id = ?2 AND f.state = {stored}
                  ORDER BY f.ord",
-                deposited = lit(VersionState::Deposited),
-                current = current_version(),
-                stored = lit(FileState::Stored),
-            ))
-            .map_err(sql("finding a resource"))?;
-        let rows = stmt
-            .query_map(params![publisher, deposit, version], file)
-            .map_err(sql("finding a resource"))?;
-        let mut files = rows
-            .collect::<Result<Vec<_>, _>>()
+                    deposited = lit(VersionState::Deposited),
+                    current = current_version(),
+                    stored = lit(FileState::Stored),
+                ),
+                params![publisher, deposit, version],
+                file,
+            )
             .map_err(sql("finding a resource"))?;
         if let Some(first) = files.first_mut() {
             first.first_of_version = true;
@@ -557,7 +529,7 @@ impl Catalog {
         digest: &dyn Fn(&str) -> Result<Digests, String>,
     ) -> Result<u64, StoreError> {
         let ctx = "digesting metadata records";
-        self.conn()
+        self.db()
             .execute(
                 "DELETE FROM record_digests WHERE mapping != ?1",
                 params![mapping],
@@ -567,40 +539,33 @@ impl Catalog {
         let mut filled = 0u64;
         loop {
             let batch: Vec<(i64, String)> = self
-                .conn()
-                .prepare_cached(
+                .db()
+                .query(
                     "SELECT v.id, v.metadata FROM versions v
                      LEFT JOIN record_digests rd ON rd.version_id = v.id
                      WHERE v.id > ?1 AND v.state = ?3 AND rd.version_id IS NULL
                      ORDER BY v.id LIMIT ?2",
+                    params![after, RECORD_BATCH, VersionState::Deposited],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
                 )
-                .and_then(|mut s| {
-                    s.query_map(params![after, RECORD_BATCH, VersionState::Deposited], |r| {
-                        Ok((r.get(0)?, r.get(1)?))
-                    })?
-                    .collect()
-                })
                 .map_err(sql(ctx))?;
             let Some(last) = batch.last() else { break };
             after = last.0;
-            let tx = self.conn_mut().transaction().map_err(sql(ctx))?;
-            {
-                let mut insert = tx
-                    .prepare_cached(
-                        "INSERT OR REPLACE INTO record_digests (version_id, mapping, length, md5, sha256)
-                         VALUES (?1, ?2, ?3, ?4, ?5)",
-                    )
-                    .map_err(sql(ctx))?;
-                for (version, metadata) in &batch {
-                    let d = digest(metadata).map_err(|reason| StoreError::Metadata {
-                        version: *version,
-                        reason,
-                    })?;
-                    let length = i64::try_from(d.length).unwrap_or(i64::MAX);
-                    insert
-                        .execute(params![version, mapping, length, d.md5, d.sha256])
-                        .map_err(sql(ctx))?;
-                }
+            let tx = self.db_mut().transaction().map_err(sql(ctx))?;
+            for (version, metadata) in &batch {
+                let d = digest(metadata).map_err(|reason| StoreError::Metadata {
+                    version: *version,
+                    reason,
+                })?;
+                let length = i64::try_from(d.length).unwrap_or(i64::MAX);
+                tx.execute(
+                    "INSERT INTO record_digests (version_id, mapping, length, md5, sha256)
+                     VALUES (?1, ?2, ?3, ?4, ?5)
+                     ON CONFLICT (version_id) DO UPDATE SET mapping = excluded.mapping,
+                       length = excluded.length, md5 = excluded.md5, sha256 = excluded.sha256",
+                    params![version, mapping, length, d.md5, d.sha256],
+                )
+                .map_err(sql(ctx))?;
             }
             tx.commit().map_err(sql(ctx))?;
             filled += batch.len() as u64;

@@ -1,16 +1,13 @@
 //! Read-only questions to the catalog: `plikt status` and `plikt audit`.
 
-use rusqlite::{OptionalExtension, params};
+use super::catalog::sql;
+use super::sql::params;
 use serde::Serialize;
 
 use super::catalog::{Catalog, RunCounts, StoredFinding};
 use super::state::{FileState, Outcome, Timestamp, VersionState, sql as lit};
 use super::{BlobError, Blobs, StoreError};
 use crate::profile::Severity;
-
-fn sql(context: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
-    move |source| StoreError::Sql { context, source }
-}
 
 /// The last run of a publisher.
 #[derive(Debug, Clone, Serialize)]
@@ -149,9 +146,9 @@ impl AuditReport {
 impl Catalog {
     /// The status of one publisher.
     pub fn status(&self, publisher: &str) -> Result<PublisherStatus, StoreError> {
-        let c = self.conn();
+        let c = self.db();
         let count = |q: &str| -> Result<u64, StoreError> {
-            c.query_row(q, params![publisher], |r| r.get::<_, i64>(0))
+            c.query_row(q, params![publisher], |r| r.get::<i64>(0))
                 .map(|n| n.max(0).unsigned_abs())
                 .map_err(sql("counting"))
         };
@@ -195,14 +192,14 @@ impl Catalog {
 
     /// The publisher's last run.
     fn last_run(&self, publisher: &str) -> Result<Option<LastRun>, StoreError> {
-        self.conn()
-            .query_row(
+        self.db()
+            .query_opt(
                 "SELECT id, started_at, ended_at, outcome, message, items, new_versions, rejected,
                         deposited, files_stored, files_failed, bytes
                  FROM runs WHERE publisher = ?1 ORDER BY id DESC LIMIT 1",
                 params![publisher],
                 |r| {
-                    let n = |i: usize| r.get::<_, i64>(i).map(|v| v.max(0).unsigned_abs());
+                    let n = |i: usize| r.get::<i64>(i).map(|v| v.max(0).unsigned_abs());
                     Ok(LastRun {
                         id: r.get(0)?,
                         started_at: r.get(1)?,
@@ -221,36 +218,32 @@ impl Catalog {
                     })
                 },
             )
-            .optional()
             .map_err(sql("reading the last run"))
     }
 
     /// Versions not deposited (at most 100), oldest first.
     fn unsettled_versions(&self, publisher: &str) -> Result<Vec<Unsettled>, StoreError> {
         let ctx = "listing pending versions";
-        let mut stmt = self
-            .conn()
-            .prepare(
+        self.db()
+            .query(
                 "SELECT d.guid, v.state, v.attempts, v.next_attempt_at, v.last_error
                  FROM versions v JOIN deposits d ON d.id = v.deposit_id
                  WHERE d.publisher = ?1 AND v.state != ?2 ORDER BY v.id LIMIT 100",
+                params![publisher, VersionState::Deposited],
+                |r| {
+                    Ok(Unsettled {
+                        guid: r.get(0)?,
+                        state: match r.get(1)? {
+                            VersionState::Failed => UnsettledState::Failed,
+                            _ => UnsettledState::Pending,
+                        },
+                        attempts: r.get(2)?,
+                        next_attempt_at: r.get(3)?,
+                        reason: r.get(4)?,
+                    })
+                },
             )
-            .map_err(sql(ctx))?;
-        let rows = stmt
-            .query_map(params![publisher, VersionState::Deposited], |r| {
-                Ok(Unsettled {
-                    guid: r.get(0)?,
-                    state: match r.get(1)? {
-                        VersionState::Failed => UnsettledState::Failed,
-                        _ => UnsettledState::Pending,
-                    },
-                    attempts: r.get(2)?,
-                    next_attempt_at: r.get(3)?,
-                    reason: r.get(4)?,
-                })
-            })
-            .map_err(sql(ctx))?;
-        rows.collect::<Result<_, _>>().map_err(sql(ctx))
+            .map_err(sql(ctx))
     }
 
     /// The items the last run that read the feed rejected, added to `items` up to 100;
@@ -260,7 +253,7 @@ impl Catalog {
         publisher: &str,
         items: &mut Vec<Unsettled>,
     ) -> Result<u64, StoreError> {
-        let c = self.conn();
+        let c = self.db();
         let last_feed_run: Option<i64> = c
             .query_row(
                 "SELECT max(id) FROM runs WHERE publisher = ?1 AND outcome IN (?2, ?3, ?4)",
@@ -277,24 +270,24 @@ impl Catalog {
             return Ok(0);
         };
         let ctx = "listing rejected items";
-        let mut stmt = c
-            .prepare("SELECT guid, reason FROM rejections WHERE run_id = ?1 ORDER BY item")
-            .map_err(sql(ctx))?;
-        let rows = stmt
-            .query_map(params![run], |r| {
-                Ok(Unsettled {
-                    guid: r.get(0)?,
-                    state: UnsettledState::Rejected,
-                    attempts: 0,
-                    next_attempt_at: None,
-                    reason: r.get(1)?,
-                })
-            })
+        let rows = c
+            .query(
+                "SELECT guid, reason FROM rejections WHERE run_id = ?1 ORDER BY item",
+                params![run],
+                |r| {
+                    Ok(Unsettled {
+                        guid: r.get(0)?,
+                        state: UnsettledState::Rejected,
+                        attempts: 0,
+                        next_attempt_at: None,
+                        reason: r.get(1)?,
+                    })
+                },
+            )
             .map_err(sql(ctx))?;
         let mut rejected = 0;
         for row in rows {
             rejected += 1;
-            let row = row.map_err(sql(ctx))?;
             if items.len() < 100 {
                 items.push(row);
             }
@@ -305,7 +298,7 @@ impl Catalog {
     /// Errors and warnings (at most 1,000) of the last run that read the feed: they
     /// are open.
     fn open_findings(&self, publisher: &str) -> Result<Vec<StoredFinding>, StoreError> {
-        let c = self.conn();
+        let c = self.db();
         let feed_run: Option<i64> = c
             .query_row(
                 "SELECT max(run_id) FROM findings WHERE run_id IN (SELECT id FROM runs WHERE publisher = ?1)",
@@ -317,92 +310,81 @@ impl Catalog {
             return Ok(Vec::new());
         };
         let ctx = "listing findings";
-        let mut stmt = c
-            .prepare(
+        let rows = c
+            .query(
                 "SELECT rule, severity, line, col, item, guid, url, message FROM findings
                  WHERE run_id = ?1 AND severity != ?2 ORDER BY id LIMIT 1000",
+                params![run, Severity::Info],
+                |r| {
+                    Ok(StoredFinding {
+                        rule: r.get(0)?,
+                        severity: r.get(1)?,
+                        line: r.get(2)?,
+                        column: r.get(3)?,
+                        item: r.get(4)?,
+                        guid: r.get(5)?,
+                        url: r.get(6)?,
+                        message: r.get(7)?,
+                    })
+                },
             )
             .map_err(sql(ctx))?;
-        let rows = stmt
-            .query_map(params![run, Severity::Info], |r| {
-                Ok(StoredFinding {
-                    rule: r.get(0)?,
-                    severity: r.get(1)?,
-                    line: r.get(2)?,
-                    column: r.get(3)?,
-                    item: r.get(4)?,
-                    guid: r.get(5)?,
-                    url: r.get(6)?,
-                    message: r.get(7)?,
-                })
-            })
-            .map_err(sql(ctx))?;
-        rows.collect::<Result<_, _>>().map_err(sql(ctx))
+        Ok(rows)
     }
 
     /// Re-reads every blob the catalog knows and checks it; `progress` is told the
     /// bytes of each blob checked.
     pub fn audit(&self, blobs: &Blobs, progress: &dyn Fn(u64)) -> Result<AuditReport, StoreError> {
-        let c = self.conn();
+        let c = self.db();
         let mut report = AuditReport::default();
         let mut known = std::collections::HashSet::new();
-        let mut stmt = c
-            .prepare("SELECT sha256, length, md5 FROM blobs ORDER BY sha256")
-            .map_err(sql("listing blobs"))?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, String>(2)?,
-                ))
-            })
+        let rows = c
+            .query(
+                "SELECT sha256, length, md5 FROM blobs ORDER BY sha256",
+                params![],
+                |r| Ok((r.get::<String>(0)?, r.get::<i64>(1)?, r.get::<String>(2)?)),
+            )
             .map_err(sql("listing blobs"))?;
         for row in rows {
-            let (sha, length, md5) = row.map_err(sql("listing blobs"))?;
+            let (sha, length, md5) = row;
             known.insert(sha.clone());
             report.blobs_checked += 1;
             check_blob(blobs, &sha, length, &md5, &mut report, progress)?;
         }
-        let mut stmt = c
-            .prepare(
+        let rows = c
+            .query(
                 "SELECT f.url, f.sha256 FROM files f WHERE f.state = ?1
                  AND NOT EXISTS (SELECT 1 FROM blobs b WHERE b.sha256 = f.sha256)",
+                params![FileState::Stored],
+                |r| {
+                    Ok(format!(
+                        "{} → blob {}",
+                        r.get::<String>(0)?,
+                        r.get::<String>(1)?
+                    ))
+                },
             )
             .map_err(sql("checking files"))?;
-        let rows = stmt
-            .query_map([FileState::Stored], |r| {
-                Ok(format!(
-                    "{} → blob {}",
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?
-                ))
-            })
-            .map_err(sql("checking files"))?;
         for row in rows {
-            report.dangling.push(row.map_err(sql("checking files"))?);
+            report.dangling.push(row);
         }
-        let mut stmt = c
-            .prepare(
-                "SELECT d.publisher, d.guid, v.pub_date FROM versions v JOIN deposits d ON d.id = v.deposit_id
+        let rows = c.query(
+"SELECT d.publisher, d.guid, v.pub_date FROM versions v JOIN deposits d ON d.id = v.deposit_id
                  WHERE v.state = ?1
                    AND EXISTS (SELECT 1 FROM files f WHERE f.version_id = v.id AND f.state != ?2)",
-            )
-            .map_err(sql("checking versions"))?;
-        let rows = stmt
-            .query_map(params![VersionState::Deposited, FileState::Stored], |r| {
+params![VersionState::Deposited, FileState::Stored],
+|r| {
                 Ok(format!(
                     "{} {} ({})",
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?
+                    r.get::<String>(0)?,
+                    r.get::<String>(1)?,
+                    r.get::<String>(2)?
                 ))
-            })
+            },
+)
             .map_err(sql("checking versions"))?;
         for row in rows {
-            report
-                .incomplete
-                .push(row.map_err(sql("checking versions"))?);
+            report.incomplete.push(row);
         }
         for (name, location) in blobs.list()? {
             if !known.contains(&name) {
@@ -490,12 +472,13 @@ pub struct Gauges {
 impl Catalog {
     /// The catalog's numbers for `/metrics`.
     pub fn gauges(&self) -> Result<Gauges, StoreError> {
-        let c = self.conn();
+        let c = self.db();
         let ctx = "counting for /metrics";
         let n = |v: i64| v.max(0).unsigned_abs();
-        let mut stmt = c
-            .prepare(&format!(
-                "SELECT d.publisher,
+        let publishers = c
+            .query(
+                &format!(
+                    "SELECT d.publisher,
                    count(DISTINCT CASE WHEN v.state = {dep} THEN d.id END),
                    count(DISTINCT CASE WHEN v.state = {dep} THEN v.id END),
                    count(DISTINCT CASE WHEN v.state = {pend} THEN v.id END),
@@ -504,29 +487,27 @@ impl Catalog {
                  FROM deposits d JOIN versions v ON v.deposit_id = d.id
                  LEFT JOIN files f ON f.version_id = v.id
                  GROUP BY d.publisher ORDER BY d.publisher",
-                dep = lit(VersionState::Deposited),
-                pend = lit(VersionState::Pending),
-                fail = lit(VersionState::Failed),
-                stored = lit(FileState::Stored),
-            ))
-            .map_err(sql(ctx))?;
-        let publishers = stmt
-            .query_map([], |r| {
-                Ok(PublisherGauges {
-                    id: r.get(0)?,
-                    deposits: n(r.get(1)?),
-                    versions: n(r.get(2)?),
-                    pending: n(r.get(3)?),
-                    failed: n(r.get(4)?),
-                    files: n(r.get(5)?),
-                })
-            })
-            .map_err(sql(ctx))?
-            .collect::<Result<_, _>>()
+                    dep = lit(VersionState::Deposited),
+                    pend = lit(VersionState::Pending),
+                    fail = lit(VersionState::Failed),
+                    stored = lit(FileState::Stored),
+                ),
+                params![],
+                |r| {
+                    Ok(PublisherGauges {
+                        id: r.get(0)?,
+                        deposits: n(r.get(1)?),
+                        versions: n(r.get(2)?),
+                        pending: n(r.get(3)?),
+                        failed: n(r.get(4)?),
+                        files: n(r.get(5)?),
+                    })
+                },
+            )
             .map_err(sql(ctx))?;
         let (blobs, blob_bytes, deliveries_pending, subscriptions) = c
             .query_row(
-                "SELECT (SELECT count(*) FROM blobs), (SELECT coalesce(sum(length), 0) FROM blobs),
+                "SELECT (SELECT count(*) FROM blobs), (SELECT CAST(coalesce(sum(length), 0) AS BIGINT) FROM blobs),
                    (SELECT count(*) FROM deliveries WHERE state = ?1),
                    (SELECT count(*) FROM subscriptions WHERE lease_expires_at > ?2)",
                 params![crate::store::DeliveryState::Pending, super::now()],

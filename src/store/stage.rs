@@ -2,27 +2,24 @@
 //! the run's findings, rejected items, new deposits, versions and files, and the feed's
 //! validators, all or nothing.
 
-use rusqlite::{OptionalExtension, Transaction, params};
-
 use super::StoreError;
 use super::catalog::{KnownVersion, NewVersion, StoredFinding, sql};
+use super::sql::{Db, Tx, params};
 use super::state::{FileState, Timestamp, VersionState};
 
 pub(super) fn insert_findings(
-    tx: &Transaction<'_>,
+    tx: &Db,
     run: i64,
     findings: &[StoredFinding],
 ) -> Result<(), StoreError> {
-    let mut stmt = tx
-        .prepare_cached(
+    for f in findings {
+        tx.execute(
             "INSERT INTO findings (run_id, rule, severity, line, col, item, guid, url, message)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                run, f.rule, f.severity, f.line, f.column, f.item, f.guid, f.url, f.message
+            ],
         )
-        .map_err(sql("recording findings"))?;
-    for f in findings {
-        stmt.execute(params![
-            run, f.rule, f.severity, f.line, f.column, f.item, f.guid, f.url, f.message
-        ])
         .map_err(sql("recording findings"))?;
     }
     Ok(())
@@ -32,7 +29,7 @@ pub(super) fn insert_findings(
 /// [`Stage::commit`], nothing of the feed is recorded.
 #[derive(Debug)]
 pub struct Stage<'c> {
-    pub(super) tx: Transaction<'c>,
+    pub(super) tx: Tx<'c>,
 }
 
 impl Stage<'_> {
@@ -61,21 +58,20 @@ impl Stage<'_> {
     /// What is known of `guid`: its deposit and latest version.
     pub fn known(&self, publisher: &str, guid: &str) -> Result<Option<KnownVersion>, StoreError> {
         self.tx
-            .prepare_cached(
+            .query_opt(
                 "SELECT d.id, v.pub_date, v.item_hash FROM deposits d
                  LEFT JOIN versions v ON v.deposit_id = d.id
                  WHERE d.publisher = ?1 AND d.guid = ?2
                  ORDER BY v.pub_date DESC LIMIT 1",
+                params![publisher, guid],
+                |r| {
+                    Ok(KnownVersion {
+                        deposit_id: r.get(0)?,
+                        pub_date: r.get(1)?,
+                        item_hash: r.get(2)?,
+                    })
+                },
             )
-            .map_err(sql("looking up a guid"))?
-            .query_row(params![publisher, guid], |r| {
-                Ok(KnownVersion {
-                    deposit_id: r.get(0)?,
-                    pub_date: r.get(1)?,
-                    item_hash: r.get(2)?,
-                })
-            })
-            .optional()
             .map_err(sql("looking up a guid"))
     }
 
@@ -87,13 +83,11 @@ impl Stage<'_> {
         now: Timestamp,
     ) -> Result<i64, StoreError> {
         self.tx
-            .prepare_cached(
-                "INSERT INTO deposits (publisher, guid, created_at) VALUES (?1, ?2, ?3)",
+            .one(
+                "INSERT INTO deposits (publisher, guid, created_at) VALUES (?1, ?2, ?3) RETURNING id",
+                params![publisher, guid, now],
             )
-            .map_err(sql("recording a deposit"))?
-            .execute(params![publisher, guid, now])
-            .map_err(sql("recording a deposit"))?;
-        Ok(self.tx.last_insert_rowid())
+            .map_err(sql("recording a deposit"))
     }
 
     /// Records a new pending version with its files.
@@ -104,14 +98,13 @@ impl Stage<'_> {
         v: &NewVersion<'_>,
         now: Timestamp,
     ) -> Result<i64, StoreError> {
-        self.tx
-            .prepare_cached(
+        let id: i64 = self
+            .tx
+            .one(
                 "INSERT INTO versions (deposit_id, pub_date, pub_date_raw, item_hash, metadata, findings,
                    conforming, access, state, found_run, found_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?11, ?9, ?10)",
-            )
-            .map_err(sql("recording a version"))?
-            .execute(params![
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?11, ?9, ?10) RETURNING id",
+                params![
                 deposit,
                 v.pub_date,
                 v.pub_date_raw,
@@ -123,18 +116,14 @@ impl Stage<'_> {
                 run,
                 now,
                 VersionState::Pending
-            ])
+            ],
+            )
             .map_err(sql("recording a version"))?;
-        let id = self.tx.last_insert_rowid();
-        let mut stmt = self
-            .tx
-            .prepare_cached(
+        for (ord, f) in v.files.iter().enumerate() {
+            self.tx.execute(
                 "INSERT INTO files (version_id, ord, role, url, declared_type, declared_size, declared_md5, state)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            )
-            .map_err(sql("recording a file"))?;
-        for (ord, f) in v.files.iter().enumerate() {
-            stmt.execute(params![
+                params![
                 id,
                 ord,
                 f.role,
@@ -144,7 +133,8 @@ impl Stage<'_> {
                     .map(|s| i64::try_from(s).unwrap_or(i64::MAX)),
                 f.declared_md5,
                 FileState::Pending
-            ])
+            ],
+            )
             .map_err(sql("recording a file"))?;
         }
         Ok(id)
@@ -162,7 +152,7 @@ impl Stage<'_> {
                    SELECT id FROM runs WHERE publisher = ?1 AND id < (
                      SELECT min(id) FROM (SELECT DISTINCT f.run_id AS id FROM findings f
                        JOIN runs r ON r.id = f.run_id WHERE r.publisher = ?1
-                       ORDER BY f.run_id DESC LIMIT ?2)))",
+                       ORDER BY f.run_id DESC LIMIT ?2) AS kept))",
                 params![publisher, keep],
             )
             .map_err(sql("pruning old findings"))?;

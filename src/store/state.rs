@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
+use super::sql::{Cell, Column, Param, Value};
 
 use crate::profile::Severity;
 
@@ -47,18 +47,16 @@ macro_rules! state {
             }
         }
 
-        impl ToSql for $name {
-            fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-                Ok(ToSqlOutput::from(self.as_str()))
+        impl Param for $name {
+            fn value(&self) -> Value<'_> {
+                Value::Text(self.as_str().into())
             }
         }
 
-        impl FromSql for $name {
-            fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-                let s = value.as_str()?;
-                Self::parse(s).ok_or_else(|| {
-                    FromSqlError::Other(format!("`{s}` is not a {}", stringify!($name)).into())
-                })
+        impl Column for $name {
+            fn column(cell: Cell<'_>) -> Result<Self, String> {
+                let s = String::column(cell)?;
+                Self::parse(&s).ok_or_else(|| format!("`{s}` is not a {}", stringify!($name)))
             }
         }
     };
@@ -167,17 +165,16 @@ impl serde::Serialize for Severity {
     }
 }
 
-impl ToSql for Severity {
-    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(ToSqlOutput::from(self.as_str()))
+impl Param for Severity {
+    fn value(&self) -> Value<'_> {
+        Value::Text(self.as_str().into())
     }
 }
 
-impl FromSql for Severity {
-    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-        let s = value.as_str()?;
-        Severity::parse(s)
-            .ok_or_else(|| FromSqlError::Other(format!("`{s}` is not a severity").into()))
+impl Column for Severity {
+    fn column(cell: Cell<'_>) -> Result<Self, String> {
+        let s = String::column(cell)?;
+        Severity::parse(&s).ok_or_else(|| format!("`{s}` is not a severity"))
     }
 }
 
@@ -266,36 +263,38 @@ impl serde::Serialize for Timestamp {
     }
 }
 
-impl ToSql for Timestamp {
-    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(ToSqlOutput::from(self.to_string()))
+impl Param for Timestamp {
+    fn value(&self) -> Value<'_> {
+        Value::Text(self.to_string().into())
     }
 }
 
-impl FromSql for Timestamp {
-    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-        let s = value.as_str()?;
-        Self::parse(s)
-            .ok_or_else(|| FromSqlError::Other(format!("`{s}` is not an RFC 3339 time").into()))
+impl Column for Timestamp {
+    fn column(cell: Cell<'_>) -> Result<Self, String> {
+        match cell {
+            Cell::Text(s) => Self::parse(s).ok_or_else(|| format!("`{s}` is not an RFC 3339 time")),
+            other => Err(format!("expected an RFC 3339 time, found {other:?}")),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::sql::params;
     use super::*;
 
     #[test]
     fn states_read_back_as_written() {
-        let c = rusqlite::Connection::open_in_memory().unwrap();
+        let c = super::super::sql::Db::sqlite(rusqlite::Connection::open_in_memory().unwrap());
         for v in VersionState::ALL {
-            let back: VersionState = c.query_row("SELECT ?1", [v], |r| r.get(0)).unwrap();
+            let back: VersionState = c.one("SELECT ?1", params![v]).unwrap();
             assert_eq!(back, *v);
         }
         for s in [Severity::Error, Severity::Warning, Severity::Info] {
-            let back: Severity = c.query_row("SELECT ?1", [s], |r| r.get(0)).unwrap();
+            let back: Severity = c.one("SELECT ?1", params![s]).unwrap();
             assert_eq!(back, s);
         }
-        let bad: rusqlite::Result<Access> = c.query_row("SELECT 'free'", [], |r| r.get(0));
+        let bad = c.one::<Access>("SELECT 'free'", params![]);
         assert!(
             bad.unwrap_err()
                 .to_string()
@@ -312,8 +311,8 @@ mod tests {
         assert!(a < b);
         assert_eq!(a.to_string(), "2026-11-22T22:30:00.000Z");
         assert_eq!(b.to_string(), "2026-11-22T22:45:00.500Z");
-        let c = rusqlite::Connection::open_in_memory().unwrap();
-        let back: Timestamp = c.query_row("SELECT ?1", [b], |r| r.get(0)).unwrap();
+        let c = super::super::sql::Db::sqlite(rusqlite::Connection::open_in_memory().unwrap());
+        let back: Timestamp = c.one("SELECT ?1", params![b]).unwrap();
         assert_eq!(back, b);
         assert_eq!(a.day(), "2026-11-22");
     }

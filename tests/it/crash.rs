@@ -168,7 +168,7 @@ fn sigkill_at_random_instants_loses_nothing_and_duplicates_nothing() {
         "0"
     );
     assert_eq!(
-        env.one("SELECT count(*) FROM (SELECT deposit_id, pub_date FROM versions GROUP BY 1, 2 HAVING count(*) > 1)"),
+        env.one("SELECT count(*) FROM (SELECT deposit_id, pub_date FROM versions GROUP BY 1, 2 HAVING count(*) > 1) AS twice"),
         "0"
     );
     // The journal: one entry per version, no duplicates, created once per deposit.

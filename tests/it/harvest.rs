@@ -583,8 +583,9 @@ fn credentials_open_the_feed_and_never_reach_another_origin() {
             .collect::<String>()
     );
     assert!(!all.contains("s3cret-Passw0rd"));
-    let catalog = std::fs::read(env.data().join("catalog.sqlite")).unwrap();
+    let catalog = env.catalog_bytes();
     assert!(memchr::memmem::find(&catalog, b"s3cret-Passw0rd").is_none());
+    assert!(memchr::memmem::find(&catalog, b"Testbladet").is_some());
 }
 
 #[test]
@@ -1005,11 +1006,13 @@ fn audit_finds_corrupt_and_missing_blobs() {
 
 #[test]
 fn a_second_writer_on_the_same_data_folder_is_refused() {
-    let store = plikt::store::Store::open(
-        &std::env::temp_dir()
-            .join(format!("plikt-it-locked-{}", std::process::id()))
-            .join("data"),
+    let data = std::env::temp_dir()
+        .join(format!("plikt-it-locked-{}", std::process::id()))
+        .join("data");
+    let store = plikt::store::Store::open_at(
+        &data,
         &plikt::config::BlobsConfig::default(),
+        &plikt::store::Location::Sqlite(data.join("catalog.sqlite")),
         plikt::store::Mode::Write,
     )
     .unwrap();

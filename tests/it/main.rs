@@ -13,4 +13,5 @@ mod resourcesync;
 mod s3;
 mod support;
 mod usage;
+mod web;
 mod xsd;

@@ -501,7 +501,7 @@ fn a_burst_is_split_into_consecutive_notifications_whoever_publishes() {
     harvest_and_publish(&env, &generation, 1);
     // Seven changes, each journalled a second after the one before.
     for i in 0..7 {
-        let at = crate::resourcesync::first_change_moved(&env, &format!("+{} seconds", i + 1));
+        let at = crate::resourcesync::first_change_moved(&env, i64::from(i) + 1);
         crate::resourcesync::add_deposit(
             &env,
             &format!("burst-{i}"),
@@ -680,6 +680,10 @@ fn a_callback_that_redirects_is_not_followed() {
     );
     assert!(elsewhere.received().is_empty());
     // Retried later, with backoff: still pending, its next attempt in the future.
-    let row = env.sql("SELECT state, attempts, next_attempt_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+20 seconds') FROM deliveries");
+    let later = (chrono::Utc::now() + chrono::Duration::seconds(20))
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let row = env.sql(&format!(
+        "SELECT state, attempts, CASE WHEN next_attempt_at > '{later}' THEN 1 ELSE 0 END FROM deliveries"
+    ));
     assert_eq!(row, [["pending", "1", "1"]], "{row:?}");
 }

@@ -472,8 +472,7 @@ fn change_lists_rotate_daily_and_closed_lists_stay_reachable() {
     let two_days_ago = chrono::Utc::now() - chrono::Duration::days(2);
     let at = two_days_ago.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let day = two_days_ago.format("%Y-%m-%d").to_string();
-    let c = rusqlite::Connection::open(env.data().join("catalog.sqlite")).unwrap();
-    c.execute_batch(&format!(
+    env.execute(&format!(
         "INSERT INTO versions (deposit_id, pub_date, pub_date_raw, item_hash, metadata, findings,
            conforming, access, state, found_run, found_at, deposited_at)
          SELECT deposit_id, '2020-01-01T00:00:00.000Z', 'x', 'h', '{{}}', '[]', 1, 'gratis',
@@ -483,9 +482,7 @@ fn change_lists_rotate_daily_and_closed_lists_stay_reachable() {
            sha256, length, md5, '{at}' FROM files WHERE state = 'stored' LIMIT 1;
          INSERT INTO changes (version_id, deposit_id, publisher, change, at)
          SELECT id, deposit_id, 'test', 'updated', '{at}' FROM versions WHERE id = (SELECT max(id) FROM versions);"
-    ))
-    .unwrap();
-    drop(c);
+    ));
     assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
     let dir = env.data().join("www/resourcesync/test");
     let old = dir.join(format!("changelist/{day}.xml"));
@@ -652,15 +649,13 @@ fn published_documents_validate_against_the_projects_schemas() {
 
 /// Adds `extra` stored files to the deposited version (same blob, other URLs).
 fn add_files(env: &Env, extra: u64) {
-    let c = rusqlite::Connection::open(env.data().join("catalog.sqlite")).unwrap();
-    c.execute_batch(&format!(
+    env.execute(&format!(
         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {extra})
          INSERT INTO files (version_id, ord, role, url, state, sha256, length, md5, fetched_at, content_type)
          SELECT f.version_id, n.i, 'content', 'http://p.example/f/' || n.i, 'stored', f.sha256, f.length,
                 f.md5, f.fetched_at, 'text/html'
          FROM n, (SELECT * FROM files LIMIT 1) f;"
-    ))
-    .unwrap();
+    ));
 }
 
 #[test]
@@ -848,8 +843,7 @@ fn a_large_resource_list_is_split_under_an_index() {
     let part2_path = now_parts[1].clone();
     // Back under the limit (the large deposit's new version is restricted: it leaves
     // the public set): one document again, and the parts are gone.
-    let c = rusqlite::Connection::open(env.data().join("catalog.sqlite")).unwrap();
-    c.execute_batch(
+    env.execute(
         "INSERT INTO versions (deposit_id, pub_date, pub_date_raw, item_hash, metadata, findings,
            conforming, access, state, found_run, found_at, deposited_at)
          SELECT deposit_id, '2030-01-01T00:00:00.000Z', 'x', 'h', '{}', '[]', 1, 'restricted',
@@ -859,9 +853,7 @@ fn a_large_resource_list_is_split_under_an_index() {
            fetched_at FROM files ORDER BY id LIMIT 1;
          INSERT INTO changes (version_id, deposit_id, publisher, change, at)
          SELECT id, deposit_id, 'test', 'updated', found_at FROM versions ORDER BY id DESC LIMIT 1;",
-    )
-    .unwrap();
-    drop(c);
+    );
     assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
     let single = std::fs::read_to_string(dir.join("resourcelist.xml")).unwrap();
     assert!(
@@ -1011,8 +1003,7 @@ fn a_large_change_list_is_split_under_an_index() {
     let at = two_days_ago.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let day = two_days_ago.format("%Y-%m-%d").to_string();
     let n = plikt::resourcesync::PART_ENTRIES + 5;
-    let c = rusqlite::Connection::open(env.data().join("catalog.sqlite")).unwrap();
-    c.execute_batch(&format!(
+    env.execute(&format!(
         "INSERT INTO versions (deposit_id, pub_date, pub_date_raw, item_hash, metadata, findings,
            conforming, access, state, found_run, found_at, deposited_at)
          SELECT deposit_id, '2020-01-01T00:00:00.000Z', 'x', 'h', '{{}}', '[]', 1, 'gratis',
@@ -1023,9 +1014,7 @@ fn a_large_change_list_is_split_under_an_index() {
            f.sha256, f.length, f.md5, '{at}' FROM n, (SELECT * FROM files WHERE state = 'stored' LIMIT 1) f;
          INSERT INTO changes (version_id, deposit_id, publisher, change, at)
          SELECT id, deposit_id, 'test', 'updated', '{at}' FROM versions WHERE id = (SELECT max(id) FROM versions);"
-    ))
-    .unwrap();
-    drop(c);
+    ));
     let o = env.cmd(&["publish"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let dir = env.data().join("www/resourcesync/test/changelist");
@@ -1167,8 +1156,7 @@ fn one_item_harvested(name: &str) -> (Server, Env) {
 /// Adds a deposit with one deposited version of one stored file at `url` (the blob of
 /// the first stored file), its change journalled as created at `at`.
 pub fn add_deposit(env: &Env, guid: &str, url: &str, at: &str) {
-    let c = rusqlite::Connection::open(env.data().join("catalog.sqlite")).unwrap();
-    c.execute_batch(&format!(
+    env.execute(&format!(
         "INSERT INTO deposits (publisher, guid, created_at) VALUES ('test', '{guid}', '{at}');
          INSERT INTO versions (deposit_id, pub_date, pub_date_raw, item_hash, metadata, findings,
            conforming, access, state, found_run, found_at, deposited_at)
@@ -1179,19 +1167,15 @@ pub fn add_deposit(env: &Env, guid: &str, url: &str, at: &str) {
            sha256, length, md5, '{at}', 'text/html' FROM files WHERE state = 'stored' LIMIT 1;
          INSERT INTO changes (version_id, deposit_id, publisher, change, at)
          SELECT max(id), max(deposit_id), 'test', 'created', '{at}' FROM versions;"
-    ))
-    .unwrap();
+    ));
 }
 
-/// The time of the first journalled change, moved by an SQLite time modifier.
-pub fn first_change_moved(env: &Env, modifier: &str) -> String {
-    let c = rusqlite::Connection::open(env.data().join("catalog.sqlite")).unwrap();
-    c.query_row(
-        "SELECT strftime('%Y-%m-%dT%H:%M:%fZ', at, ?1) FROM changes ORDER BY seq LIMIT 1",
-        [modifier],
-        |r| r.get(0),
-    )
-    .unwrap()
+/// The time of the first journalled change, moved by `seconds`.
+pub fn first_change_moved(env: &Env, seconds: i64) -> String {
+    let at = env.one("SELECT at FROM changes ORDER BY seq LIMIT 1");
+    let t = chrono::DateTime::parse_from_rfc3339(&at).unwrap() + chrono::Duration::seconds(seconds);
+    t.to_utc()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 #[test]
@@ -1211,7 +1195,7 @@ fn publishing_without_dumps_writes_the_lists_and_leaves_the_dumps_as_they_were()
     let first_package = listed(&dir, "resourcedump.xml").remove(0);
     let package = std::fs::read(&first_package).unwrap();
     // A new deposit, published without dumps: in the lists, not in the dump.
-    let at = first_change_moved(&env, "+1 seconds");
+    let at = first_change_moved(&env, 1);
     add_deposit(&env, "later", "http://p.example/later", &at);
     let o = env.cmd(&["publish", "--no-dumps"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
@@ -1234,7 +1218,7 @@ fn change_list_entries_are_in_forward_chronological_order() {
     // §12: a change journalled later but dated earlier (a clock step, or a change
     // committed late) is listed before the later ones.
     let (_server, env) = one_item_harvested("chrono");
-    let at = first_change_moved(&env, "-1 seconds");
+    let at = first_change_moved(&env, -1);
     add_deposit(&env, "earlier", "http://p.example/earlier", &at);
     let o = env.cmd(&["publish"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));

@@ -476,11 +476,44 @@ pub fn date(minutes: i64) -> String {
     t.to_rfc2822()
 }
 
-/// A data folder and configuration for one test.
+/// The PostgreSQL server the tests run against a second time (`PLIKT_TEST_POSTGRES`,
+/// a superuser's URL, set by `scripts/test` around a throwaway cluster from
+/// `scripts/postgres`); `None`: the catalog is SQLite, plikt's default.
+pub fn postgres_server() -> Option<String> {
+    std::env::var("PLIKT_TEST_POSTGRES")
+        .ok()
+        .filter(|u| !u.is_empty())
+}
+
+/// A new, empty database on the test server for one test; its URL.
+pub fn postgres_database(server: &str, name: &str) -> String {
+    let db: String = format!("plikt_{name}_{}", std::process::id())
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let mut c = postgres::Client::connect(server, postgres::NoTls)
+        .unwrap_or_else(|e| panic!("PLIKT_TEST_POSTGRES={server}: {e}"));
+    c.batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
+        .unwrap();
+    c.batch_execute(&format!("CREATE DATABASE {db}")).unwrap();
+    let base = server.rsplit_once('/').map_or(server, |(b, _)| b);
+    format!("{base}/{db}")
+}
+
+/// A data folder and configuration for one test (its catalog on the PostgreSQL test
+/// server when there is one, [`postgres_server`]).
 pub struct Env {
     pub dir: PathBuf,
     pub config: PathBuf,
     pub env: Vec<(String, String)>,
+    /// The catalog's database, on PostgreSQL.
+    pub postgres: Option<String>,
 }
 
 impl Env {
@@ -503,14 +536,19 @@ impl Env {
         .filter(|d| !http.contains(d.split(' ').next().unwrap()))
         .map(|d| format!("{d}\n"))
         .collect();
+        let postgres = postgres_server().map(|s| postgres_database(&s, name));
+        let catalog = postgres
+            .as_ref()
+            .map_or(String::new(), |url| format!("[catalog]\nurl = \"{url}\"\n"));
         let text = format!(
-            "data_dir = \"data\"\ncontact = \"mailto:eplikt@kb.example\"\n[http]\n{defaults}{http}\n[harvest]\nretry_backoff_secs = 0\nmax_failed_runs = 3\nshutdown_grace_secs = 2\n[[publisher]]\nid = \"test\"\nname = \"Testbladet AB\"\nschedule = \"0 0 3 * * *\"\n{publisher}\n"
+            "data_dir = \"data\"\ncontact = \"mailto:eplikt@kb.example\"\n{catalog}[http]\n{defaults}{http}\n[harvest]\nretry_backoff_secs = 0\nmax_failed_runs = 3\nshutdown_grace_secs = 2\n[[publisher]]\nid = \"test\"\nname = \"Testbladet AB\"\nschedule = \"0 0 3 * * *\"\n{publisher}\n"
         );
         std::fs::write(&config, text).unwrap();
         Self {
             dir,
             config,
             env: Vec::new(),
+            postgres,
         }
     }
 
@@ -594,8 +632,34 @@ impl Env {
         self.dir.join("data")
     }
 
-    /// Rows of a query on the catalog, every column as text.
+    /// Rows of a query on the catalog, every column as text (booleans as 0 and 1).
     pub fn sql(&self, q: &str) -> Vec<Vec<String>> {
+        if let Some(url) = &self.postgres {
+            let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+            return c
+                .simple_query(q)
+                .unwrap_or_else(|e| panic!("{q}: {e}"))
+                .into_iter()
+                .filter_map(|m| match m {
+                    postgres::SimpleQueryMessage::Row(r) => Some(
+                        (0..r.len())
+                            .map(|i| match r.get(i) {
+                                None => String::new(),
+                                Some("t") => "1".into(),
+                                Some("f") => "0".into(),
+                                // bytea as PostgreSQL writes it in text: `\x` and hex.
+                                Some(v) if v.starts_with("\\x") => {
+                                    String::from_utf8_lossy(&hex::decode(&v[2..]).unwrap())
+                                        .into_owned()
+                                }
+                                Some(v) => v.to_string(),
+                            })
+                            .collect(),
+                    ),
+                    _ => None,
+                })
+                .collect();
+        }
         let c = rusqlite::Connection::open(self.data().join("catalog.sqlite")).unwrap();
         let mut stmt = c.prepare(q).unwrap();
         let n = stmt.column_count();
@@ -614,6 +678,36 @@ impl Env {
         .unwrap()
         .map(Result::unwrap)
         .collect()
+    }
+
+    /// Everything the catalog holds, as bytes: the SQLite file and its write-ahead log,
+    /// or PostgreSQL's `pg_dump` of the database.
+    pub fn catalog_bytes(&self) -> Vec<u8> {
+        if let Some(url) = &self.postgres {
+            let o = Command::new("pg_dump")
+                .arg("--dbname")
+                .arg(url)
+                .output()
+                .expect("pg_dump (PostgreSQL's client, Debian's postgresql-client)");
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            return o.stdout;
+        }
+        let mut bytes = std::fs::read(self.data().join("catalog.sqlite")).unwrap();
+        bytes.extend(std::fs::read(self.data().join("catalog.sqlite-wal")).unwrap_or_default());
+        bytes
+    }
+
+    /// Runs statements on the catalog (SQL both backends take).
+    pub fn execute(&self, statements: &str) {
+        if let Some(url) = &self.postgres {
+            let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+            c.batch_execute(statements)
+                .unwrap_or_else(|e| panic!("{statements}: {e}"));
+            return;
+        }
+        let c = rusqlite::Connection::open(self.data().join("catalog.sqlite")).unwrap();
+        c.execute_batch(statements)
+            .unwrap_or_else(|e| panic!("{statements}: {e}"));
     }
 
     pub fn one(&self, q: &str) -> String {

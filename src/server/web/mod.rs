@@ -1,0 +1,189 @@
+//! The validation service for publishers (issue 16): the validation page, the rule
+//! pages and the API, served by `plikt serve` and `plikt run` beside the ResourceSync
+//! routes.
+//!
+//! Routes:
+//! - `GET /`: the start page; `GET /validate`: the three forms (a feed URL, a file, pasted
+//!   XML); `POST /validate` (multipart/form-data): the verdict as a page, or the JSON or
+//!   JUnit report as a download;
+//! - `GET /rules`, `GET /rules/{id}`: every rule of the catalogue;
+//! - `POST /api/validate`: the feed as the body, or `{"url": "…"}`; answers the JSON
+//!   document of `plikt validate --format json` (`?format=junit` the JUnit XML);
+//! - `GET /lang/{sv|en}?next=/path`: the language switch (a cookie), then back;
+//! - `GET /assets/plikt.css`: the one stylesheet, compiled into the binary.
+//!
+//! Pages are server-rendered askama templates (checked at compile time, escaping by
+//! default) with their texts from one Fluent catalogue per language ([`i18n`]); they
+//! work without JavaScript and load nothing from another host.
+//!
+//! Safe for the open internet ([`WebConfig`]): a per-client token bucket (429 with
+//! `Retry-After`), a bound on validation requests in progress (503) and on validations
+//! running at once (the rest wait), a time limit over each whole request, a size limit
+//! counted while an upload or a fetched URL streams, and URLs fetched under the
+//! harvester's HTTP policy ([`crate::fetch::Policy`]: no loopback, private or link-local
+//! targets unless `[web] allow_private`, redirects re-checked). Nothing a visitor sends
+//! is kept: an upload or a fetched feed goes to a temporary file ([`crate::fetch::Spool`])
+//! that is deleted when its validation ends, and no request is logged with its content.
+
+mod check;
+pub mod i18n;
+mod pages;
+pub mod rules;
+
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::Response;
+use axum::routing::{get, post};
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use tokio::sync::Semaphore;
+
+use super::AppState;
+use crate::config::WebConfig;
+
+/// The service's shared state: limits and the rate limiter.
+#[derive(Debug, Clone)]
+pub struct Web {
+    config: Arc<WebConfig>,
+    limiter: Option<Arc<DefaultKeyedRateLimiter<IpAddr>>>,
+    checks: Arc<AtomicU64>,
+    /// Validation requests in progress (uploads still arriving included).
+    requests: Arc<Semaphore>,
+    /// Validations running.
+    validations: Arc<Semaphore>,
+}
+
+impl Web {
+    /// The service under `config`.
+    pub fn new(config: &WebConfig) -> Self {
+        let limiter = NonZeroU32::new(config.rate_per_minute).map(|per_minute| {
+            let burst = NonZeroU32::new(config.rate_burst).unwrap_or(NonZeroU32::MIN);
+            Arc::new(RateLimiter::keyed(
+                Quota::per_minute(per_minute).allow_burst(burst),
+            ))
+        });
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let concurrent = if config.max_concurrent == 0 {
+            cores
+        } else {
+            config.max_concurrent
+        };
+        Self {
+            config: Arc::new(config.clone()),
+            limiter,
+            checks: Arc::new(AtomicU64::new(0)),
+            requests: Arc::new(Semaphore::new(config.max_requests.max(1))),
+            validations: Arc::new(Semaphore::new(concurrent.max(1))),
+        }
+    }
+
+    /// Takes a token of `client`'s bucket, or says how many seconds until one is free.
+    fn admit(&self, client: IpAddr) -> Result<(), u64> {
+        let Some(limiter) = &self.limiter else {
+            return Ok(());
+        };
+        // Forget buckets that are full again now and then, so memory stays bounded by
+        // the clients of the last minute or so.
+        if self.checks.fetch_add(1, Ordering::Relaxed) % 1024 == 1023 {
+            limiter.retain_recent();
+            limiter.shrink_to_fit();
+        }
+        limiter.check_key(&client).map_err(|not_until| {
+            let wait = not_until.wait_time_from(DefaultClock::default().now());
+            wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
+        })
+    }
+}
+
+/// The routes of the service, merged into [`super::app`].
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/", get(pages::index))
+        .route(
+            "/validate",
+            get(pages::validate_form).post(pages::validate_submit),
+        )
+        .route("/rules", get(pages::rules))
+        .route("/rules/{id}", get(pages::rule))
+        .route("/lang/{code}", get(pages::switch_language))
+        .route("/assets/plikt.css", get(pages::stylesheet))
+        .route("/api/validate", post(check::api))
+        // Uploads are capped by `[web] max_bytes` while they stream, not buffered.
+        .layer(DefaultBodyLimit::disable())
+        .layer(axum::middleware::map_response(security_headers))
+}
+
+/// Headers of every page and answer of the service: nothing from another host, no
+/// inline script or style, no framing, no referrer to the feeds' hosts.
+async fn security_headers(mut response: Response) -> Response {
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+        ),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    response
+}
+
+/// The client of a request, for the rate limit: the connecting address, or — when
+/// that is one of `[web] trusted_proxies` — the last address in `X-Forwarded-For`
+/// that is not a trusted proxy. IPv6 clients are counted per /64, which one
+/// subscriber usually has whole. Requests without a connection (in-process tests)
+/// count as one client.
+pub fn client(headers: &HeaderMap, peer: Option<SocketAddr>, trusted: &[IpAddr]) -> IpAddr {
+    let peer = peer.map_or(IpAddr::from([0, 0, 0, 0]), |p| p.ip());
+    let ip = if trusted.contains(&peer) {
+        forwarded(headers, trusted).unwrap_or(peer)
+    } else {
+        peer
+    };
+    match ip {
+        IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none() => {
+            let s = v6.segments();
+            IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+        }
+        IpAddr::V6(v6) => IpAddr::V4(
+            v6.to_ipv4_mapped()
+                .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED),
+        ),
+        v4 => v4,
+    }
+}
+
+fn forwarded(headers: &HeaderMap, trusted: &[IpAddr]) -> Option<IpAddr> {
+    let hops: Vec<IpAddr> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|s| s.trim().parse::<IpAddr>().ok())
+        .collect::<Option<Vec<_>>>()?;
+    hops.into_iter().rev().find(|ip| !trusted.contains(ip))
+}
+
+#[cfg(test)]
+mod tests;
+
+/// The connecting address of a request, when served over a socket.
+pub fn peer(request: &axum::extract::Request) -> Option<SocketAddr> {
+    request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<SocketAddr>>()
+        .map(|c| c.0)
+}

@@ -1,0 +1,865 @@
+//! The catalog's connection, on SQLite (the embedded default) or PostgreSQL (issue 17:
+//! a deposit team's shared catalog): the one place that knows both. The rest of `store`
+//! writes one SQL for both, with `?N` parameters (turned into `$N` for PostgreSQL),
+//! portable syntax (`ON CONFLICT`, `RETURNING`, `EXISTS`, `COALESCE`), integers as
+//! `BIGINT` and times as RFC 3339 text; values cross as [`Param`] and [`Column`], one
+//! conversion per Rust type whatever the backend.
+//!
+//! Like `rusqlite::Connection` (whose shape it keeps, so statements read the same):
+//! methods take `&self`; a [`Tx`] is a transaction that rolls back when dropped without
+//! [`Tx::commit`]. PostgreSQL's statements are prepared once per connection.
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use postgres::types::{IsNull, Type, to_sql_checked};
+
+/// Which database holds the catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// One SQLite file under `data_dir` (the default).
+    Sqlite,
+    /// A PostgreSQL database (`[catalog] url`).
+    Postgres,
+}
+
+/// Why a statement failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DbError {
+    /// SQLite's error.
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+    /// PostgreSQL's error (with the server's message and detail).
+    #[error("{}", postgres_message(.0))]
+    Postgres(#[from] postgres::Error),
+    /// A column did not hold what plikt expected.
+    #[error("column {index}: {reason}")]
+    Column {
+        /// Its position in the result.
+        index: usize,
+        /// What was wrong.
+        reason: String,
+    },
+    /// A query that must return a row returned none.
+    #[error("no row")]
+    NoRow,
+}
+
+impl DbError {
+    /// Whether the database refused the statement because another transaction holds a
+    /// lock it needs, or PostgreSQL found a serialization conflict: worth retrying.
+    pub fn is_busy(&self) -> bool {
+        match self {
+            DbError::Sqlite(rusqlite::Error::SqliteFailure(e, _)) => matches!(
+                e.code,
+                rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+            ),
+            DbError::Postgres(e) => e.code().is_some_and(|c| {
+                *c == postgres::error::SqlState::T_R_SERIALIZATION_FAILURE
+                    || *c == postgres::error::SqlState::T_R_DEADLOCK_DETECTED
+            }),
+            _ => false,
+        }
+    }
+
+    /// Whether the connection to the server is gone (PostgreSQL restarted, network): a
+    /// new connection may succeed.
+    pub fn is_disconnect(&self) -> bool {
+        match self {
+            DbError::Postgres(e) => {
+                e.is_closed()
+                    || e.code()
+                        .is_some_and(|c| c.code().starts_with("08") || c.code().starts_with("57P"))
+                    || e.as_db_error().is_none() && e.code().is_none()
+            }
+            _ => false,
+        }
+    }
+}
+
+fn postgres_message(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => {
+            let mut m = format!("PostgreSQL: {}", db.message());
+            if let Some(d) = db.detail() {
+                m.push_str(&format!(" ({d})"));
+            }
+            m
+        }
+        None => format!("PostgreSQL: {e}"),
+    }
+}
+
+/// A value bound to a statement's parameter.
+#[derive(Debug, Clone)]
+pub enum Value<'a> {
+    /// NULL.
+    Null,
+    /// An integer.
+    Int(i64),
+    /// A float.
+    Real(f64),
+    /// Text.
+    Text(Cow<'a, str>),
+    /// Bytes.
+    Blob(&'a [u8]),
+}
+
+/// What can be bound to a parameter.
+pub trait Param {
+    /// As a value.
+    fn value(&self) -> Value<'_>;
+}
+
+/// A column's value as read.
+#[derive(Debug, Clone, Copy)]
+pub enum Cell<'a> {
+    /// NULL.
+    Null,
+    /// An integer (or a boolean: 0 and 1).
+    Int(i64),
+    /// A float.
+    Real(f64),
+    /// Text.
+    Text(&'a str),
+    /// Bytes.
+    Blob(&'a [u8]),
+}
+
+/// What a column can be read as.
+pub trait Column: Sized {
+    /// From the cell, or why not.
+    fn column(cell: Cell<'_>) -> Result<Self, String>;
+}
+
+/// Binds parameters: `params![a, b]` as with rusqlite.
+macro_rules! params {
+    () => {
+        &[] as &[&dyn $crate::store::sql::Param]
+    };
+    ($($p:expr),+ $(,)?) => {
+        &[$(&$p as &dyn $crate::store::sql::Param),+] as &[&dyn $crate::store::sql::Param]
+    };
+}
+pub(crate) use params;
+
+macro_rules! int_param {
+    ($($t:ty),*) => {$(
+        impl Param for $t {
+            fn value(&self) -> Value<'_> {
+                Value::Int(i64::try_from(*self).unwrap_or(i64::MAX))
+            }
+        }
+        impl Column for $t {
+            fn column(cell: Cell<'_>) -> Result<Self, String> {
+                match cell {
+                    Cell::Int(i) => <$t>::try_from(i)
+                        .map_err(|_| format!("{i} does not fit a {}", stringify!($t))),
+                    other => Err(format!("expected an integer, found {other:?}")),
+                }
+            }
+        }
+    )*};
+}
+int_param!(i64, i32, u32, u64, usize, u16);
+
+impl Param for bool {
+    fn value(&self) -> Value<'_> {
+        Value::Int(i64::from(*self))
+    }
+}
+
+impl Column for bool {
+    fn column(cell: Cell<'_>) -> Result<Self, String> {
+        match cell {
+            Cell::Int(i) => Ok(i != 0),
+            other => Err(format!("expected a boolean, found {other:?}")),
+        }
+    }
+}
+
+impl Param for f64 {
+    fn value(&self) -> Value<'_> {
+        Value::Real(*self)
+    }
+}
+
+impl Column for f64 {
+    fn column(cell: Cell<'_>) -> Result<Self, String> {
+        match cell {
+            Cell::Real(f) => Ok(f),
+            #[allow(clippy::cast_precision_loss)]
+            Cell::Int(i) => Ok(i as f64),
+            other => Err(format!("expected a number, found {other:?}")),
+        }
+    }
+}
+
+impl Param for str {
+    fn value(&self) -> Value<'_> {
+        Value::Text(Cow::Borrowed(self))
+    }
+}
+
+impl Param for String {
+    fn value(&self) -> Value<'_> {
+        Value::Text(Cow::Borrowed(self))
+    }
+}
+
+impl Column for String {
+    fn column(cell: Cell<'_>) -> Result<Self, String> {
+        match cell {
+            Cell::Text(s) => Ok(s.to_string()),
+            other => Err(format!("expected text, found {other:?}")),
+        }
+    }
+}
+
+impl Param for [u8] {
+    fn value(&self) -> Value<'_> {
+        Value::Blob(self)
+    }
+}
+
+impl Param for Vec<u8> {
+    fn value(&self) -> Value<'_> {
+        Value::Blob(self)
+    }
+}
+
+impl Column for Vec<u8> {
+    fn column(cell: Cell<'_>) -> Result<Self, String> {
+        match cell {
+            Cell::Blob(b) => Ok(b.to_vec()),
+            Cell::Text(s) => Ok(s.as_bytes().to_vec()),
+            other => Err(format!("expected bytes, found {other:?}")),
+        }
+    }
+}
+
+impl<T: Param + ?Sized> Param for &T {
+    fn value(&self) -> Value<'_> {
+        (**self).value()
+    }
+}
+
+impl<T: Param> Param for Option<T> {
+    fn value(&self) -> Value<'_> {
+        self.as_ref().map_or(Value::Null, Param::value)
+    }
+}
+
+impl<T: Column> Column for Option<T> {
+    fn column(cell: Cell<'_>) -> Result<Self, String> {
+        match cell {
+            Cell::Null => Ok(None),
+            c => T::column(c).map(Some),
+        }
+    }
+}
+
+/// One row of a result.
+pub struct Row<'r>(RowRef<'r>);
+
+enum RowRef<'r> {
+    Sqlite(&'r rusqlite::Row<'r>),
+    Postgres(&'r postgres::Row),
+}
+
+impl Row<'_> {
+    /// Column `index` (from 0) as `T`.
+    pub fn get<T: Column>(&self, index: usize) -> Result<T, DbError> {
+        T::column(self.cell(index)?).map_err(|reason| DbError::Column { index, reason })
+    }
+
+    /// Column `index` as text, borrowed (`None` for NULL): for readers that reuse
+    /// their strings row after row.
+    pub fn text(&self, index: usize) -> Result<Option<&str>, DbError> {
+        match self.cell(index)? {
+            Cell::Null => Ok(None),
+            Cell::Text(t) => Ok(Some(t)),
+            other => Err(DbError::Column {
+                index,
+                reason: format!("expected text, found {other:?}"),
+            }),
+        }
+    }
+
+    /// Column `index` as it is.
+    pub fn cell(&self, index: usize) -> Result<Cell<'_>, DbError> {
+        let wrong = |reason: String| DbError::Column { index, reason };
+        match &self.0 {
+            RowRef::Sqlite(r) => {
+                use rusqlite::types::ValueRef;
+                Ok(match r.get_ref(index)? {
+                    ValueRef::Null => Cell::Null,
+                    ValueRef::Integer(i) => Cell::Int(i),
+                    ValueRef::Real(f) => Cell::Real(f),
+                    ValueRef::Text(t) => Cell::Text(
+                        std::str::from_utf8(t).map_err(|e| wrong(format!("not UTF-8: {e}")))?,
+                    ),
+                    ValueRef::Blob(b) => Cell::Blob(b),
+                })
+            }
+            RowRef::Postgres(r) => {
+                let ty = r
+                    .columns()
+                    .get(index)
+                    .ok_or_else(|| wrong("no such column".into()))?
+                    .type_();
+                let int = |v: Option<i64>| v.map_or(Cell::Null, Cell::Int);
+                Ok(match *ty {
+                    Type::INT8 => int(r.try_get::<_, Option<i64>>(index)?),
+                    Type::INT4 => int(r.try_get::<_, Option<i32>>(index)?.map(i64::from)),
+                    Type::INT2 => int(r.try_get::<_, Option<i16>>(index)?.map(i64::from)),
+                    Type::BOOL => int(r.try_get::<_, Option<bool>>(index)?.map(i64::from)),
+                    Type::FLOAT8 => r
+                        .try_get::<_, Option<f64>>(index)?
+                        .map_or(Cell::Null, Cell::Real),
+                    Type::FLOAT4 => r
+                        .try_get::<_, Option<f32>>(index)?
+                        .map_or(Cell::Null, |f| Cell::Real(f64::from(f))),
+                    Type::BYTEA => r
+                        .try_get::<_, Option<&[u8]>>(index)?
+                        .map_or(Cell::Null, Cell::Blob),
+                    Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN => r
+                        .try_get::<_, Option<&str>>(index)?
+                        .map_or(Cell::Null, Cell::Text),
+                    ref other => {
+                        return Err(wrong(format!(
+                            "PostgreSQL type {other} is not read by plikt (cast it in the query)"
+                        )));
+                    }
+                })
+            }
+        }
+    }
+}
+
+/// Binding for rusqlite.
+struct Bind<'a>(Value<'a>);
+
+impl rusqlite::ToSql for Bind<'_> {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        use rusqlite::types::{ToSqlOutput, ValueRef};
+        Ok(match &self.0 {
+            Value::Null => ToSqlOutput::Borrowed(ValueRef::Null),
+            Value::Int(i) => ToSqlOutput::Borrowed(ValueRef::Integer(*i)),
+            Value::Real(f) => ToSqlOutput::Borrowed(ValueRef::Real(*f)),
+            Value::Text(t) => ToSqlOutput::Borrowed(ValueRef::Text(t.as_bytes())),
+            Value::Blob(b) => ToSqlOutput::Borrowed(ValueRef::Blob(b)),
+        })
+    }
+}
+
+/// Binding for PostgreSQL: the value takes the type the server inferred for the
+/// parameter (an integer into `INTEGER` or `BIGINT` alike).
+impl postgres::types::ToSql for Value<'_> {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match self {
+            Value::Null => Ok(IsNull::Yes),
+            Value::Int(i) => match *ty {
+                Type::INT8 => i.to_sql(ty, out),
+                Type::INT4 => i32::try_from(*i)?.to_sql(ty, out),
+                Type::INT2 => i16::try_from(*i)?.to_sql(ty, out),
+                Type::BOOL => (*i != 0).to_sql(ty, out),
+                #[allow(clippy::cast_precision_loss)]
+                Type::FLOAT8 => (*i as f64).to_sql(ty, out),
+                _ => i.to_string().as_str().to_sql(ty, out),
+            },
+            Value::Real(f) => f.to_sql(ty, out),
+            Value::Text(t) => t.as_ref().to_sql(ty, out),
+            Value::Blob(b) => b.to_sql(ty, out),
+        }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    to_sql_checked!();
+}
+
+/// SQL with `?N` parameters as PostgreSQL writes them (`$N`); a bare `?` takes the
+/// next number. Quoted text and identifiers are left alone.
+fn postgres_sql(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut next = 1;
+    let mut quote: Option<char> = None;
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => {
+                quote = None;
+                out.push(c);
+            }
+            (Some(_), c) => out.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                out.push(c);
+            }
+            (None, '?') => {
+                let mut n = String::new();
+                while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
+                    n.push(*d);
+                    chars.next();
+                }
+                if n.is_empty() {
+                    n = next.to_string();
+                }
+                // As SQLite numbers them: one more than the largest so far.
+                next = next.max(n.parse::<usize>().unwrap_or(next) + 1);
+                out.push('$');
+                out.push_str(&n);
+            }
+            (None, c) => out.push(c),
+        }
+    }
+    out
+}
+
+struct Postgres {
+    /// Always `Some` but while dropping (closing blocks, [`blocking`]).
+    client: Option<postgres::Client>,
+    statements: HashMap<String, postgres::Statement>,
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        if let Some(c) = self.client.take() {
+            blocking(|| drop(c));
+        }
+    }
+}
+
+/// Runs `f`, which blocks on PostgreSQL's client (a runtime of its own), where that is
+/// allowed: on a worker thread of plikt's runtime, outside the runtime's context
+/// (`block_in_place`; the other tasks move to other threads meanwhile); elsewhere (a
+/// blocking-pool thread, a plain thread) as it is.
+pub(super) fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
+    }
+}
+
+impl Postgres {
+    fn client(&mut self) -> &mut postgres::Client {
+        self.client.as_mut().expect("a connection until dropped")
+    }
+
+    fn statement(&mut self, sql: &str) -> Result<postgres::Statement, DbError> {
+        if let Some(s) = self.statements.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = self.client().prepare(&postgres_sql(sql))?;
+        self.statements.insert(sql.to_string(), s.clone());
+        Ok(s)
+    }
+}
+
+enum Conn {
+    Sqlite(rusqlite::Connection),
+    Postgres(Box<RefCell<Postgres>>),
+}
+
+/// A connection to the catalog's database.
+pub struct Db {
+    conn: Conn,
+    /// In a transaction ([`Db::transaction`]).
+    in_tx: std::cell::Cell<bool>,
+    /// PostgreSQL cursors open ([`Db::each`] in `each`).
+    cursors: std::cell::Cell<usize>,
+}
+
+/// Rows a PostgreSQL cursor reads at a time.
+const CURSOR_BATCH: usize = 1000;
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Db({:?})", self.backend())
+    }
+}
+
+fn values<'a>(params: &'a [&'a dyn Param]) -> Vec<Value<'a>> {
+    params.iter().map(|p| p.value()).collect()
+}
+
+impl Db {
+    /// A SQLite connection.
+    pub fn sqlite(conn: rusqlite::Connection) -> Self {
+        conn.set_prepared_statement_cache_capacity(128);
+        Self {
+            conn: Conn::Sqlite(conn),
+            in_tx: std::cell::Cell::new(false),
+            cursors: std::cell::Cell::new(0),
+        }
+    }
+
+    /// A PostgreSQL connection.
+    pub fn postgres(client: postgres::Client) -> Self {
+        Self {
+            conn: Conn::Postgres(Box::new(RefCell::new(Postgres {
+                client: Some(client),
+                statements: HashMap::new(),
+            }))),
+            in_tx: std::cell::Cell::new(false),
+            cursors: std::cell::Cell::new(0),
+        }
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> Backend {
+        match self.conn {
+            Conn::Sqlite(_) => Backend::Sqlite,
+            Conn::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// Runs statements without parameters (schema, `BEGIN`, `COMMIT`).
+    pub fn batch(&self, sql: &str) -> Result<(), DbError> {
+        match &self.conn {
+            Conn::Sqlite(c) => Ok(c.execute_batch(sql)?),
+            Conn::Postgres(p) => Ok(blocking(|| p.borrow_mut().client().batch_execute(sql))?),
+        }
+    }
+
+    /// Runs one statement; the number of rows it changed.
+    pub fn execute(&self, sql: &str, params: &[&dyn Param]) -> Result<usize, DbError> {
+        let values = values(params);
+        match &self.conn {
+            Conn::Sqlite(c) => {
+                let mut stmt = c.prepare_cached(sql)?;
+                Ok(stmt.execute(rusqlite::params_from_iter(values.into_iter().map(Bind)))?)
+            }
+            Conn::Postgres(p) => blocking(|| {
+                let mut p = p.borrow_mut();
+                let stmt = p.statement(sql)?;
+                let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = values
+                    .iter()
+                    .map(|v| v as &(dyn postgres::types::ToSql + Sync))
+                    .collect();
+                let n = p.client().execute(&stmt, &refs)?;
+                Ok(usize::try_from(n).unwrap_or(usize::MAX))
+            }),
+        }
+    }
+
+    /// PostgreSQL's rows of a query, all at once (the connection is free again when
+    /// they are read).
+    fn postgres_rows(
+        p: &RefCell<Postgres>,
+        sql: &str,
+        values: &[Value<'_>],
+    ) -> Result<Vec<postgres::Row>, DbError> {
+        blocking(|| {
+            let mut p = p.borrow_mut();
+            let stmt = p.statement(sql)?;
+            let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = values
+                .iter()
+                .map(|v| v as &(dyn postgres::types::ToSql + Sync))
+                .collect();
+            Ok(p.client().query(&stmt, &refs)?)
+        })
+    }
+
+    /// Runs a query and calls `f` on each row as it comes, with memory bounded
+    /// whatever the number of rows (SQLite steps through them; PostgreSQL reads them
+    /// through a cursor, [`CURSOR_BATCH`] at a time). `f` may use this connection.
+    pub fn each<E: From<DbError>>(
+        &self,
+        sql: &str,
+        params: &[&dyn Param],
+        mut f: impl FnMut(&Row<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let values = values(params);
+        match &self.conn {
+            Conn::Sqlite(c) => {
+                let mut stmt = c.prepare_cached(sql).map_err(DbError::from)?;
+                let mut rows = stmt
+                    .query(rusqlite::params_from_iter(values.into_iter().map(Bind)))
+                    .map_err(DbError::from)?;
+                while let Some(r) = rows.next().map_err(DbError::from)? {
+                    f(&Row(RowRef::Sqlite(r)))?;
+                }
+                Ok(())
+            }
+            Conn::Postgres(p) => {
+                // A cursor lives in a transaction: this one's, or one of its own.
+                let own = !self.in_tx.get();
+                if own {
+                    self.batch("BEGIN")?;
+                }
+                let depth = self.cursors.get();
+                self.cursors.set(depth + 1);
+                // Named by its query too: the prepared FETCH of a cursor knows the
+                // types of that query's columns.
+                let cursor = format!("plikt_cursor_{depth}_{:016x}", {
+                    use std::hash::{Hash, Hasher};
+                    let mut h = std::collections::hash_map::DefaultHasher::new();
+                    sql.hash(&mut h);
+                    h.finish()
+                });
+                let result = (|| {
+                    Self::postgres_rows(
+                        p,
+                        &format!("DECLARE {cursor} NO SCROLL CURSOR FOR {sql}"),
+                        &values,
+                    )?;
+                    let fetch = format!("FETCH {CURSOR_BATCH} FROM {cursor}");
+                    loop {
+                        let rows = Self::postgres_rows(p, &fetch, &[])?;
+                        if rows.is_empty() {
+                            break;
+                        }
+                        for r in &rows {
+                            f(&Row(RowRef::Postgres(r)))?;
+                        }
+                    }
+                    self.batch(&format!("CLOSE {cursor}"))?;
+                    Ok::<_, E>(())
+                })();
+                self.cursors.set(depth);
+                if own {
+                    let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
+                    let ended = self.batch(end);
+                    result?;
+                    ended?;
+                    Ok(())
+                } else {
+                    result
+                }
+            }
+        }
+    }
+
+    /// Runs a query; `f` of each row.
+    pub fn query<T>(
+        &self,
+        sql: &str,
+        params: &[&dyn Param],
+        mut f: impl FnMut(&Row<'_>) -> Result<T, DbError>,
+    ) -> Result<Vec<T>, DbError> {
+        match &self.conn {
+            Conn::Sqlite(_) => {
+                let mut out = Vec::new();
+                self.each(sql, params, |r| {
+                    out.push(f(r)?);
+                    Ok::<_, DbError>(())
+                })?;
+                Ok(out)
+            }
+            Conn::Postgres(p) => Self::postgres_rows(p, sql, &values(params))?
+                .iter()
+                .map(|r| f(&Row(RowRef::Postgres(r))))
+                .collect(),
+        }
+    }
+
+    /// Runs a query; `f` of its first row, if any.
+    pub fn query_opt<T>(
+        &self,
+        sql: &str,
+        params: &[&dyn Param],
+        f: impl FnOnce(&Row<'_>) -> Result<T, DbError>,
+    ) -> Result<Option<T>, DbError> {
+        match &self.conn {
+            Conn::Sqlite(c) => {
+                let mut stmt = c.prepare_cached(sql)?;
+                let mut rows = stmt.query(rusqlite::params_from_iter(
+                    values(params).into_iter().map(Bind),
+                ))?;
+                match rows.next()? {
+                    Some(r) => f(&Row(RowRef::Sqlite(r))).map(Some),
+                    None => Ok(None),
+                }
+            }
+            Conn::Postgres(p) => Self::postgres_rows(p, sql, &values(params))?
+                .first()
+                .map(|r| f(&Row(RowRef::Postgres(r))))
+                .transpose(),
+        }
+    }
+
+    /// Runs a query that returns a row; `f` of it.
+    pub fn query_row<T>(
+        &self,
+        sql: &str,
+        params: &[&dyn Param],
+        f: impl FnOnce(&Row<'_>) -> Result<T, DbError>,
+    ) -> Result<T, DbError> {
+        self.query_opt(sql, params, f)?.ok_or(DbError::NoRow)
+    }
+
+    /// The first column of the one row a query returns.
+    pub fn one<T: Column>(&self, sql: &str, params: &[&dyn Param]) -> Result<T, DbError> {
+        self.query_row(sql, params, |r| r.get(0))
+    }
+
+    /// Begins a writing transaction: on SQLite `BEGIN IMMEDIATE` (it waits, busy
+    /// timeout, for the writer before it), on PostgreSQL `BEGIN` (read committed;
+    /// writers that must take turns take a lock, [`Tx::lock`]).
+    pub fn transaction(&mut self) -> Result<Tx<'_>, DbError> {
+        match self.backend() {
+            Backend::Sqlite => self.batch("BEGIN IMMEDIATE")?,
+            Backend::Postgres => self.batch("BEGIN")?,
+        }
+        self.in_tx.set(true);
+        Ok(Tx {
+            db: self,
+            open: true,
+        })
+    }
+}
+
+/// Named locks that writers take in a transaction, held until it ends (on SQLite the
+/// transaction holds the database's one write lock already).
+#[derive(Debug, Clone, Copy)]
+pub enum Lock {
+    /// The change journal: its sequence numbers and times follow commit order.
+    Journal,
+    /// The schema: migrations.
+    Schema,
+    /// The notification outbox.
+    Outbox,
+}
+
+/// A transaction: rolled back when dropped without [`Tx::commit`].
+pub struct Tx<'a> {
+    db: &'a mut Db,
+    open: bool,
+}
+
+impl std::fmt::Debug for Tx<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Tx({:?})", self.db)
+    }
+}
+
+impl std::ops::Deref for Tx<'_> {
+    type Target = Db;
+    fn deref(&self) -> &Db {
+        self.db
+    }
+}
+
+impl Tx<'_> {
+    /// Takes `lock` until the transaction ends; another transaction taking it waits.
+    pub fn lock(&self, lock: Lock) -> Result<(), DbError> {
+        if self.db.backend() == Backend::Postgres {
+            // pg_advisory_xact_lock's key: a constant per lock, in plikt's own range.
+            let key: i64 = 0x706c_696b_7400 + lock as i64;
+            self.db.query_row(
+                "SELECT pg_advisory_xact_lock(?1)::text",
+                params![key],
+                |_| Ok(()),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Makes the transaction's writes durable.
+    pub fn commit(mut self) -> Result<(), DbError> {
+        self.open = false;
+        self.db.in_tx.set(false);
+        self.db.batch("COMMIT")
+    }
+}
+
+impl Drop for Tx<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            self.db.in_tx.set(false);
+            let _ = self.db.batch("ROLLBACK");
+        }
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+
+    /// A new, empty database on the test server (`PLIKT_TEST_POSTGRES`); its URL.
+    pub(in crate::store) fn fresh_database(server: &str, name: &str) -> String {
+        let db = format!("plikt_unit_{name}_{}", std::process::id());
+        let mut c = postgres::Client::connect(server, postgres::NoTls).unwrap();
+        c.batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
+            .unwrap();
+        c.batch_execute(&format!("CREATE DATABASE {db}")).unwrap();
+        let base = server.rsplit_once('/').map_or(server, |(b, _)| b);
+        format!("{base}/{db}")
+    }
+
+    #[test]
+    fn values_read_back_as_written_on_postgres() {
+        let Some(server) = std::env::var("PLIKT_TEST_POSTGRES")
+            .ok()
+            .filter(|u| !u.is_empty())
+        else {
+            return;
+        };
+        let url = fresh_database(&server, "values");
+        let db = Db::postgres(postgres::Client::connect(&url, postgres::NoTls).unwrap());
+        db.batch("CREATE TABLE t (i BIGINT, s TEXT, b BYTEA, n INTEGER)")
+            .unwrap();
+        db.execute(
+            "INSERT INTO t VALUES (?1, ?2, ?3, ?4)",
+            params![-5i64, "å", b"\x00\xff".to_vec(), 7u32],
+        )
+        .unwrap();
+        let (i, s, b, n, e): (i64, String, Vec<u8>, u32, bool) = db
+            .query_row(
+                "SELECT i, s, b, n, EXISTS (SELECT 1 FROM t) FROM t WHERE s = ?1",
+                params!["å"],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            )
+            .unwrap();
+        assert_eq!((i, s.as_str(), b, n, e), (-5, "å", vec![0, 255], 7, true));
+        // Nested queries while a cursor reads, in and out of a transaction.
+        let mut seen = 0;
+        db.each("SELECT i FROM t", params![], |r| {
+            let i: i64 = r.get(0)?;
+            seen += db.one::<i64>("SELECT count(*) FROM t WHERE i = ?1", params![i])?;
+            Ok::<_, DbError>(())
+        })
+        .unwrap();
+        assert_eq!(seen, 1);
+        let e = db
+            .one::<i64>("SELECT 1 FROM nowhere", params![])
+            .unwrap_err();
+        assert!(e.to_string().contains("\"nowhere\" does not exist"), "{e}");
+    }
+
+    #[test]
+    fn parameters_are_numbered_for_postgres_outside_quotes() {
+        assert_eq!(
+            postgres_sql("SELECT a FROM t WHERE b = ?2 AND c = ?1 AND d = '?3' AND \"e?\" = ?"),
+            "SELECT a FROM t WHERE b = $2 AND c = $1 AND d = '?3' AND \"e?\" = $3"
+        );
+        assert_eq!(postgres_sql("VALUES (?, ?, ?)"), "VALUES ($1, $2, $3)");
+    }
+
+    #[test]
+    fn values_read_back_as_written_on_sqlite() {
+        let db = Db::sqlite(rusqlite::Connection::open_in_memory().unwrap());
+        let (a, b, c, d): (i64, Option<String>, bool, u32) = db
+            .query_row(
+                "SELECT ?1, ?2, ?3, ?4",
+                params![-5i64, None::<String>, true, 7u32],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .unwrap();
+        assert_eq!((a, b, c, d), (-5, None, true, 7));
+        let e = db.one::<u32>("SELECT -1", params![]).unwrap_err();
+        assert!(e.to_string().contains("does not fit a u32"), "{e}");
+    }
+}
