@@ -25,10 +25,13 @@
 //!           command line) of timeouts, minimum speed, size caps while streaming,
 //!           redirects, SSRF guard, retries, limits; Client follows it (manual
 //!           redirects, credentials per origin)
-//! store     content-addressed blobs (tmp → batch sync → rename → sync) + the
-//!           catalog on SQLite (WAL, synchronous=FULL) or PostgreSQL ([catalog] url):
-//!           `store::sql` is the one SQL layer over both, migrations per backend, an
-//!           append-only change journal; the only module with SQL
+//! store     content-addressed blobs behind one API ([blobs]: the local folder, tmp →
+//!           batch sync → rename → sync; or an S3-compatible object store, parts
+//!           streamed to a temporary object → server-side copy, identical bytes once as
+//!           the catalog decides) + the catalog on SQLite (WAL, synchronous=FULL) or
+//!           PostgreSQL ([catalog] url): `store::sql` is the one SQL layer over both,
+//!           migrations per backend, an append-only change journal; the only module
+//!           with SQL
 //! harvest   one run of one publisher: fetch → validate (two passes: verdict, then
 //!           diff in one transaction) → download + verify (H-*) → deposit
 //! schedule  cron → runs, one loop per publisher (no overlap, one catch-up); status
@@ -58,7 +61,8 @@
 //! bytes per item for guid uniqueness). Findings carry positions resolved while the
 //! bytes pass; the text report reads the source lines back from the file afterwards.
 //! Downloads stream too: each file goes to a temporary blob while MD5 and SHA-256 are
-//! computed (on two threads once a file passes 1 MiB), and blobs are made durable in
+//! computed (on two threads once a file passes 1 MiB) — on an object store in parts as
+//! they fill, at most three parts per file in memory — and blobs are made durable in
 //! batches before the catalog records them. Publishing streams as well: documents and
 //! dump manifests are written entry by entry, so memory does not grow with the
 //! collection.

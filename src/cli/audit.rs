@@ -40,6 +40,7 @@ pub fn run(args: &AuditArgs) -> Result<Exit, Error> {
             ("dangling", &report.dangling),
             ("incomplete", &report.incomplete),
             ("unreferenced", &report.unreferenced),
+            ("temporary", &report.leftovers),
         ] {
             for l in list {
                 println!("{what}: {l}");

@@ -6,6 +6,7 @@
 //! (`password_env`) or a file (`password_file`), is read when the configuration is
 //! loaded, and is kept in a [`Secret`] whose `Debug` and `Display` print `***`.
 
+mod blobs;
 mod secret;
 
 use std::collections::HashSet;
@@ -17,6 +18,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use url::Url;
 
+pub use blobs::{BlobsConfig, S3Settings};
 pub use secret::Secret;
 
 /// Why the configuration cannot be used. Messages name the file, key and line, and
@@ -81,6 +83,9 @@ pub struct Config {
     /// Republishing.
     #[serde(default)]
     pub resourcesync: ResourceSyncConfig,
+    /// `[blobs]`: the local folder (default) or an S3-compatible object store.
+    #[serde(default)]
+    pub blobs: BlobsConfig,
     /// Change notification: the hub and deliveries.
     #[serde(default)]
     pub notification: NotificationConfig,
@@ -625,6 +630,7 @@ impl Config {
                 "[http] max_connections and max_connections_per_host must be at least 1".into(),
             ));
         }
+        config.blobs.check(base, env).map_err(&invalid)?;
         let mut ids = HashSet::new();
         for p in &mut config.publishers {
             p.check(base, env).map_err(&invalid)?;

@@ -10,7 +10,7 @@ use tokio::sync::watch;
 use super::item::harvest_finding;
 use crate::fetch::{Client, FetchError, Kind, Retry};
 use crate::profile::{RuleId, Severity};
-use crate::store::{Blobs, FileResult, NewFile, StoredFile, StoredFinding, Written};
+use crate::store::{BlobError, Blobs, FileResult, NewFile, StoredFile, StoredFinding, Written};
 
 /// A file to fetch.
 #[derive(Debug, Clone)]
@@ -49,7 +49,7 @@ enum FileError {
     #[error(transparent)]
     Fetch(#[from] FetchError),
     #[error("{url}: storing the file failed: {source}")]
-    Store { url: String, source: std::io::Error },
+    Store { url: String, source: BlobError },
     #[error(
         "{url}: MD5 of the downloaded bytes is {actual}, but media:hash says {expected} (H-MD5); the file is corrupt or the feed's hash is wrong"
     )]
@@ -160,35 +160,36 @@ async fn fetch_once(
     let mut writer = blobs.writer().map_err(store)?;
     let mut drm = super::drm::DrmScan::default();
     while let Some(chunk) = response.chunk().await? {
-        writer.write(&chunk).map_err(store)?;
+        writer.write(&chunk).await.map_err(store)?;
         drm.update(&chunk);
         progress(chunk.len() as u64);
     }
     crate::metrics::get().fetched("file", started.elapsed());
     let (length, reads_file) = (writer.bytes(), drm.reads_file());
-    // Finish the digests, verify and look for DRM. A small file's digests are finished
-    // in place (no threads to join) and its DRM check reads nothing back, so it stays on
-    // this thread; otherwise one hop to a blocking thread.
+    // Finish the digests (and the object store's upload), verify and look for DRM. A
+    // small file in the local folder has its digests finished in place (no threads to
+    // join) and its DRM check reads nothing back, so it stays on this thread; otherwise
+    // one hop to a blocking thread.
     let declared_md5 = job.file.declared_md5.clone();
     let verify = move || {
         let written = writer.finish()?;
         if let Some(expected) = declared_md5
             && expected != written.digests.md5
         {
-            // Dropping `written` removes the temporary file: wrong bytes are not stored.
+            // Dropping `written` removes the temporary blob: wrong bytes are not stored.
             return Ok(Err((expected, written.digests.md5.clone())));
         }
-        let drm = drm.finish(written.path());
+        let drm = drm.finish(|| written.reader().ok());
         Ok(Ok((written, drm)))
     };
-    let verified: std::io::Result<Result<_, (String, String)>> =
-        if length <= crate::store::INLINE_LIMIT && !reads_file {
+    let verified: Result<Result<_, (String, String)>, BlobError> =
+        if length <= crate::store::INLINE_LIMIT && !reads_file && !blobs.is_remote() {
             verify()
         } else {
-            tokio::task::spawn_blocking(verify)
-                .await
-                .map_err(std::io::Error::other)
-                .and_then(|r| r)
+            match tokio::task::spawn_blocking(verify).await {
+                Ok(r) => r,
+                Err(e) => std::panic::resume_unwind(e.into_panic()),
+            }
         };
     let (written, drm) = verified
         .map_err(store)?

@@ -7,7 +7,6 @@
 //! pending for the next run).
 
 use std::collections::{HashMap, VecDeque};
-use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio::task::JoinSet;
@@ -65,10 +64,7 @@ impl<'a> Downloads<'a> {
         run: i64,
     ) -> Result<Self, HarvestError> {
         let config = &harvester.config;
-        let blobs = Blobs::open(&config.data_dir).map_err(|source| StoreError::Io {
-            path: config.data_dir.clone(),
-            source,
-        })?;
+        let blobs = Blobs::open(&config.data_dir, &config.blobs).map_err(StoreError::from)?;
         let mut d = Self {
             harvester,
             client,
@@ -84,7 +80,6 @@ impl<'a> Downloads<'a> {
                 running: None,
                 blobs,
                 config: config.harvest.clone(),
-                data_dir: config.data_dir.clone(),
                 run,
             },
             last_flush: Instant::now(),
@@ -137,14 +132,34 @@ impl<'a> Downloads<'a> {
                 || self.last_flush.elapsed() > Duration::from_secs(1))
                 && self.settler.idle()
             {
-                state.counts.deposited += self.settler.wait().await?;
+                self.settled(state).await?;
                 self.settler.start(std::mem::take(&mut self.batch));
                 self.last_flush = Instant::now();
             }
         }
-        state.counts.deposited += self.settler.wait().await?;
+        self.settled(state).await?;
         self.settler.start(std::mem::take(&mut self.batch));
-        state.counts.deposited += self.settler.wait().await?;
+        self.settled(state).await?;
+        Ok(())
+    }
+
+    /// Waits for the batch being recorded and counts what it did: versions deposited,
+    /// and files whose blob could not be moved into place (an object store that
+    /// failed): they were counted stored when they ended, and failed in the end.
+    async fn settled(&mut self, state: &mut RunState) -> Result<(), HarvestError> {
+        let done = self.settler.wait().await?;
+        state.counts.deposited += done.deposited;
+        let p = self.publisher;
+        for (guid, url, reason) in done.not_stored {
+            state.counts.files_stored = state.counts.files_stored.saturating_sub(1);
+            state.counts.files_failed += 1;
+            let m = crate::metrics::get();
+            crate::metrics::Metrics::count(&m.failures, &p.id, "store");
+            tracing::warn!(publisher = %p.id, guid = %guid, url = %url, reason = %reason, "file failed");
+            state
+                .failures
+                .push(format!("publisher {}, item {guid}, {url}: {reason}", p.id));
+        }
         Ok(())
     }
 
@@ -234,7 +249,12 @@ impl<'a> Downloads<'a> {
             }
         }
         self.batch.findings.extend(outcome.findings);
-        self.batch.written.extend(outcome.blob);
+        if let Some(blob) = outcome.blob {
+            let job = &outcome.job;
+            self.batch
+                .written
+                .push((job.file_id, job.guid.clone(), job.file.url.clone(), blob));
+        }
         self.batch
             .results
             .push((outcome.job.file_id, outcome.result, outcome.at));
@@ -254,8 +274,9 @@ impl<'a> Downloads<'a> {
 /// File results waiting to be recorded, and versions whose files are all done.
 #[derive(Debug, Default)]
 struct Batch {
-    /// Verified blobs of the stored files in `results`, committed before those are recorded.
-    written: Vec<Written>,
+    /// Verified blobs of the stored files in `results` (file row, guid, URL, blob),
+    /// committed before those are recorded.
+    written: Vec<(i64, String, String, Written)>,
     results: Vec<(i64, FileResult, Timestamp)>,
     ready: Vec<i64>,
     findings: Vec<StoredFinding>,
@@ -273,11 +294,19 @@ struct Batch {
 struct Settler {
     /// The connection, while no batch is being recorded.
     catalog: Option<Catalog>,
-    running: Option<tokio::task::JoinHandle<(Catalog, Result<u64, HarvestError>)>>,
+    running: Option<tokio::task::JoinHandle<(Catalog, Result<SettledBatch, HarvestError>)>>,
     blobs: Blobs,
     config: HarvestConfig,
-    data_dir: PathBuf,
     run: i64,
+}
+
+/// What recording a batch did.
+#[derive(Debug, Default)]
+struct SettledBatch {
+    /// Versions deposited.
+    deposited: u64,
+    /// Files whose blob could not be moved into place: (guid, URL, why).
+    not_stored: Vec<(String, String, String)>,
 }
 
 impl Settler {
@@ -286,10 +315,10 @@ impl Settler {
         self.running.as_ref().is_none_or(|h| h.is_finished())
     }
 
-    /// Waits for the batch being recorded; returns how many versions it deposited.
-    async fn wait(&mut self) -> Result<u64, HarvestError> {
+    /// Waits for the batch being recorded; returns what it did.
+    async fn wait(&mut self) -> Result<SettledBatch, HarvestError> {
         let Some(handle) = self.running.take() else {
-            return Ok(0);
+            return Ok(SettledBatch::default());
         };
         let (catalog, result) = handle.await.map_err(|e| HarvestError::Task {
             what: "recording files",
@@ -302,45 +331,56 @@ impl Settler {
     /// Starts recording `batch`. Call only when [`Settler::wait`] has returned.
     fn start(&mut self, batch: Batch) {
         let mut catalog = self.catalog.take().expect("wait() before start()");
-        let (blobs, config, data_dir, run) = (
-            self.blobs.clone(),
-            self.config.clone(),
-            self.data_dir.clone(),
-            self.run,
-        );
+        let (blobs, config, run) = (self.blobs.clone(), self.config.clone(), self.run);
         self.running = Some(tokio::task::spawn_blocking(move || {
-            let result = settle(&mut catalog, &blobs, &config, &data_dir, run, batch);
+            let result = settle(&mut catalog, &blobs, &config, run, batch);
             (catalog, result)
         }));
     }
 }
 
-/// Records file results and settles the versions whose files are all done; returns how
-/// many versions were deposited.
+/// Records file results and settles the versions whose files are all done.
 fn settle(
     catalog: &mut Catalog,
     blobs: &Blobs,
     h: &HarvestConfig,
-    data_dir: &std::path::Path,
     run: i64,
     batch: Batch,
-) -> Result<u64, HarvestError> {
+) -> Result<SettledBatch, HarvestError> {
     let Batch {
         written,
-        results,
+        mut results,
         ready,
         findings,
         postponed,
         nonconforming,
     } = batch;
     if results.is_empty() && ready.is_empty() && findings.is_empty() && postponed.is_empty() {
-        return Ok(0);
+        return Ok(SettledBatch::default());
     }
-    // The blobs are durable in the store before the catalog says they are there.
-    blobs.commit(written).map_err(|source| StoreError::Io {
-        path: data_dir.join("blobs"),
-        source,
-    })?;
+    // The blobs are in place (durable, or copied on the object store) before the catalog
+    // says they are there. Identical bytes are stored once, decided in the catalog: a
+    // blob it has already is dropped (issue 17 §2).
+    let (files, blobs_written): (Vec<_>, Vec<_>) = written
+        .into_iter()
+        .map(|(id, guid, url, w)| ((id, guid, url), w))
+        .unzip();
+    let known = |sha: &str| catalog.has_blob(sha).unwrap_or(false);
+    // A lookup that fails counts as unknown: the blob is copied, which is harmless.
+    let committed = blobs
+        .commit(blobs_written, &known)
+        .map_err(StoreError::from)?;
+    let mut not_stored = Vec::new();
+    for ((id, guid, url), error) in files.into_iter().zip(committed) {
+        let Some(e) = error else { continue };
+        // The file stays pending: its version is retried by a later run, as for a
+        // download that failed.
+        let reason = format!("{url}: storing the file failed: {e}");
+        if let Some(r) = results.iter_mut().find(|(f, _, _)| *f == id) {
+            r.1 = FileResult::Failed(reason.clone());
+        }
+        not_stored.push((guid, url, reason));
+    }
     let retry_at = |attempts: u32| {
         let secs = h
             .retry_backoff_secs
@@ -377,5 +417,8 @@ fn settle(
     for (version, finding) in nonconforming {
         catalog.mark_nonconforming(version, &finding)?;
     }
-    Ok(deposited)
+    Ok(SettledBatch {
+        deposited,
+        not_stored,
+    })
 }

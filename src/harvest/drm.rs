@@ -4,8 +4,7 @@
 //! / `schm` of Common Encryption) in its `moov` box. PDFs and ISO-BMFF files are
 //! scanned while they stream past; EPUBs are opened after they are stored.
 
-use std::io::Read;
-use std::path::Path;
+use std::io::{Read, Seek};
 
 /// Font obfuscation algorithms, which are not DRM (EPUB OCF §4.3).
 const FONT_OBFUSCATION: &[&str] = &[
@@ -210,14 +209,16 @@ impl DrmScan {
         matches!(self.kind, Kind::Zip)
     }
 
-    /// The verdict, reading a ZIP container from `stored` if needed: why the file
-    /// carries DRM, or `None`.
-    pub fn finish(self, stored: &Path) -> Option<String> {
+    /// The verdict, reading a ZIP container back from `stored` if needed (the file, or
+    /// ranged reads of the object: the central directory at the end, then the two
+    /// entries it names, without reading the rest): why the file carries DRM, or
+    /// `None`.
+    pub fn finish<R: Read + Seek>(self, stored: impl FnOnce() -> Option<R>) -> Option<String> {
         match self.kind {
             Kind::Pdf if self.pdf_encrypt => Some(
                 "the PDF is encrypted (`/Encrypt` in its trailer): DRM is not accepted (profile §3); deliver it unencrypted".into(),
             ),
-            Kind::Zip => epub_drm(stored),
+            Kind::Zip => epub_drm(stored()?),
             Kind::Bmff => self.bmff.protection().map(|what| {
                 format!("the ISO-BMFF file (mp4/m4a/m4b) has {what} in its `moov` box: it is encrypted (DRM), which is not accepted (profile §3); deliver it unencrypted")
             }),
@@ -226,9 +227,8 @@ impl DrmScan {
     }
 }
 
-fn epub_drm(path: &Path) -> Option<String> {
-    let file = std::fs::File::open(path).ok()?;
-    let mut zip = zip::ZipArchive::new(std::io::BufReader::new(file)).ok()?;
+fn epub_drm(stored: impl Read + Seek) -> Option<String> {
+    let mut zip = zip::ZipArchive::new(stored).ok()?;
     if zip.by_name("META-INF/rights.xml").is_ok() {
         return Some("the EPUB has `META-INF/rights.xml` (a DRM licence): DRM is not accepted (profile §3); deliver it without DRM".into());
     }
@@ -258,6 +258,11 @@ fn epub_drm(path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
+
+    fn none() -> Option<std::fs::File> {
+        None
+    }
 
     #[test]
     fn pdf_encrypt_is_found_across_chunk_boundaries() {
@@ -267,14 +272,11 @@ mod tests {
             let mut s = DrmScan::default();
             s.update(&doc[..at]);
             s.update(&doc[at..]);
-            assert!(
-                s.finish(Path::new("/nonexistent")).is_some(),
-                "split {split}"
-            );
+            assert!(s.finish(none).is_some(), "split {split}");
         }
         let mut s = DrmScan::default();
         s.update(b"%PDF-1.4\ntrailer << /Size 3 >>");
-        assert!(s.finish(Path::new("/nonexistent")).is_none());
+        assert!(s.finish(none).is_none());
     }
 
     fn bmff_box(kind: &[u8; 4], body: &[u8]) -> Vec<u8> {
@@ -341,18 +343,14 @@ mod tests {
                 for c in file.chunks(chunk) {
                     s.update(c);
                 }
-                assert_eq!(
-                    s.finish(Path::new("/nonexistent")).is_some(),
-                    drm,
-                    "chunk {chunk}"
-                );
+                assert_eq!(s.finish(none).is_some(), drm, "chunk {chunk}");
             }
         }
         // `pssh` bytes in media data are not a box of `moov`.
         let file = [ftyp, bmff_box(b"mdat", b"....pssh...."), clear_moov].concat();
         let mut s = DrmScan::default();
         s.update(&file);
-        assert!(s.finish(Path::new("/nonexistent")).is_none());
+        assert!(s.finish(none).is_none());
     }
 
     fn epub(name: &str, extra: &[(&str, &str)]) -> std::path::PathBuf {
@@ -376,7 +374,7 @@ mod tests {
         let bytes = std::fs::read(path).unwrap();
         let mut s = DrmScan::default();
         s.update(&bytes);
-        s.finish(path)
+        s.finish(|| std::fs::File::open(path).ok())
     }
 
     #[test]

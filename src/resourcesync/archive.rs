@@ -239,7 +239,8 @@ mod tests {
     fn an_archive_past_its_limit_is_an_index_over_parts() {
         let dir = std::env::temp_dir().join(format!("plikt-archive-index-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
-        let blobs = crate::store::Blobs::open(&dir).unwrap();
+        let blobs =
+            crate::store::Blobs::open(&dir, &crate::config::BlobsConfig::default()).unwrap();
         let catalog_path = crate::store::Location::Sqlite(dir.join("catalog.sqlite"));
         let www = dir.join("www");
         let spec = SetSpec {

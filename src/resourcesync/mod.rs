@@ -182,8 +182,8 @@ pub fn publish(config: &Config, dumps: Dumps) -> Result<Published, PublishError>
     let now = Timestamp::now();
     let mut published = Published::default();
     write_source_descriptions(config, &www)?;
-    let blobs = crate::store::Blobs::open(&config.data_dir)
-        .map_err(files::write_err(&config.data_dir.join("blobs")))?;
+    let blobs =
+        crate::store::Blobs::open(&config.data_dir, &config.blobs).map_err(StoreError::from)?;
     for p in &config.publishers {
         let fingerprint = format!(
             "{} {LAYOUT} {} {base}",

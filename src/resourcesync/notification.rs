@@ -52,8 +52,8 @@ pub fn write_notification(
     };
     let base = config.base_url.as_str();
     let www = super::www(config);
-    let blobs = crate::store::Blobs::open(&config.data_dir)
-        .map_err(write_err(&config.data_dir.join("blobs")))?;
+    let blobs = crate::store::Blobs::open(&config.data_dir, &config.blobs)
+        .map_err(crate::store::StoreError::from)?;
     let catalog_path = crate::store::Location::of(config)?;
     let spec = SetSpec {
         catalog_path: &catalog_path,

@@ -220,9 +220,12 @@ impl PackageWriter {
         let manifest = self.manifest.as_mut().expect("open until finish");
         set.write_file(manifest, f, change, Some(&format!("/{path}")))
             .map_err(write_err(&self.manifest_tmp))?;
-        let blob = set.blobs.path(&f.sha256);
         // `io::copy` brings its own buffer: no BufReader (and its allocation) per file.
-        let mut input = File::open(&blob).map_err(write_err(&blob))?;
+        // An object is streamed a few chunks at a time (issue 17 §2).
+        let mut input = set
+            .blobs
+            .reader(&f.sha256)
+            .map_err(crate::store::StoreError::from)?;
         self.put(&path, &mut input, f.length)?;
         self.bytes += f.length;
         self.files += 1;

@@ -276,7 +276,7 @@ async fn source_description(
 async fn set_file(
     State(state): State<AppState>,
     Path((publisher, rest)): Path<(String, String)>,
-    method: axum::http::Method,
+    method: http::Method,
     headers: HeaderMap,
 ) -> Result<Response, AppError> {
     let Some(request) = resourcesync::layout::parse_set_request(&rest) else {

@@ -144,9 +144,6 @@ async fn send_file(
             return Ok((StatusCode::RANGE_NOT_SATISFIABLE, headers).into_response());
         }
     };
-    let mut file = tokio::fs::File::open(state.blobs.path(&f.sha256))
-        .await
-        .map_err(|e| internal(format!("blob {}: {e}", f.sha256)))?;
     let (status, start, len) = match range {
         Some(r) => {
             let (a, b) = (*r.start(), *r.end());
@@ -159,14 +156,13 @@ async fn send_file(
         None => (StatusCode::OK, 0, f.length),
     };
     headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
-    use tokio::io::{AsyncReadExt, AsyncSeekExt};
-    if start > 0 {
-        file.seek(std::io::SeekFrom::Start(start))
-            .await
-            .map_err(internal)?;
-    }
-    let body = Body::from_stream(tokio_util::io::ReaderStream::new(file.take(len)));
-    Ok((status, headers, body).into_response())
+    // The range of the file, or a ranged GET of the object (issue 17 §2).
+    let bytes = state
+        .blobs
+        .stream(&f.sha256, start, len)
+        .await
+        .map_err(|e| internal(format!("blob {}: {e}", f.sha256)))?;
+    Ok((status, headers, Body::from_stream(bytes)).into_response())
 }
 
 /// The one range of a `Range: bytes=…` header, if there is one (`Ok(None)`: the whole

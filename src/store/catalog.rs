@@ -528,6 +528,19 @@ impl Catalog {
         Ok(())
     }
 
+    /// Whether the catalog has the blob with this SHA-256 (stored once: a new copy of
+    /// it is dropped at commit, [`super::Blobs::commit`]).
+    pub fn has_blob(&self, sha256: &str) -> Result<bool, StoreError> {
+        self.db
+            .query_opt(
+                "SELECT 1 FROM blobs WHERE sha256 = ?1",
+                params![sha256],
+                |_| Ok(()),
+            )
+            .map(|row| row.is_some())
+            .map_err(sql("looking up a blob"))
+    }
+
     /// Postpones a version (a long `Retry-After`) without counting a failed attempt.
     pub fn postpone(&self, version: i64, until: Timestamp, reason: &str) -> Result<(), StoreError> {
         self.db

@@ -1,9 +1,10 @@
-//! Durable storage: a content-addressed [`Blobs`] store and the SQLite [`Catalog`].
-//! The only module with SQL.
+//! Durable storage: a content-addressed [`Blobs`] store (the local folder or an
+//! S3-compatible object store, `[blobs]`) and the SQLite [`Catalog`]. The only module
+//! with SQL.
 //!
 //! One writer per data folder: [`Store::open`] in [`Mode::Write`] takes an exclusive
 //! lock on `data_dir/lock` (a second `plikt harvest` or `plikt run` on the same folder
-//! is refused), removes temporary files a crash left behind and closes runs a crash
+//! is refused), removes temporary blobs a crash left behind and closes runs a crash
 //! left open. Readers (`status`, `audit`, `serve`) need no lock: the catalog is in WAL
 //! mode.
 
@@ -22,7 +23,9 @@ mod state;
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
-pub use blobs::{BlobWriter, Blobs, Written, sync_dir};
+pub use blobs::{
+    BlobError, BlobWriter, Blobs, ByteStream, ObjectStoreError, ReadSeek, Written, sync_dir,
+};
 pub use catalog::{
     Catalog, DueFile, DueVersion, FileResult, KnownVersion, Location, NewFile, NewVersion,
     RunCounts, Settled, StoredFile, StoredFinding,
@@ -98,6 +101,9 @@ pub enum StoreError {
         /// What is wrong.
         reason: String,
     },
+    /// The blob store failed.
+    #[error(transparent)]
+    Blob(#[from] BlobError),
     /// Another plikt process writes to this data folder.
     #[error(
         "{path} is locked by another plikt process (harvest or run) writing to this data folder; wait for it to finish or stop it"
@@ -129,14 +135,25 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens the store of `config`: blobs in its data folder (created if needed), the
-    /// catalog where `[catalog]` says.
+    /// Opens the store of `config`: blobs where `[blobs]` says (the data folder unless
+    /// an object store is named), the catalog where `[catalog]` says.
     pub fn open(config: &crate::config::Config, mode: Mode) -> Result<Self, StoreError> {
-        Self::open_at(&config.data_dir, &Location::of(config)?, mode)
+        Self::open_at(
+            &config.data_dir,
+            &config.blobs,
+            &Location::of(config)?,
+            mode,
+        )
     }
 
-    /// Opens the store in `data_dir` with the catalog at `catalog`.
-    pub fn open_at(data_dir: &Path, catalog: &Location, mode: Mode) -> Result<Self, StoreError> {
+    /// Opens the store in `data_dir` with the blob store `blobs` names and the catalog
+    /// at `catalog`.
+    pub fn open_at(
+        data_dir: &Path,
+        blobs: &crate::config::BlobsConfig,
+        catalog: &Location,
+        mode: Mode,
+    ) -> Result<Self, StoreError> {
         let io = |path: &Path| {
             let path = path.to_path_buf();
             move |source| StoreError::Io { path, source }
@@ -161,10 +178,19 @@ impl Store {
             }
             Mode::Read => None,
         };
-        let blobs = Blobs::open(data_dir).map_err(io(data_dir))?;
+        let blobs = Blobs::open(data_dir, blobs)?;
         let catalog = Catalog::open(catalog)?;
         if mode == Mode::Write {
-            blobs.clean_tmp().map_err(io(&data_dir.join("tmp")))?;
+            match blobs.clean_tmp() {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(removed = n, "temporary blobs a crash left removed"),
+                // An object store that cannot be reached now fails the files of this run
+                // (they stay pending); its leftovers wait for the next start.
+                Err(e) if blobs.is_remote() => {
+                    tracing::warn!(error = %e, "temporary objects a crash left could not be removed");
+                }
+                Err(e) => return Err(e.into()),
+            }
             catalog.close_interrupted_runs(now())?;
         }
         Ok(Self {

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::catalog::{Catalog, RunCounts, StoredFinding};
 use super::state::{FileState, Outcome, Timestamp, VersionState, sql as lit};
-use super::{Blobs, StoreError};
+use super::{BlobError, Blobs, StoreError};
 use crate::profile::Severity;
 
 /// The last run of a publisher.
@@ -108,6 +108,11 @@ pub struct AuditReport {
     /// Blob files on disk the catalog does not know (left by a crash between the
     /// rename and the commit; harmless, reused if the same bytes arrive again).
     pub unreferenced: Vec<String>,
+    /// Temporary blobs: files in `tmp/`, or an object store's temporary objects and
+    /// unfinished multipart uploads. In flight, or left by a crash (removed when a
+    /// harvest starts: a local folder's at once, an object store's once older than
+    /// `stale_upload_secs`). Not a finding: the audit stays clean.
+    pub leftovers: Vec<String>,
 }
 
 impl PublisherStatus {
@@ -344,7 +349,7 @@ impl Catalog {
             let (sha, length, md5) = row;
             known.insert(sha.clone());
             report.blobs_checked += 1;
-            check_blob(blobs, &sha, length, &md5, &mut report, progress);
+            check_blob(blobs, &sha, length, &md5, &mut report, progress)?;
         }
         let rows = c
             .query(
@@ -381,24 +386,18 @@ params![VersionState::Deposited, FileState::Stored],
         for row in rows {
             report.incomplete.push(row);
         }
-        let on_disk = blobs.list().map_err(|source| StoreError::Io {
-            path: blobs
-                .path("")
-                .parent()
-                .map(std::path::Path::to_path_buf)
-                .unwrap_or_default(),
-            source,
-        })?;
-        for (name, path) in on_disk {
+        for (name, location) in blobs.list()? {
             if !known.contains(&name) {
-                report.unreferenced.push(path.display().to_string());
+                report.unreferenced.push(location);
             }
         }
+        report.leftovers = blobs.leftovers()?;
         Ok(report)
     }
 }
 
-/// Re-reads one blob and records what is wrong with it, if anything.
+/// Re-reads one blob and records what is wrong with it, if anything. An object store
+/// that cannot be read is no finding about the blob: the audit stops with its error.
 fn check_blob(
     blobs: &Blobs,
     sha: &str,
@@ -406,16 +405,17 @@ fn check_blob(
     md5: &str,
     report: &mut AuditReport,
     progress: &dyn Fn(u64),
-) {
-    let path = blobs.path(sha).display().to_string();
+) -> Result<(), BlobError> {
+    let path = blobs.location(sha);
     let d = match blobs.digest(sha) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(e) if e.is_not_found() => {
             report.missing.push(format!("{path}: no such file"));
-            return;
+            return Ok(());
         }
+        Err(e) if blobs.is_remote() => return Err(e),
         Err(e) => {
             report.missing.push(format!("{path}: {e}"));
-            return;
+            return Ok(());
         }
         Ok(d) => d,
     };
@@ -434,6 +434,7 @@ fn check_blob(
     if !wrong.is_empty() {
         report.corrupt.push(format!("{path}: {}", wrong.join("; ")));
     }
+    Ok(())
 }
 
 /// One publisher's numbers for `/metrics`.

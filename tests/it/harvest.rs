@@ -7,27 +7,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::support::{
-    Body, Env, Request, Response, Running, Server, TestItem, date, feed, get, md5_hex, plikt, root,
+    Body, Env, Response, Running, Server, TestItem, date, feed, get, md5_hex, plikt, root, serve,
     text,
 };
-
-/// A server whose routes are computed from its own base URL.
-fn serve(routes: impl Fn(&str) -> Vec<(String, Response)> + Send + Sync + 'static) -> Server {
-    let cell: std::sync::Arc<std::sync::OnceLock<Vec<(String, Response)>>> = Default::default();
-    let c2 = cell.clone();
-    let server = Server::with_handler(move |req: &Request| {
-        c2.get()
-            .and_then(|r| {
-                r.iter()
-                    .find(|(p, _)| *p == req.path)
-                    .map(|(_, r)| r.clone())
-            })
-            .unwrap_or(Response::status(404))
-    });
-    let base = server.url("");
-    let _ = cell.set(routes(&base));
-    server
-}
 
 /// A publisher with one item: `/feed.xml`, its link page `/a-1.html`, and `/a-1.pdf`
 /// (the feed declares [`PDF`]) answered by `pdf`.
@@ -957,6 +939,35 @@ fn the_example_configuration_loads() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     assert!(!c.publishers.is_empty());
+    assert!(c.blobs.s3.is_none(), "the example keeps the local folder");
+    // Its commented [blobs] block loads when uncommented, and shows the defaults.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let blobs: String = text
+        .lines()
+        .skip_while(|l| *l != "# [blobs]")
+        .take_while(|l| l.starts_with("# "))
+        .map(|l| format!("{}\n", &l[2..]))
+        .collect();
+    assert!(blobs.contains("s3_endpoint"), "{blobs}");
+    let with = plikt::config::Config::parse(&format!("{text}\n{blobs}"), &path, &root(), &|v| {
+        matches!(
+            v,
+            "DAGENSBOK_PASSWORD" | "LIBRIS_TOKEN" | "PLIKT_S3_KEY_ID" | "PLIKT_S3_SECRET"
+        )
+        .then(|| "x".to_string())
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    let s3 = with.blobs.s3.unwrap().unwrap();
+    let defaults = plikt::config::Config::parse(
+        &format!(
+            "{text}\n[blobs]\ns3_endpoint = \"https://s3.kb.example\"\nbucket = \"plikt\"\nregion = \"garage\"\nprefix = \"kb/\"\naccess_key_id_env = \"K\"\nsecret_access_key_env = \"S\"\n"
+        ),
+        &path,
+        &root(),
+        &|_| Some("x".to_string()),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(defaults.blobs.s3.unwrap().unwrap(), s3);
     // Its [http] table shows the built-in defaults, which live in one place.
     let defaults = plikt::fetch::Policy::default();
     assert_eq!(defaults.clone().with_http(&c.http), defaults);
@@ -1000,6 +1011,7 @@ fn a_second_writer_on_the_same_data_folder_is_refused() {
         .join("data");
     let store = plikt::store::Store::open_at(
         &data,
+        &plikt::config::BlobsConfig::default(),
         &plikt::store::Location::Sqlite(data.join("catalog.sqlite")),
         plikt::store::Mode::Write,
     )

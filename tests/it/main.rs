@@ -10,6 +10,7 @@ mod harvest;
 mod hostile;
 mod notification;
 mod resourcesync;
+mod s3;
 mod support;
 mod usage;
 mod web;

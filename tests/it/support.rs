@@ -78,6 +78,13 @@ pub enum Body {
     Truncated { bytes: Vec<u8>, declared: usize },
     /// Never ends (no Content-Length, chunks of zeros until the client gives up).
     Endless,
+    /// `chunk` bytes every `every`, with a correct Content-Length (a large file that
+    /// takes a while).
+    Paced {
+        bytes: Vec<u8>,
+        chunk: usize,
+        every: Duration,
+    },
 }
 
 /// What a [`Server`] answers to one request.
@@ -299,7 +306,7 @@ fn serve_connection<S: std::io::Read + std::io::Write>(
     let out = reader.get_mut();
     let mut text = format!("HTTP/1.1 {} X\r\nConnection: close\r\n", resp.status);
     match &resp.body {
-        Body::Bytes(b) | Body::Drip { bytes: b, .. } => {
+        Body::Bytes(b) | Body::Drip { bytes: b, .. } | Body::Paced { bytes: b, .. } => {
             text.push_str(&format!("Content-Length: {}\r\n", b.len()));
         }
         Body::Truncated { declared, .. } => {
@@ -329,6 +336,21 @@ fn serve_connection<S: std::io::Read + std::io::Write>(
             }
             Ok(())
         }
+        Body::Paced {
+            bytes,
+            chunk,
+            every,
+        } => {
+            for c in bytes.chunks((*chunk).max(1)) {
+                if stop.load(std::sync::atomic::Ordering::Relaxed)
+                    || out.write_all(c).and_then(|()| out.flush()).is_err()
+                {
+                    break;
+                }
+                std::thread::sleep(*every);
+            }
+            Ok(())
+        }
         Body::Endless => {
             let chunk = vec![b'x'; 64 * 1024];
             while !stop.load(std::sync::atomic::Ordering::Relaxed) && out.write_all(&chunk).is_ok()
@@ -343,6 +365,25 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
     }
+}
+
+/// A server whose routes are computed from its own base URL (a publisher whose feed
+/// names its files by URL).
+pub fn serve(routes: impl Fn(&str) -> Vec<(String, Response)> + Send + Sync + 'static) -> Server {
+    let cell: std::sync::Arc<std::sync::OnceLock<Vec<(String, Response)>>> = Default::default();
+    let c2 = cell.clone();
+    let server = Server::with_handler(move |req: &Request| {
+        c2.get()
+            .and_then(|r| {
+                r.iter()
+                    .find(|(p, _)| *p == req.path)
+                    .map(|(_, r)| r.clone())
+            })
+            .unwrap_or(Response::status(404))
+    });
+    let base = server.url("");
+    let _ = cell.set(routes(&base));
+    server
 }
 
 /// Reads a fixture feed.
@@ -523,6 +564,47 @@ impl Env {
     pub fn with_env(mut self, k: &str, v: &str) -> Self {
         self.env.push((k.into(), v.into()));
         self
+    }
+
+    /// Appends TOML (a table such as `[blobs]`) to the configuration.
+    pub fn with_config(self, toml: &str) -> Self {
+        let text = std::fs::read_to_string(&self.config).unwrap();
+        std::fs::write(&self.config, format!("{text}\n{toml}\n")).unwrap();
+        self
+    }
+
+    /// `listen` on a free loopback port and the matching `base_url`, for
+    /// [`Serving::start`]; returns the base URL.
+    pub fn listen_on_free_port(&self) -> String {
+        let port = free_port();
+        let base = format!("http://127.0.0.1:{port}/");
+        let cfg = std::fs::read_to_string(&self.config).unwrap().replace(
+            "data_dir = \"data\"",
+            &format!("data_dir = \"data\"\nlisten = \"127.0.0.1:{port}\"\nbase_url = \"{base}\""),
+        );
+        std::fs::write(&self.config, cfg).unwrap();
+        base
+    }
+
+    /// `plikt <args>` started in the background, killed when the test ends.
+    pub fn spawn(&self, args: &[&str]) -> Running {
+        let mut c = plikt();
+        c.args(args)
+            .arg("--config")
+            .arg(&self.config)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(self.dir.join("spawned.log"))
+                    .unwrap(),
+            ));
+        for (k, v) in &self.env {
+            c.env(k, v);
+        }
+        Running(c.spawn().expect("start plikt"))
     }
 
     pub fn cmd(&self, args: &[&str]) -> Output {
@@ -783,16 +865,26 @@ impl Drop for Running {
 
 /// A GET over loopback: (status, headers in lower case, body).
 pub fn get(url: &str, auth: Option<&str>) -> (u16, String, Vec<u8>) {
+    let auth: Vec<(&str, &str)> = auth.map(|a| ("Authorization", a)).into_iter().collect();
+    get_with(url, &auth)
+}
+
+/// A GET over loopback with these request headers (`Range`, `Authorization` …):
+/// (status, headers in lower case, body).
+pub fn get_with(url: &str, headers: &[(&str, &str)]) -> (u16, String, Vec<u8>) {
     use std::io::{Read, Write};
     let rest = url.strip_prefix("http://").expect("http URL");
     let (host, path) = rest.split_once('/').expect("a path");
     let Ok(mut s) = std::net::TcpStream::connect(host) else {
         return (0, String::new(), Vec::new());
     };
-    let auth = auth.map_or(String::new(), |a| format!("Authorization: {a}\r\n"));
+    let extra: String = headers
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}\r\n"))
+        .collect();
     write!(
         s,
-        "GET /{path} HTTP/1.1\r\nHost: {host}\r\n{auth}Connection: close\r\n\r\n"
+        "GET /{path} HTTP/1.1\r\nHost: {host}\r\n{extra}Connection: close\r\n\r\n"
     )
     .unwrap();
     let mut resp = Vec::new();
@@ -814,4 +906,296 @@ pub fn python() -> PathBuf {
     let p = root().join(".venv/bin/python");
     assert!(p.exists(), "{} is missing: run scripts/setup", p.display());
     p
+}
+
+/// The access key the tests' Garage creates (`GK` + 24 hex digits) and its secret.
+pub const GARAGE_KEY_ID: &str = "GK5a1e7b0c0ffee0123456789a";
+pub const GARAGE_SECRET: &str = "6b1d0c5f2e3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c";
+
+/// A real S3 server for the tests: Garage 2.5.0 (issue 17 §2), single node, on free
+/// loopback ports, in a folder of its own; it creates its layout, key and bucket
+/// `plikt` itself. Killed (and its folder removed) when dropped. A missing Garage is a
+/// failure that names `scripts/setup`, never a skipped test.
+pub struct Garage {
+    child: Option<Child>,
+    pub dir: PathBuf,
+    pub port: u16,
+    rpc_port: u16,
+}
+
+impl Garage {
+    /// The binary `scripts/setup` builds once and caches by version.
+    pub fn binary() -> PathBuf {
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        let p = home.join(".cache/plikt/garage-2.5.0/bin/garage");
+        assert!(
+            p.exists(),
+            "Garage 2.5.0 is missing at {}: run scripts/setup (it builds it once, about 8 minutes, and caches it by version)",
+            p.display()
+        );
+        p
+    }
+
+    pub fn start(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("plikt-garage-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (port, rpc_port) = (free_port(), free_port());
+        let conf = format!(
+            "metadata_dir = \"{d}/meta\"\ndata_dir = \"{d}/data\"\ndb_engine = \"lmdb\"\nreplication_factor = 1\nrpc_bind_addr = \"127.0.0.1:{rpc_port}\"\nrpc_public_addr = \"127.0.0.1:{rpc_port}\"\nrpc_secret = \"{secret}\"\n[s3_api]\ns3_region = \"garage\"\napi_bind_addr = \"127.0.0.1:{port}\"\nroot_domain = \".s3.garage.localhost\"\n",
+            d = dir.display(),
+            secret = "5e".repeat(32)
+        );
+        std::fs::write(dir.join("garage.toml"), conf).unwrap();
+        let mut g = Self {
+            child: None,
+            dir,
+            port,
+            rpc_port,
+        };
+        g.run();
+        g
+    }
+
+    fn run(&mut self) {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join("garage.log"))
+            .unwrap();
+        let mut child = Command::new(Self::binary())
+            .arg("-c")
+            .arg(self.dir.join("garage.toml"))
+            .args(["server", "--single-node", "--default-bucket"])
+            .env("GARAGE_DEFAULT_ACCESS_KEY", GARAGE_KEY_ID)
+            .env("GARAGE_DEFAULT_SECRET_KEY", GARAGE_SECRET)
+            .env("GARAGE_DEFAULT_BUCKET", "plikt")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(log))
+            .spawn()
+            .expect("start garage");
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!(
+                    "garage exited ({status}) before listening on port {} (rpc {}):\n{}",
+                    self.port,
+                    self.rpc_port,
+                    std::fs::read_to_string(self.dir.join("garage.log")).unwrap_or_default()
+                );
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "garage does not listen on {} after 30 s",
+                self.port
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.child = Some(child);
+    }
+
+    /// Kills it (SIGKILL): the object store is gone until [`Garage::restart`].
+    pub fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Starts it again on the same ports and folders (what it stored is still there).
+    pub fn restart(&mut self) {
+        self.stop();
+        self.run();
+    }
+
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// `env` with a `[blobs]` table on this Garage under `prefix` (plus `extra` keys)
+    /// and the credentials in its environment.
+    pub fn configure(&self, env: Env, prefix: &str, extra: &str) -> Env {
+        self.configure_at(&self.endpoint(), env, prefix, extra)
+    }
+
+    /// [`Garage::configure`], reaching it through `proxy`.
+    pub fn configure_through(&self, proxy: &Proxy, env: Env, prefix: &str, extra: &str) -> Env {
+        self.configure_at(&proxy.endpoint(), env, prefix, extra)
+    }
+
+    fn configure_at(&self, endpoint: &str, env: Env, prefix: &str, extra: &str) -> Env {
+        env.with_config(&format!(
+            "[blobs]\ns3_endpoint = \"{endpoint}\"\nbucket = \"plikt\"\nregion = \"garage\"\nprefix = \"{prefix}\"\naccess_key_id_env = \"PLIKT_TEST_S3_KEY_ID\"\nsecret_access_key_file = \"s3-secret\"\n{extra}"
+        ))
+        .with_secret_file("s3-secret", GARAGE_SECRET)
+        .with_env("PLIKT_TEST_S3_KEY_ID", GARAGE_KEY_ID)
+    }
+
+    /// A client of the bucket, for what happens behind plikt's back.
+    pub fn client(&self) -> object_store::aws::AmazonS3 {
+        object_store::aws::AmazonS3Builder::new()
+            .with_endpoint(self.endpoint())
+            .with_bucket_name("plikt")
+            .with_region("garage")
+            .with_access_key_id(GARAGE_KEY_ID)
+            .with_secret_access_key(GARAGE_SECRET)
+            .with_allow_http(true)
+            .build()
+            .unwrap()
+    }
+}
+
+impl Drop for Garage {
+    fn drop(&mut self) {
+        self.stop();
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+impl Env {
+    /// Writes `secret` to `name` beside the configuration (for a `…_file` key).
+    pub fn with_secret_file(self, name: &str, secret: &str) -> Self {
+        std::fs::write(self.dir.join(name), format!("{secret}\n")).unwrap();
+        self
+    }
+
+    /// The configuration as plikt reads it, with this environment's variables.
+    pub fn loaded(&self) -> plikt::config::Config {
+        let text = std::fs::read_to_string(&self.config).unwrap();
+        plikt::config::Config::parse(&text, &self.config, &self.dir, &|k| {
+            self.env
+                .iter()
+                .find(|(n, _)| n == k)
+                .map(|(_, v)| v.clone())
+        })
+        .unwrap()
+    }
+
+    /// The blob store of this configuration, as plikt opens it.
+    pub fn blobs(&self) -> plikt::store::Blobs {
+        let c = self.loaded();
+        plikt::store::Blobs::open(&c.data_dir, &c.blobs).unwrap()
+    }
+}
+
+/// An HTTP/1.1 proxy on loopback in front of another server (an object store): records
+/// every request head it forwards and, when asked, flips one byte in the body of each
+/// PUT on its way (a corruption in transit, which the object store must refuse). Stops
+/// when dropped.
+pub struct Proxy {
+    pub addr: std::net::SocketAddr,
+    heads: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    corrupt: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Proxy {
+    pub fn start(upstream_port: u16) -> Self {
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let addr = listener.local_addr().expect("addr");
+        let heads = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let corrupt = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (h2, c2, s2) = (heads.clone(), corrupt.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let deadline = std::time::Instant::now() + Duration::from_secs(600);
+            while !s2.load(Ordering::Relaxed) && std::time::Instant::now() < deadline {
+                let Ok((client, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(2));
+                    continue;
+                };
+                let (h3, c3) = (h2.clone(), c2.clone());
+                std::thread::spawn(move || {
+                    let _ = proxy_connection(client, upstream_port, &h3, &c3);
+                });
+            }
+        });
+        Self {
+            addr,
+            heads,
+            corrupt,
+            stop,
+        }
+    }
+
+    pub fn endpoint(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The request heads forwarded so far.
+    pub fn heads(&self) -> Vec<String> {
+        self.heads.lock().expect("lock").clone()
+    }
+
+    /// Flip a byte in the body of each PUT from now on (or stop doing so).
+    pub fn corrupt_puts(&self, on: bool) {
+        self.corrupt.store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// One client connection: requests are read head and body (Content-Length) and sent
+/// on; answers are copied back as they come.
+fn proxy_connection(
+    client: std::net::TcpStream,
+    upstream_port: u16,
+    heads: &std::sync::Mutex<Vec<String>>,
+    corrupt: &std::sync::atomic::AtomicBool,
+) -> std::io::Result<()> {
+    use std::io::{BufRead, BufReader, Read, Write};
+    client.set_nonblocking(false)?;
+    let upstream = std::net::TcpStream::connect(("127.0.0.1", upstream_port))?;
+    let (mut back_from, mut back_to) = (upstream.try_clone()?, client.try_clone()?);
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut back_from, &mut back_to);
+        let _ = back_to.shutdown(std::net::Shutdown::Both);
+    });
+    let mut to = upstream;
+    let mut from = BufReader::new(client);
+    loop {
+        let mut head = String::new();
+        loop {
+            let mut line = String::new();
+            if from.read_line(&mut line)? == 0 {
+                let _ = to.shutdown(std::net::Shutdown::Write);
+                return Ok(());
+            }
+            head.push_str(&line);
+            if line == "\r\n" {
+                break;
+            }
+        }
+        let length: usize = head
+            .lines()
+            .find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.trim()
+                    .eq_ignore_ascii_case("content-length")
+                    .then(|| v.trim().parse().ok())?
+            })
+            .unwrap_or(0);
+        let mut body = vec![0u8; length];
+        from.read_exact(&mut body)?;
+        if length > 0
+            && head.starts_with("PUT ")
+            && corrupt.load(std::sync::atomic::Ordering::Relaxed)
+        {
+            body[length / 2] ^= 0x20;
+        }
+        heads.lock().expect("lock").push(head.clone());
+        to.write_all(head.as_bytes())?;
+        to.write_all(&body)?;
+    }
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Query, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
@@ -178,7 +178,7 @@ pub struct Admitted {
 /// requests in progress (503 at once: a queue would only hold connections open).
 pub fn admit(
     web: &Web,
-    headers: &axum::http::HeaderMap,
+    headers: &HeaderMap,
     peer: Option<std::net::SocketAddr>,
 ) -> Result<Admitted, Refusal> {
     let client = super::client(headers, peer, &web.config.trusted_proxies);

@@ -224,7 +224,7 @@ mod tests {
         let mut h = HeaderMap::new();
         for (k, v) in pairs {
             h.append(
-                axum::http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
                 v.parse().unwrap(),
             );
         }

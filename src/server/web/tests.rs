@@ -32,7 +32,7 @@ fn service(name: &str, web: &str) -> (Router, Dir) {
     (app(state), Dir(dir))
 }
 
-async fn send(app: &Router, req: Request<Body>) -> (StatusCode, axum::http::HeaderMap, String) {
+async fn send(app: &Router, req: Request<Body>) -> (StatusCode, http::HeaderMap, String) {
     let r = app.clone().oneshot(req).await.unwrap();
     let (parts, body) = r.into_parts();
     let bytes = body.collect().await.unwrap().to_bytes();
@@ -439,7 +439,7 @@ fn the_client_is_the_connecting_address_unless_it_is_a_trusted_proxy() {
     use std::net::{IpAddr, SocketAddr};
     let ip = |s: &str| s.parse::<IpAddr>().unwrap();
     let peer = |s: &str| Some(SocketAddr::new(ip(s), 40000));
-    let mut h = axum::http::HeaderMap::new();
+    let mut h = http::HeaderMap::new();
     h.insert(
         "x-forwarded-for",
         "203.0.113.7, 198.51.100.2, 10.0.0.5".parse().unwrap(),
@@ -457,7 +457,7 @@ fn the_client_is_the_connecting_address_unless_it_is_a_trusted_proxy() {
     );
     // A trusted proxy without the header: the proxy itself.
     assert_eq!(
-        super::client(&axum::http::HeaderMap::new(), peer("10.0.0.9"), &trusted),
+        super::client(&http::HeaderMap::new(), peer("10.0.0.9"), &trusted),
         ip("10.0.0.9")
     );
     // IPv6 by /64; IPv4-mapped as IPv4.

@@ -1,0 +1,420 @@
+//! The content-addressed blob store: one API ([`Blobs`], [`BlobWriter`], [`Written`])
+//! over two backends, chosen by `[blobs]` (issue 17 §2):
+//!
+//! - the local folder `data_dir/blobs/ab/<sha256>` (`local.rs`, the default): temporary
+//!   file → batch sync → rename → sync;
+//! - an S3-compatible object store (`s3.rs`): temporary object (streamed in parts) →
+//!   server-side copy to `<prefix>blobs/ab/<sha256>` → delete.
+//!
+//! Either way a blob is named by its SHA-256, which is known only when its last byte
+//! has passed: bytes go to a temporary place while MD5 and SHA-256 are computed
+//! ([`BlobWriter`]), the harvester verifies them ([`Written`]), and a batch is committed
+//! ([`Blobs::commit`]) before the catalog records it. Identical bytes are stored once.
+//!
+//! Calling conventions: [`BlobWriter::write`] and [`Blobs::stream`] are `async`; the
+//! other methods block (on the object store's answers, for S3) and belong on blocking
+//! threads (`spawn_blocking`), as the catalog's do. The object store's I/O runs on a
+//! runtime of its own, so these work from any thread that is not an async worker.
+
+mod local;
+mod s3;
+
+use std::fs::File;
+use std::io::{self, Read, Seek};
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+use futures_util::stream::BoxStream;
+
+use super::digest::{Digester, Digests};
+use crate::config::BlobsConfig;
+
+/// Why the blob store failed. Messages say where (path, or endpoint, bucket and
+/// object) and what to do; they never hold a credential.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BlobError {
+    /// A file or folder of the local blob store.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// A request to the object store failed (after the client's retries).
+    #[error(transparent)]
+    ObjectStore(Box<ObjectStoreError>),
+    /// `[blobs]` cannot be used (a credential could not be read).
+    #[error("{0}")]
+    Config(String),
+}
+
+/// A request to the object store that failed: where, what, why, and what to do.
+#[derive(Debug, thiserror::Error)]
+#[error("object store {endpoint}, bucket `{bucket}`: {op} `{key}` failed: {reason}; {advice}")]
+pub struct ObjectStoreError {
+    /// The endpoint.
+    pub endpoint: String,
+    /// The bucket.
+    pub bucket: String,
+    /// What plikt was doing (`uploading`, `copying` …).
+    pub op: &'static str,
+    /// The object.
+    pub key: String,
+    /// The client's error (it names the request, never a credential).
+    pub reason: String,
+    /// What to do about it.
+    pub advice: &'static str,
+    /// The object does not exist.
+    pub not_found: bool,
+}
+
+impl BlobError {
+    /// The blob (or object) does not exist.
+    pub fn is_not_found(&self) -> bool {
+        match self {
+            BlobError::Io { source, .. } => source.kind() == io::ErrorKind::NotFound,
+            BlobError::ObjectStore(e) => e.not_found,
+            BlobError::Config(_) => false,
+        }
+    }
+
+    fn io(path: &Path) -> impl FnOnce(io::Error) -> BlobError + '_ {
+        move |source| BlobError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// A blob's bytes as they arrive (from a file, or from the object store).
+pub type ByteStream = BoxStream<'static, io::Result<Bytes>>;
+
+/// Something a harvest-time check can read back and seek in ([`Written::reader`]).
+pub trait ReadSeek: Read + Seek + Send {}
+impl<T: Read + Seek + Send> ReadSeek for T {}
+
+/// The blob store of one configuration: the local folder or an object store.
+#[derive(Debug, Clone)]
+pub struct Blobs(Backend);
+
+#[derive(Debug, Clone)]
+enum Backend {
+    Local(local::Local),
+    S3(s3::S3),
+}
+
+impl Blobs {
+    /// Opens the blob store `[blobs]` names: the local folder `data_dir/blobs` (created
+    /// if needed), or a client of the object store (no request is made yet).
+    pub fn open(data_dir: &Path, config: &BlobsConfig) -> Result<Self, BlobError> {
+        match &config.s3 {
+            None => local::Local::open(data_dir)
+                .map(|l| Blobs(Backend::Local(l)))
+                .map_err(BlobError::io(data_dir)),
+            Some(Err(why)) => Err(BlobError::Config(why.clone())),
+            Some(Ok(settings)) => s3::S3::open(settings).map(|s| Blobs(Backend::S3(s))),
+        }
+    }
+
+    /// Whether the blobs are on an object store (whose calls block on the network).
+    pub fn is_remote(&self) -> bool {
+        matches!(self.0, Backend::S3(_))
+    }
+
+    /// Where the blob with this SHA-256 is (or would be), for messages and reports: a
+    /// path, or `s3://bucket/key`.
+    pub fn location(&self, sha256: &str) -> String {
+        match &self.0 {
+            Backend::Local(l) => l.path(sha256).display().to_string(),
+            Backend::S3(s) => s.location(sha256),
+        }
+    }
+
+    /// A new blob being written.
+    pub fn writer(&self) -> Result<BlobWriter, BlobError> {
+        let inner = match &self.0 {
+            Backend::Local(l) => {
+                let (file, tmp) = l.writer().map_err(BlobError::io(l.root()))?;
+                WriterInner::Local(Some(file), tmp)
+            }
+            Backend::S3(s) => WriterInner::S3(s.writer()),
+        };
+        Ok(BlobWriter {
+            inner,
+            digester: Digester::new(),
+        })
+    }
+
+    /// Moves a batch of written blobs to their names, durably; only then may the
+    /// catalog record them. `known(sha256)` says whether the catalog has the blob
+    /// already: then its new copy is dropped (identical bytes are stored once, decided
+    /// in the catalog). Returns, per blob, `None` when it is stored and the error
+    /// otherwise (an object store that failed for one blob: that file stays pending);
+    /// `Err` when the batch as a whole failed (the local folder cannot be synced).
+    /// Blocks.
+    pub fn commit(
+        &self,
+        batch: Vec<Written>,
+        known: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<Option<BlobError>>, BlobError> {
+        match &self.0 {
+            Backend::Local(l) => {
+                let n = batch.len();
+                let files = batch
+                    .into_iter()
+                    .map(|w| match w.tmp {
+                        Tmp::Local(t) => (w.digests.sha256, t),
+                        Tmp::S3(_) => unreachable!("a local store writes local blobs"),
+                    })
+                    .collect();
+                l.commit(files).map_err(BlobError::io(l.root()))?;
+                Ok((0..n).map(|_| None).collect())
+            }
+            Backend::S3(s) => {
+                let batch = batch
+                    .into_iter()
+                    .map(|w| {
+                        let known = known(&w.digests.sha256);
+                        match w.tmp {
+                            Tmp::S3(t) => (w.digests.sha256, t, known),
+                            Tmp::Local(_) => unreachable!("an object store writes objects"),
+                        }
+                    })
+                    .collect();
+                Ok(s.commit(batch))
+            }
+        }
+    }
+
+    /// Removes what a crash left of blobs being written: the local folder's temporary
+    /// files (call only while holding the data folder's lock), or the object store's
+    /// temporary objects and unfinished uploads of other processes older than
+    /// `stale_upload_secs`. Returns how many were removed. Blocks.
+    pub fn clean_tmp(&self) -> Result<usize, BlobError> {
+        match &self.0 {
+            Backend::Local(l) => l.clean_tmp().map_err(BlobError::io(l.root())),
+            Backend::S3(s) => s.clean_tmp(),
+        }
+    }
+
+    /// Temporary blobs now (in flight, or left by a crash), each with its location and
+    /// age, for `plikt audit`. Blocks.
+    pub fn leftovers(&self) -> Result<Vec<String>, BlobError> {
+        match &self.0 {
+            Backend::Local(l) => l.leftovers().map_err(BlobError::io(l.root())),
+            Backend::S3(s) => s.leftovers(),
+        }
+    }
+
+    /// `length` bytes of a blob from byte `start` (a resource served, with or without a
+    /// `Range`): a ranged read of the file or of the object.
+    pub async fn stream(
+        &self,
+        sha256: &str,
+        start: u64,
+        length: u64,
+    ) -> Result<ByteStream, BlobError> {
+        match &self.0 {
+            Backend::Local(l) => {
+                use futures_util::StreamExt;
+                use tokio::io::{AsyncReadExt, AsyncSeekExt};
+                let path = l.path(sha256);
+                let mut file = tokio::fs::File::open(&path)
+                    .await
+                    .map_err(BlobError::io(&path))?;
+                if start > 0 {
+                    file.seek(io::SeekFrom::Start(start))
+                        .await
+                        .map_err(BlobError::io(&path))?;
+                }
+                Ok(tokio_util::io::ReaderStream::new(file.take(length)).boxed())
+            }
+            Backend::S3(s) => s.stream(sha256, start, length).await,
+        }
+    }
+
+    /// Reads a whole blob from the start (dump packages, `plikt audit`): the file, or
+    /// the object streamed a few chunks at a time. Blocks.
+    pub fn reader(&self, sha256: &str) -> Result<Box<dyn Read + Send>, BlobError> {
+        match &self.0 {
+            Backend::Local(l) => {
+                let path = l.path(sha256);
+                let file = File::open(&path).map_err(BlobError::io(&path))?;
+                Ok(Box::new(file))
+            }
+            Backend::S3(s) => s.reader(sha256),
+        }
+    }
+
+    /// Re-reads a blob and computes its digests (`plikt audit`), in constant memory.
+    /// Blocks.
+    pub fn digest(&self, sha256: &str) -> Result<Digests, BlobError> {
+        let mut input = self.reader(sha256)?;
+        let mut d = Digester::new();
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = input
+                .read(&mut buf)
+                .map_err(|e| self.read_error(sha256, e))?;
+            if n == 0 {
+                break;
+            }
+            d.update(&Bytes::copy_from_slice(&buf[..n]));
+        }
+        Ok(d.finish())
+    }
+
+    fn read_error(&self, sha256: &str, e: io::Error) -> BlobError {
+        match &self.0 {
+            Backend::Local(l) => BlobError::io(&l.path(sha256))(e),
+            Backend::S3(s) => s.read_error(sha256, e),
+        }
+    }
+
+    /// Every blob stored: (SHA-256 from its name, [`Blobs::location`]), sorted. For
+    /// `plikt audit`. Blocks.
+    pub fn list(&self) -> Result<Vec<(String, String)>, BlobError> {
+        match &self.0 {
+            Backend::Local(l) => l.list().map_err(BlobError::io(l.root())),
+            Backend::S3(s) => s.list(),
+        }
+    }
+}
+
+/// A blob being written: bytes go to a temporary file or object and to both digests at
+/// once. Dropped without [`BlobWriter::finish`], what it wrote is removed (an object
+/// store's multipart upload is aborted).
+#[derive(Debug)]
+pub struct BlobWriter {
+    inner: WriterInner,
+    digester: Digester,
+}
+
+#[derive(Debug)]
+enum WriterInner {
+    Local(Option<File>, local::TmpFile),
+    S3(s3::Upload),
+}
+
+impl BlobWriter {
+    /// Appends a chunk. An object store gets it in parts of `part_size_mib` as they
+    /// fill: this waits while a part is being sent and the next one is full.
+    pub async fn write(&mut self, chunk: &Bytes) -> Result<(), BlobError> {
+        match &mut self.inner {
+            WriterInner::Local(file, tmp) => {
+                local::write(file.as_mut().expect("open until finish"), chunk)
+                    .map_err(BlobError::io(tmp.path()))?;
+            }
+            WriterInner::S3(upload) => upload.write(chunk.clone()).await?,
+        }
+        self.digester.update(chunk);
+        Ok(())
+    }
+
+    /// Bytes written so far.
+    pub fn bytes(&self) -> u64 {
+        self.digester.bytes()
+    }
+
+    /// Closes the temporary file (or completes the temporary object's upload) and
+    /// computes the digests. The blob is not in the store (nor durable) until
+    /// [`Blobs::commit`]. Blocks (on the digest threads; on the object store).
+    pub fn finish(self) -> Result<Written, BlobError> {
+        let BlobWriter { inner, digester } = self;
+        let tmp = match inner {
+            WriterInner::Local(file, tmp) => {
+                drop(file);
+                Tmp::Local(tmp)
+            }
+            WriterInner::S3(upload) => Tmp::S3(upload.finish()?),
+        };
+        Ok(Written {
+            digests: digester.finish(),
+            tmp,
+        })
+    }
+}
+
+/// A fully written temporary blob with its digests, waiting for [`Blobs::commit`].
+/// Dropped without a commit, the temporary file (or object) is removed.
+#[derive(Debug)]
+pub struct Written {
+    /// The digests.
+    pub digests: Digests,
+    tmp: Tmp,
+}
+
+#[derive(Debug)]
+enum Tmp {
+    Local(local::TmpFile),
+    S3(s3::TmpObject),
+}
+
+impl Written {
+    /// Reads the temporary blob back, for checks that need more than the stream gave
+    /// them (an EPUB's ZIP directory, H-DRM): the file, or ranged reads of the object.
+    /// Blocks.
+    pub fn reader(&self) -> Result<Box<dyn ReadSeek>, BlobError> {
+        match &self.tmp {
+            Tmp::Local(t) => {
+                let file = File::open(t.path()).map_err(BlobError::io(t.path()))?;
+                Ok(Box::new(io::BufReader::new(file)))
+            }
+            Tmp::S3(t) => Ok(Box::new(t.ranged(self.digests.length))),
+        }
+    }
+}
+
+/// fsync of a folder, so a rename or a new entry in it survives a crash.
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn identical_bytes_are_stored_once_and_tmp_is_cleaned() {
+        let dir = std::env::temp_dir().join(format!("plikt-blobs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let blobs = Blobs::open(&dir, &BlobsConfig::default()).unwrap();
+        let mut shas = Vec::new();
+        // Twice in one batch, then again in a batch of its own.
+        for n in [2, 1] {
+            let mut batch = Vec::new();
+            for _ in 0..n {
+                let mut w = blobs.writer().unwrap();
+                w.write(&Bytes::from_static(b"hello ")).await.unwrap();
+                w.write(&Bytes::from_static(b"world")).await.unwrap();
+                let written = w.finish().unwrap();
+                assert_eq!(written.digests.length, 11);
+                shas.push(written.digests.sha256.clone());
+                batch.push(written);
+            }
+            let done = blobs.commit(batch, &|_| false).unwrap();
+            assert!(done.iter().all(Option::is_none));
+        }
+        assert!(shas.iter().all(|s| *s == shas[0]));
+        let mut back = String::new();
+        blobs
+            .reader(&shas[0])
+            .unwrap()
+            .read_to_string(&mut back)
+            .unwrap();
+        assert_eq!(back, "hello world");
+        assert_eq!(blobs.list().unwrap().len(), 1);
+        assert_eq!(blobs.digest(&shas[0]).unwrap().length, 11);
+        // An abandoned writer, or a written blob never committed, leaves nothing behind.
+        let mut w = blobs.writer().unwrap();
+        w.write(&Bytes::from_static(b"partial")).await.unwrap();
+        drop(w);
+        let mut w = blobs.writer().unwrap();
+        w.write(&Bytes::from_static(b"wrong bytes")).await.unwrap();
+        drop(w.finish().unwrap());
+        assert_eq!(std::fs::read_dir(dir.join("tmp")).unwrap().count(), 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

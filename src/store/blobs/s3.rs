@@ -1,0 +1,857 @@
+//! Blobs on an S3-compatible object store (issue 17 §2), through `object_store`'s
+//! `AmazonS3`: path-style addressing, SigV4 with signed payloads, and
+//! `x-amz-checksum-sha256` on every PUT and every part.
+//!
+//! Object names:
+//! - `<prefix>blobs/ab/<sha256>`: a blob, named by its content;
+//! - `<prefix>tmp/<token>/<n>`: a blob being written, `token` being this process's
+//!   (process id and 32 random bits), so that what a process leaves is told apart.
+//!
+//! **Writing** ([`Upload`]): the bytes stream to a temporary object. A file smaller than
+//! one part (`part_size_mib`) is sent with one PUT when it ends; a larger one becomes a
+//! multipart upload whose parts are sent as they fill, at most two in flight and one
+//! filling, so memory per file is bounded by three parts whatever the file's size. The
+//! SHA-256 is known only at the end, so [`S3::commit`] then moves the temporary object
+//! to its name (server-side CopyObject, then DELETE) — or, when the catalog already has
+//! the blob, only deletes it: identical bytes are stored once, decided in the catalog,
+//! not by a conditional write (Garage 2.5 ignores `If-None-Match: *` and overwrites).
+//!
+//! **Verified on upload**: every PUT and UploadPart carries `x-amz-content-sha256` (the
+//! signed payload hash) and `x-amz-checksum-sha256` of its body; Garage recomputes both
+//! while it stores the body and refuses a mismatch with `400 InvalidDigest`
+//! (`garage_api_common::signature::checksum::Checksums::verify`), and so does AWS S3.
+//! Multipart uploads are created with `x-amz-checksum-algorithm: SHA256`, so the
+//! completion is checked against the parts' checksums too. The whole object's SHA-256,
+//! its name, is plikt's own, computed over the bytes it sent.
+//!
+//! **Crashes**: a temporary object or an unfinished multipart upload can outlive a
+//! process killed with SIGKILL. [`S3::clean_tmp`] (at every harvest start) removes those
+//! of other processes older than `stale_upload_secs`: a live worker's upload in flight
+//! is younger than that, and a process's own are never touched. Should a live upload be
+//! removed all the same (a threshold set too short), its file fails and is fetched again
+//! by a later run: the catalog never names an object that was not copied into place.
+//!
+//! The client's I/O runs on a runtime of its own (two threads), so that the blocking
+//! methods work from any thread that is not an async worker, and the async ones from
+//! any runtime; bytes cross between them through bounded channels.
+
+use std::future::Future;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::{StreamExt, TryStreamExt};
+use object_store::aws::{AmazonS3, AmazonS3Builder, AwsAuthorizer, AwsCredential, Checksum};
+use object_store::buffered::BufWriter;
+use object_store::multipart::MultipartStore;
+use object_store::path::Path;
+use object_store::{BackoffConfig, ClientOptions, GetOptions, GetRange, ObjectStore, RetryConfig};
+use tokio::sync::{mpsc, oneshot};
+
+use super::{BlobError, ByteStream};
+use crate::config::S3Settings;
+
+/// The runtime every object-store request runs on (two worker threads, made once).
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("plikt-s3")
+            .enable_all()
+            .build()
+            .expect("the object store's runtime starts")
+    })
+}
+
+/// Runs `fut` on the object store's runtime and waits for it. Not on an async worker
+/// thread: from blocking code (`spawn_blocking`, a plain thread).
+fn block<T: Send + 'static>(fut: impl Future<Output = T> + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    runtime().spawn(async move {
+        let _ = tx.send(fut.await);
+    });
+    rx.recv().expect("an object store task panicked")
+}
+
+/// This process's name in temporary objects: its id and 32 random bits.
+fn token() -> &'static str {
+    static TOKEN: OnceLock<String> = OnceLock::new();
+    TOKEN.get_or_init(|| {
+        let mut b = [0u8; 4];
+        let _ = getrandom::fill(&mut b);
+        format!("{}-{}", std::process::id(), hex::encode(b))
+    })
+}
+
+/// Bytes fetched per ranged read of [`Ranged`].
+const RANGE_READ: u64 = 256 << 10;
+/// Chunks in flight between the object store's runtime and a reader or writer.
+const CHANNEL: usize = 4;
+
+/// An object store holding blobs.
+#[derive(Clone)]
+pub(super) struct S3 {
+    /// Uploads, copies, deletes, listings: each request within `timeout_secs`.
+    ops: Arc<AmazonS3>,
+    /// Streaming reads: no limit on a whole response (a Destination may read slowly);
+    /// each chunk must come within `timeout_secs` ([`S3::get`]).
+    reads: Arc<AmazonS3>,
+    settings: Arc<S3Settings>,
+    /// For the one request `object_store` does not make: ListMultipartUploads.
+    http: reqwest::Client,
+}
+
+impl std::fmt::Debug for S3 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("S3")
+            .field("endpoint", &self.settings.endpoint.as_str())
+            .field("bucket", &self.settings.bucket)
+            .field("prefix", &self.settings.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+impl S3 {
+    /// A client of the object store `settings` name; no request is made.
+    pub(super) fn open(settings: &S3Settings) -> Result<Self, BlobError> {
+        let s = settings;
+        let build = |timeout: Option<Duration>| {
+            let mut options = ClientOptions::new()
+                .with_allow_http(s.endpoint.scheme() == "http")
+                .with_connect_timeout(Duration::from_secs(10));
+            options = match timeout {
+                Some(t) => options.with_timeout(t),
+                None => options.with_timeout_disabled(),
+            };
+            AmazonS3Builder::new()
+                .with_endpoint(s.endpoint.as_str().trim_end_matches('/'))
+                .with_bucket_name(&s.bucket)
+                .with_region(&s.region)
+                .with_access_key_id(s.access_key_id.expose())
+                .with_secret_access_key(s.secret_access_key.expose())
+                .with_allow_http(s.endpoint.scheme() == "http")
+                .with_virtual_hosted_style_request(false)
+                .with_checksum_algorithm(Checksum::SHA256)
+                .with_retry(RetryConfig {
+                    backoff: BackoffConfig::default(),
+                    max_retries: 10,
+                    retry_timeout: s.retry_timeout,
+                })
+                .with_client_options(options)
+                .build()
+                .map(Arc::new)
+                .map_err(|e| BlobError::Config(format!("[blobs]: {e}")))
+        };
+        let http = reqwest::Client::builder()
+            .user_agent(concat!("plikt/", env!("CARGO_PKG_VERSION")))
+            .connect_timeout(Duration::from_secs(10))
+            .timeout(s.timeout)
+            // A redirect would carry the signed request elsewhere: none is followed.
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| BlobError::Config(format!("[blobs]: {e}")))?;
+        Ok(Self {
+            ops: build(Some(s.timeout))?,
+            reads: build(None)?,
+            settings: Arc::new(s.clone()),
+            http,
+        })
+    }
+
+    fn blob_key(&self, sha256: &str) -> Path {
+        let folder = &sha256[..2.min(sha256.len())];
+        Path::from(format!("{}blobs/{folder}/{sha256}", self.settings.prefix))
+    }
+
+    fn tmp_prefix(&self) -> String {
+        format!("{}tmp/", self.settings.prefix)
+    }
+
+    /// `s3://bucket/key` of a blob.
+    pub(super) fn location(&self, sha256: &str) -> String {
+        format!("s3://{}/{}", self.settings.bucket, self.blob_key(sha256))
+    }
+
+    /// The error of `op` on `key`, with what to do about it.
+    fn error(
+        &self,
+        op: &'static str,
+        key: &str,
+        e: impl std::fmt::Display,
+        not_found: bool,
+    ) -> BlobError {
+        BlobError::ObjectStore(Box::new(super::ObjectStoreError {
+            endpoint: self.settings.endpoint.to_string(),
+            bucket: self.settings.bucket.clone(),
+            op,
+            key: key.to_string(),
+            reason: e.to_string(),
+            advice: if not_found {
+                "the object does not exist (removed behind plikt's back?): `plikt audit` lists every blob the catalog names that is missing"
+            } else {
+                "check that the object store is running and reachable at this endpoint, that the bucket exists and that the credentials of [blobs] may read and write it; a file being harvested stays pending and a later run fetches it again"
+            },
+            not_found,
+        }))
+    }
+
+    fn err(&self, op: &'static str, key: &Path, e: object_store::Error) -> BlobError {
+        let not_found = matches!(e, object_store::Error::NotFound { .. });
+        self.error(op, key.as_ref(), e, not_found)
+    }
+
+    /// A reading error of the blob `sha256` (from [`S3::reader`]).
+    pub(super) fn read_error(&self, sha256: &str, e: io::Error) -> BlobError {
+        match e.into_inner().map(|e| e.downcast::<BlobError>()) {
+            Some(Ok(e)) => *e,
+            Some(Err(e)) => self.error("reading", self.blob_key(sha256).as_ref(), e, false),
+            None => self.error(
+                "reading",
+                self.blob_key(sha256).as_ref(),
+                "I/O error",
+                false,
+            ),
+        }
+    }
+
+    /// A new temporary object being uploaded.
+    pub(super) fn writer(&self) -> Upload {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let key = Path::from(format!("{}{}/{n}", self.tmp_prefix(), token()));
+        let (tx, rx) = mpsc::channel(CHANNEL);
+        let task = runtime().spawn(upload(self.clone(), key.clone(), rx));
+        Upload {
+            tx: Some(tx),
+            task: Some(task),
+            tmp: Some(TmpObject {
+                s3: self.clone(),
+                key,
+                armed: true,
+            }),
+        }
+    }
+
+    /// Moves each temporary object to its blob's name, or drops it when `known` (the
+    /// catalog has the blob). Per blob: `None` when it is in place, or the error.
+    pub(super) fn commit(&self, batch: Vec<(String, TmpObject, bool)>) -> Vec<Option<BlobError>> {
+        let s3 = self.clone();
+        block(async move {
+            // The first of identical new blobs in the batch is copied; the others are
+            // dropped once it is in place.
+            let mut first = std::collections::HashMap::new();
+            for (i, (sha, _, known)) in batch.iter().enumerate() {
+                if !known {
+                    first.entry(sha.clone()).or_insert(i);
+                }
+            }
+            let jobs: Vec<Option<(Path, Path)>> = batch
+                .iter()
+                .enumerate()
+                .map(|(i, (sha, tmp, _))| {
+                    (first.get(sha) == Some(&i)).then(|| (tmp.key.clone(), s3.blob_key(sha)))
+                })
+                .collect();
+            let copies = futures_util::stream::iter(jobs)
+                .map(|job| {
+                    let s3 = s3.clone();
+                    async move {
+                        let (from, to) = job?;
+                        // A plain CopyObject, which replaces an object of the same name:
+                        // two workers racing on identical new bytes both copy, the second
+                        // writes the same bytes again, and the catalog's
+                        // `ON CONFLICT DO NOTHING` keeps one row. Content addressing makes
+                        // the duplicate copy harmless.
+                        s3.ops
+                            .copy(&from, &to)
+                            .await
+                            .err()
+                            .map(|e| s3.err("copying a new blob into place", &to, e))
+                    }
+                })
+                .buffered(16)
+                .collect::<Vec<_>>()
+                .await;
+            let failed: std::collections::HashSet<&String> = batch
+                .iter()
+                .zip(&copies)
+                .filter_map(|((sha, _, _), e)| e.as_ref().map(|_| sha))
+                .collect();
+            let failed: std::collections::HashSet<String> = failed.into_iter().cloned().collect();
+            let mut out = Vec::with_capacity(batch.len());
+            for ((sha, tmp, known), copied) in batch.into_iter().zip(copies) {
+                out.push(match copied {
+                    Some(e) => Some(e),
+                    // An identical blob of the batch was to be copied, and failed.
+                    None if !known && failed.contains(&sha) => Some(s3.error(
+                        "copying a new blob into place",
+                        s3.blob_key(&sha).as_ref(),
+                        "an identical blob of the same batch failed",
+                        false,
+                    )),
+                    None => None,
+                });
+                // The temporary object goes either way; a delete that fails leaves it to
+                // `clean_tmp`.
+                tmp.delete().await;
+            }
+            out
+        })
+    }
+
+    /// Removes other processes' temporary objects and unfinished multipart uploads
+    /// older than `stale_upload_secs`. Blocks.
+    pub(super) fn clean_tmp(&self) -> Result<usize, BlobError> {
+        let s3 = self.clone();
+        block(async move {
+            let cutoff = chrono::Utc::now()
+                - chrono::Duration::from_std(s3.settings.stale_after)
+                    .unwrap_or(chrono::Duration::MAX);
+            let prefix = s3.tmp_prefix();
+            let mine = format!("{prefix}{}/", token());
+            let mut removed = 0;
+            let list = Path::from(prefix.trim_end_matches('/'));
+            let objects: Vec<_> = s3
+                .ops
+                .list(Some(&list))
+                .try_collect()
+                .await
+                .map_err(|e| s3.err("listing temporary objects under", &list, e))?;
+            for o in objects {
+                if !o.location.as_ref().starts_with(&mine) && o.last_modified < cutoff {
+                    match s3.ops.delete(&o.location).await {
+                        Ok(()) | Err(object_store::Error::NotFound { .. }) => removed += 1,
+                        Err(e) => return Err(s3.err("deleting the leftover", &o.location, e)),
+                    }
+                }
+            }
+            for (key, id, initiated) in s3.list_uploads(&prefix).await? {
+                if !key.starts_with(&mine) && initiated < cutoff {
+                    let path = Path::from(key.as_str());
+                    match s3.ops.abort_multipart(&path, &id).await {
+                        Ok(()) | Err(object_store::Error::NotFound { .. }) => removed += 1,
+                        Err(e) => {
+                            return Err(s3.err("aborting the unfinished upload of", &path, e));
+                        }
+                    }
+                }
+            }
+            Ok(removed)
+        })
+    }
+
+    /// Temporary objects and unfinished multipart uploads now, with their age. Blocks.
+    pub(super) fn leftovers(&self) -> Result<Vec<String>, BlobError> {
+        let s3 = self.clone();
+        block(async move {
+            let now = chrono::Utc::now();
+            let age = |t: chrono::DateTime<chrono::Utc>| (now - t).num_seconds().max(0);
+            let prefix = s3.tmp_prefix();
+            let list = Path::from(prefix.trim_end_matches('/'));
+            let bucket = &s3.settings.bucket;
+            let mut out: Vec<String> = s3
+                .ops
+                .list(Some(&list))
+                .map_ok(|o| {
+                    format!(
+                        "s3://{bucket}/{}: temporary object, {} s old",
+                        o.location,
+                        age(o.last_modified)
+                    )
+                })
+                .try_collect()
+                .await
+                .map_err(|e| s3.err("listing temporary objects under", &list, e))?;
+            for (key, id, initiated) in s3.list_uploads(&prefix).await? {
+                out.push(format!(
+                    "s3://{bucket}/{key}: unfinished multipart upload {id}, {} s old",
+                    age(initiated)
+                ));
+            }
+            out.sort();
+            Ok(out)
+        })
+    }
+
+    /// Unfinished multipart uploads under `prefix`: (key, upload id, initiated). The S3
+    /// request ListMultipartUploads, signed with `object_store`'s SigV4 signer and read
+    /// with plikt's XML reader.
+    async fn list_uploads(
+        &self,
+        prefix: &str,
+    ) -> Result<Vec<(String, String, chrono::DateTime<chrono::Utc>)>, BlobError> {
+        let s = &self.settings;
+        let mut out = Vec::new();
+        let mut markers: Option<(String, String)> = None;
+        let enc = |v: &str| percent_encoding::utf8_percent_encode(v, &S3_QUERY).to_string();
+        loop {
+            let mut url = format!(
+                "{}{}?prefix={}&uploads=",
+                s.endpoint,
+                enc(&s.bucket),
+                enc(prefix)
+            );
+            if let Some((key, id)) = &markers {
+                url = format!(
+                    "{}{}?key-marker={}&prefix={}&upload-id-marker={}&uploads=",
+                    s.endpoint,
+                    enc(&s.bucket),
+                    enc(key),
+                    enc(prefix),
+                    enc(id)
+                );
+            }
+            let failed = |e: &dyn std::fmt::Display| {
+                self.error(
+                    "listing unfinished uploads under",
+                    prefix,
+                    e.to_string(),
+                    false,
+                )
+            };
+            let mut request = http::Request::builder()
+                .method(http::Method::GET)
+                .uri(&url)
+                .body(object_store::client::HttpRequestBody::from(Bytes::new()))
+                .map_err(|e| failed(&e))?;
+            let credential = AwsCredential {
+                key_id: s.access_key_id.expose().to_string(),
+                secret_key: s.secret_access_key.expose().to_string(),
+                token: None,
+            };
+            AwsAuthorizer::new(&credential, "s3", &s.region).authorize(&mut request, None);
+            let mut get = self.http.get(&url);
+            for (name, value) in request.headers() {
+                get = get.header(name.as_str(), value.as_bytes());
+            }
+            let response = get.send().await.map_err(|e| failed(&e))?;
+            let status = response.status();
+            let body = response.bytes().await.map_err(|e| failed(&e))?;
+            if !status.is_success() {
+                let text = String::from_utf8_lossy(&body[..body.len().min(500)]).into_owned();
+                return Err(failed(&format!("HTTP {status}: {text}")));
+            }
+            let page = parse_uploads(&body).map_err(|e| failed(&e))?;
+            out.extend(page.uploads);
+            match page.next {
+                Some(next) if page.truncated => markers = Some(next),
+                _ => return Ok(out),
+            }
+        }
+    }
+
+    /// Sends a GET of `key` (`range`, or all of it) on the object store's runtime and
+    /// forwards its chunks through a bounded channel: the answer to the request, then
+    /// the chunks. A chunk that takes longer than `timeout_secs` ends the stream with an
+    /// error.
+    fn get(
+        &self,
+        key: Path,
+        range: Option<GetRange>,
+    ) -> (
+        oneshot::Receiver<Result<(), BlobError>>,
+        mpsc::Receiver<io::Result<Bytes>>,
+    ) {
+        let (answer_tx, answer) = oneshot::channel();
+        let (tx, rx) = mpsc::channel(CHANNEL);
+        let s3 = self.clone();
+        runtime().spawn(async move {
+            let options = GetOptions {
+                range,
+                ..GetOptions::default()
+            };
+            let result = match s3.reads.get_opts(&key, options).await {
+                Ok(r) => r,
+                Err(e) => {
+                    let _ = answer_tx.send(Err(s3.err("reading", &key, e)));
+                    return;
+                }
+            };
+            let _ = answer_tx.send(Ok(()));
+            let mut stream = result.into_stream();
+            loop {
+                let next = tokio::time::timeout(s3.settings.timeout, stream.next()).await;
+                let item = match next {
+                    Ok(None) => return,
+                    Ok(Some(Ok(chunk))) => Ok(chunk),
+                    Ok(Some(Err(e))) => Err(io::Error::other(s3.err("reading", &key, e))),
+                    Err(_) => Err(io::Error::other(s3.error(
+                        "reading",
+                        key.as_ref(),
+                        format!("no bytes for {} s", s3.settings.timeout.as_secs()),
+                        false,
+                    ))),
+                };
+                let failed = item.is_err();
+                if tx.send(item).await.is_err() || failed {
+                    return;
+                }
+            }
+        });
+        (answer, rx)
+    }
+
+    /// `length` bytes of a blob from `start`: a ranged GET.
+    pub(super) async fn stream(
+        &self,
+        sha256: &str,
+        start: u64,
+        length: u64,
+    ) -> Result<ByteStream, BlobError> {
+        if length == 0 {
+            return Ok(futures_util::stream::empty().boxed());
+        }
+        let (answer, rx) = self.get(
+            self.blob_key(sha256),
+            Some(GetRange::Bounded(start..start + length)),
+        );
+        match answer.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(e),
+            Err(_) => return Err(self.error("reading", sha256, "the request was dropped", false)),
+        }
+        Ok(futures_util::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|item| (item, rx))
+        })
+        .boxed())
+    }
+
+    /// A whole blob, read a few chunks at a time. Blocks.
+    pub(super) fn reader(&self, sha256: &str) -> Result<Box<dyn Read + Send>, BlobError> {
+        let (answer, rx) = self.get(self.blob_key(sha256), None);
+        match answer.blocking_recv() {
+            Ok(Ok(())) => Ok(Box::new(ChannelReader {
+                rx,
+                chunk: Bytes::new(),
+            })),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(self.error("reading", sha256, "the request was dropped", false)),
+        }
+    }
+
+    /// Every blob: (SHA-256, location), sorted. Blocks.
+    pub(super) fn list(&self) -> Result<Vec<(String, String)>, BlobError> {
+        let s3 = self.clone();
+        block(async move {
+            let prefix = Path::from(format!("{}blobs", s3.settings.prefix));
+            let objects: Vec<_> = s3
+                .ops
+                .list(Some(&prefix))
+                .try_collect()
+                .await
+                .map_err(|e| s3.err("listing the blobs under", &prefix, e))?;
+            let mut out: Vec<(String, String)> = objects
+                .into_iter()
+                .filter_map(|o| {
+                    let name = o.location.filename()?.to_string();
+                    let at = format!("s3://{}/{}", s3.settings.bucket, o.location);
+                    Some((name, at))
+                })
+                .collect();
+            out.sort();
+            Ok(out)
+        })
+    }
+}
+
+/// Characters escaped in S3 query values (SigV4's canonical query: all but unreserved).
+const S3_QUERY: percent_encoding::AsciiSet = percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+/// One page of ListMultipartUploads.
+#[derive(Debug, Default)]
+struct UploadsPage {
+    uploads: Vec<(String, String, chrono::DateTime<chrono::Utc>)>,
+    truncated: bool,
+    /// (NextKeyMarker, NextUploadIdMarker)
+    next: Option<(String, String)>,
+}
+
+/// Reads a ListMultipartUploadsResult (by local names: S3 servers differ on the
+/// namespace).
+fn parse_uploads(body: &[u8]) -> Result<UploadsPage, String> {
+    use crate::xml::{ReadError, ReaderLimits, XmlEvent, XmlReader};
+    let mut reader = XmlReader::new(body, ReaderLimits::default());
+    let mut path: Vec<String> = Vec::new();
+    let mut text = String::new();
+    let mut page = UploadsPage::default();
+    let (mut key, mut id, mut initiated) = (String::new(), String::new(), String::new());
+    let (mut next_key, mut next_id) = (String::new(), String::new());
+    loop {
+        let event = reader.read_event().map_err(|e| match e {
+            ReadError::Malformed(e) => format!("{}: {}", e.pos, e.kind),
+            ReadError::Io(e) => e.to_string(),
+        })?;
+        match event {
+            XmlEvent::Start(s) => {
+                path.push(s.local.to_string());
+                text.clear();
+            }
+            XmlEvent::Text(t) => text.push_str(t),
+            XmlEvent::End => {
+                let name = path.pop().unwrap_or_default();
+                let parent = path.last().map(String::as_str).unwrap_or("");
+                let value = std::mem::take(&mut text);
+                match (parent, name.as_str()) {
+                    ("Upload", "Key") => key = value,
+                    ("Upload", "UploadId") => id = value,
+                    ("Upload", "Initiated") => initiated = value,
+                    ("ListMultipartUploadsResult", "Upload") => {
+                        let at = chrono::DateTime::parse_from_rfc3339(initiated.trim())
+                            .map_err(|e| format!("Initiated `{initiated}`: {e}"))?;
+                        page.uploads.push((
+                            std::mem::take(&mut key),
+                            std::mem::take(&mut id),
+                            at.to_utc(),
+                        ));
+                    }
+                    ("ListMultipartUploadsResult", "IsTruncated") => {
+                        page.truncated = value.trim() == "true";
+                    }
+                    ("ListMultipartUploadsResult", "NextKeyMarker") => next_key = value,
+                    ("ListMultipartUploadsResult", "NextUploadIdMarker") => next_id = value,
+                    _ => {}
+                }
+            }
+            XmlEvent::Eof => break,
+            XmlEvent::Boundary => {}
+        }
+    }
+    if !next_key.is_empty() {
+        page.next = Some((next_key, next_id));
+    }
+    Ok(page)
+}
+
+/// What the writer side sends the upload task.
+#[derive(Debug)]
+enum Msg {
+    Chunk(Bytes),
+    /// The last chunk was sent: complete the upload.
+    Finish,
+}
+
+/// The upload of one temporary object, run by a task on the object store's runtime;
+/// the writer sends it chunks through a bounded channel.
+#[derive(Debug)]
+pub(super) struct Upload {
+    tx: Option<mpsc::Sender<Msg>>,
+    task: Option<tokio::task::JoinHandle<Result<(), BlobError>>>,
+    tmp: Option<TmpObject>,
+}
+
+impl Upload {
+    /// Sends a chunk (waits while the task's part buffers are full).
+    pub(super) async fn write(&mut self, chunk: Bytes) -> Result<(), BlobError> {
+        let tx = self.tx.as_ref().expect("open until finish");
+        if tx.send(Msg::Chunk(chunk)).await.is_ok() {
+            return Ok(());
+        }
+        // The task ended early: it failed.
+        self.tx = None;
+        let task = self.task.take().expect("running until finish");
+        Err(match task.await {
+            Ok(Err(e)) => e,
+            Ok(Ok(())) => BlobError::Config("the upload ended before its last chunk".into()),
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        })
+    }
+
+    /// Completes the upload. Blocks.
+    pub(super) fn finish(mut self) -> Result<TmpObject, BlobError> {
+        let (tx, task) = (self.tx.take(), self.task.take());
+        let done = block(async move {
+            if let Some(tx) = tx {
+                let _ = tx.send(Msg::Finish).await;
+            }
+            match task {
+                Some(task) => match task.await {
+                    Ok(r) => r,
+                    Err(e) => std::panic::resume_unwind(e.into_panic()),
+                },
+                None => Err(BlobError::Config("the upload failed before".into())),
+            }
+        });
+        // On an error the temporary object is dropped (and deleted, if it exists).
+        let tmp = self.tmp.take().expect("made with the upload");
+        done.map(|()| tmp)
+    }
+}
+
+/// The upload task: chunks into an `object_store` `BufWriter` (one PUT below a part,
+/// a multipart upload above, at most two parts in flight); the channel closing without
+/// [`Msg::Finish`] (the writer was dropped: a failed or abandoned download) aborts it.
+async fn upload(s3: S3, key: Path, mut rx: mpsc::Receiver<Msg>) -> Result<(), BlobError> {
+    use tokio::io::AsyncWriteExt;
+    let mut w = BufWriter::with_capacity(s3.ops.clone(), key.clone(), s3.settings.part_size)
+        .with_max_concurrency(1);
+    loop {
+        match rx.recv().await {
+            Some(Msg::Chunk(bytes)) => {
+                if let Err(e) = w.put(bytes).await {
+                    let _ = w.abort().await;
+                    return Err(s3.err("uploading (a part of)", &key, e));
+                }
+            }
+            Some(Msg::Finish) => {
+                return w
+                    .shutdown()
+                    .await
+                    .map_err(|e| s3.error("completing the upload of", key.as_ref(), e, false));
+            }
+            None => {
+                let _ = w.abort().await;
+                return Err(BlobError::Config("the upload was abandoned".into()));
+            }
+        }
+    }
+}
+
+/// A temporary object, deleted when dropped unless committed.
+#[derive(Debug)]
+pub(super) struct TmpObject {
+    s3: S3,
+    key: Path,
+    armed: bool,
+}
+
+impl TmpObject {
+    /// Deletes it now (a failure leaves it to `clean_tmp`).
+    async fn delete(mut self) {
+        self.armed = false;
+        if let Err(e) = self.s3.ops.delete(&self.key).await {
+            tracing::warn!(key = %self.key, error = %e, "a temporary object could not be deleted; a later harvest removes it");
+        }
+    }
+
+    /// Reads it back with ranged GETs of [`RANGE_READ`] bytes (`length`: its size).
+    pub(super) fn ranged(&self, length: u64) -> Ranged {
+        Ranged {
+            s3: self.s3.clone(),
+            key: self.key.clone(),
+            length,
+            pos: 0,
+            buf: Bytes::new(),
+            buf_at: 0,
+        }
+    }
+}
+
+impl Drop for TmpObject {
+    fn drop(&mut self) {
+        if self.armed {
+            let (s3, key) = (self.s3.clone(), self.key.clone());
+            // Not awaited: a process that exits first leaves it to `clean_tmp`.
+            runtime().spawn(async move {
+                let _ = s3.ops.delete(&key).await;
+            });
+        }
+    }
+}
+
+/// `Read + Seek` over an object by ranged GETs, one aligned window of [`RANGE_READ`]
+/// bytes at a time: a ZIP's central directory at the end, then the entries it names.
+#[derive(Debug)]
+pub(super) struct Ranged {
+    s3: S3,
+    key: Path,
+    length: u64,
+    pos: u64,
+    buf: Bytes,
+    buf_at: u64,
+}
+
+impl Read for Ranged {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.pos >= self.length || out.is_empty() {
+            return Ok(0);
+        }
+        let end = self.buf_at + self.buf.len() as u64;
+        if self.pos < self.buf_at || self.pos >= end {
+            // Windows aligned to their size: a reader that walks backwards from the end
+            // (a ZIP's end-of-directory search) finds what it needs in the last one.
+            let from = self.pos - self.pos % RANGE_READ;
+            let (s3, key) = (self.s3.clone(), self.key.clone());
+            let to = (from + RANGE_READ).min(self.length);
+            self.buf = block(async move {
+                let range = from..to;
+                s3.ops
+                    .get_range(&key, range)
+                    .await
+                    .map_err(|e| io::Error::other(s3.err("reading back", &key, e)))
+            })?;
+            self.buf_at = from;
+            if self.buf.is_empty() {
+                return Ok(0);
+            }
+        }
+        let at = usize::try_from(self.pos - self.buf_at).unwrap_or(usize::MAX);
+        let n = out.len().min(self.buf.len() - at);
+        out[..n].copy_from_slice(&self.buf[at..at + n]);
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for Ranged {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let pos = match to {
+            SeekFrom::Start(p) => Some(p),
+            SeekFrom::End(d) => self.length.checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        self.pos = pos
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start"))?;
+        Ok(self.pos)
+    }
+}
+
+/// A blocking `Read` over chunks that arrive through a channel.
+struct ChannelReader {
+    rx: mpsc::Receiver<io::Result<Bytes>>,
+    chunk: Bytes,
+}
+
+impl Read for ChannelReader {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        while self.chunk.is_empty() {
+            match self.rx.blocking_recv() {
+                None => return Ok(0),
+                Some(chunk) => self.chunk = chunk?,
+            }
+        }
+        let n = out.len().min(self.chunk.len());
+        out[..n].copy_from_slice(&self.chunk.split_to(n));
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_multipart_uploads_is_read_with_its_markers() {
+        let body = br#"<?xml version="1.0" encoding="UTF-8"?>
+<ListMultipartUploadsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">
+  <Bucket>plikt</Bucket><KeyMarker></KeyMarker><UploadIdMarker></UploadIdMarker>
+  <NextKeyMarker>kb/tmp/2-b/1</NextKeyMarker><NextUploadIdMarker>u2</NextUploadIdMarker>
+  <Prefix>kb/tmp/</Prefix><MaxUploads>1000</MaxUploads><IsTruncated>true</IsTruncated>
+  <Upload><Key>kb/tmp/1-a/0</Key><UploadId>u1</UploadId><Initiated>2026-01-02T03:04:05.000Z</Initiated></Upload>
+  <Upload><Key>kb/tmp/2-b/1</Key><UploadId>u2</UploadId><Initiated>2026-01-02T03:04:06Z</Initiated></Upload>
+</ListMultipartUploadsResult>"#;
+        let page = parse_uploads(body).unwrap();
+        assert!(page.truncated);
+        assert_eq!(page.uploads.len(), 2);
+        assert_eq!(page.uploads[0].0, "kb/tmp/1-a/0");
+        assert_eq!(page.uploads[1].1, "u2");
+        assert_eq!(page.uploads[0].2.to_rfc3339(), "2026-01-02T03:04:05+00:00");
+        assert_eq!(page.next, Some(("kb/tmp/2-b/1".into(), "u2".into())));
+    }
+}

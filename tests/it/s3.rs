@@ -1,0 +1,611 @@
+//! Blobs on an S3-compatible object store (issue 17 §2), against a real one: Garage
+//! 2.5.0 on loopback ([`Garage`]), never a mock. A harvest, the Destination's downloads,
+//! dump packages, `plikt audit`, an object store that goes away, a crash mid-upload.
+
+use std::time::{Duration, Instant};
+
+use object_store::ObjectStore;
+use object_store::path::Path as Key;
+use sha2::Digest;
+
+use crate::support::{
+    Body, Env, Garage, Proxy, Response, Serving, TestItem, date, feed, get_with, serve, text,
+};
+
+/// Bytes that do not compress and do not repeat (xorshift).
+fn noise(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+const HTML: &[u8] = b"<!DOCTYPE html><html><body>Artikel</body></html>";
+const PDF: &[u8] =
+    b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n";
+
+/// An EPUB with a DRM licence (`META-INF/rights.xml`): H-DRM reads its ZIP directory
+/// back from the object store.
+fn epub_with_drm() -> Vec<u8> {
+    use std::io::Write;
+    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    z.start_file("mimetype", stored).unwrap();
+    z.write_all(b"application/epub+zip").unwrap();
+    z.start_file("META-INF/rights.xml", stored).unwrap();
+    z.write_all(b"<rights/>").unwrap();
+    z.start_file("OEBPS/chapter.xhtml", stored).unwrap();
+    z.write_all(&noise(600_000, 9)).unwrap();
+    z.finish().unwrap().into_inner()
+}
+
+/// Objects under `prefix` in the bucket: (key, size).
+fn objects(garage: &Garage, prefix: &str) -> Vec<(String, u64)> {
+    let client = garage.client();
+    let prefix = Key::from(prefix);
+    runtime().block_on(async move {
+        use futures_util::TryStreamExt;
+        let mut v: Vec<(String, u64)> = client
+            .list(Some(&prefix))
+            .map_ok(|o| (o.location.to_string(), o.size))
+            .try_collect()
+            .await
+            .unwrap();
+        v.sort();
+        v
+    })
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn url_key(url: &str) -> String {
+    hex::encode(sha2::Sha256::digest(url.as_bytes()))[..16].to_string()
+}
+
+#[test]
+fn s3_harvest_streams_parts_stores_identical_bytes_once_serves_ranges_packs_and_audits() {
+    let garage = Garage::start("harvest");
+    // 12 MiB and a bit: three parts of 5 MiB, the last one short.
+    let big = noise((12 << 20) + 123, 1);
+    let epub = epub_with_drm();
+    let (b2, e2) = (big.clone(), epub.clone());
+    let publisher = serve(move |base| {
+        let items = [
+            TestItem::new("a-1", &date(4), &format!("{base}/a-1.html")).content(
+                &format!("{base}/big.bin"),
+                "application/octet-stream",
+                &b2,
+            ),
+            // The same PDF under two URLs, and the same link page four times.
+            TestItem::new("a-2", &date(3), &format!("{base}/a-2.html")).content(
+                &format!("{base}/same-1.pdf"),
+                "application/pdf",
+                PDF,
+            ),
+            TestItem::new("a-3", &date(2), &format!("{base}/a-3.html")).content(
+                &format!("{base}/same-2.pdf"),
+                "application/pdf",
+                PDF,
+            ),
+            TestItem::new("a-4", &date(1), &format!("{base}/a-4.html")).content(
+                &format!("{base}/book.epub"),
+                "application/epub+zip",
+                &e2,
+            ),
+        ];
+        let mut routes = vec![("/feed.xml".to_string(), Response::ok(feed(&items)))];
+        for p in ["/a-1.html", "/a-2.html", "/a-3.html", "/a-4.html"] {
+            routes.push((p.into(), Response::file(HTML, "text/html")));
+        }
+        routes.push((
+            "/big.bin".into(),
+            Response::file(b2.clone(), "application/octet-stream"),
+        ));
+        routes.push(("/same-1.pdf".into(), Response::file(PDF, "application/pdf")));
+        routes.push(("/same-2.pdf".into(), Response::file(PDF, "application/pdf")));
+        routes.push((
+            "/book.epub".into(),
+            Response::file(e2.clone(), "application/epub+zip"),
+        ));
+        routes
+    });
+    let env = Env::plain("s3-harvest", &publisher.url("/feed.xml"), "");
+    let base = env.listen_on_free_port();
+    let proxy = Proxy::start(garage.port);
+    let env = garage.configure_through(&proxy, env, "kb/", "part_size_mib = 5");
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(
+        env.one("SELECT count(*) FROM versions WHERE state = 'deposited'"),
+        "4"
+    );
+    // Eight files, four distinct contents: four blobs, four objects, nothing temporary.
+    assert_eq!(
+        env.one("SELECT count(*) FROM files WHERE state = 'stored'"),
+        "8"
+    );
+    assert_eq!(env.one("SELECT count(*) FROM blobs"), "4");
+    let stored = objects(&garage, "kb/blobs");
+    assert_eq!(stored.len(), 4, "{stored:?}");
+    let big_sha = hex::encode(sha2::Sha256::digest(&big));
+    let big_key = format!("kb/blobs/{}/{big_sha}", &big_sha[..2]);
+    assert!(
+        stored.contains(&(big_key.clone(), big.len() as u64)),
+        "{stored:?}"
+    );
+    assert_eq!(objects(&garage, "kb/tmp"), Vec::new());
+    assert_eq!(env.blobs().leftovers().unwrap(), Vec::<String>::new());
+    // What went over the wire: the large file in three parts, each with its SHA-256
+    // for the server to check; the others in one PUT each; one copy per distinct
+    // content (the second PDF and the three other link pages were dropped, not copied).
+    let heads = proxy.heads();
+    let parts: Vec<&String> = heads.iter().filter(|h| h.contains("partNumber=")).collect();
+    assert_eq!(parts.len(), 3, "{heads:#?}");
+    let puts: Vec<&String> = heads
+        .iter()
+        .filter(|h| h.lines().next().unwrap().starts_with("PUT /plikt/kb/tmp/"))
+        .collect();
+    assert_eq!(puts.len(), 3 + 7, "{heads:#?}");
+    assert!(
+        puts.iter()
+            .all(|h| h.to_ascii_lowercase().contains("x-amz-checksum-sha256: ")),
+        "{puts:#?}"
+    );
+    let copies = heads
+        .iter()
+        .filter(|h| h.to_ascii_lowercase().contains("x-amz-copy-source:"))
+        .count();
+    assert_eq!(copies, 4, "{heads:#?}");
+    // H-DRM read the EPUB's directory back from the object store, in two ranged GETs of
+    // its 600 kB: the window with the directory at the end, and the one at the start
+    // with `META-INF/rights.xml`.
+    let reads: Vec<&String> = heads
+        .iter()
+        .filter(|h| h.starts_with("GET /plikt/kb/tmp/"))
+        .collect();
+    assert_eq!(reads.len(), 2, "{reads:#?}");
+    let findings = env.one(
+        "SELECT v.findings FROM versions v JOIN deposits d ON d.id = v.deposit_id WHERE d.guid = 'a-4'",
+    );
+    assert!(
+        findings.contains("H-DRM") && findings.contains("rights.xml"),
+        "{findings}"
+    );
+
+    // A Destination downloads the large file from `plikt serve`, whole and in a range.
+    let serving = Serving::start(&env, &base);
+    let deposit = env.one("SELECT id FROM deposits WHERE guid = 'a-1'");
+    let url = format!(
+        "{base}d/test/{deposit}/{}",
+        url_key(&publisher.url("/big.bin"))
+    );
+    let (status, head, body) = get_with(&url, &[]);
+    assert_eq!(status, 200, "{head}");
+    assert!(body == big, "the whole file differs ({} bytes)", body.len());
+    let (from, to) = (5_242_000usize, 10_485_999usize);
+    let (status, head, body) = get_with(&url, &[("Range", &format!("bytes={from}-{to}"))]);
+    assert_eq!(status, 206, "{head}");
+    assert!(
+        head.contains(&format!("content-range: bytes {from}-{to}/{}", big.len())),
+        "{head}"
+    );
+    assert!(
+        body == big[from..=to],
+        "the range differs ({} bytes)",
+        body.len()
+    );
+    let (status, _, body) = get_with(&url, &[("Range", "bytes=-10")]);
+    assert_eq!((status, &body[..]), (206, &big[big.len() - 10..]));
+    serving.stop();
+
+    // Dump packages read the blobs from the object store.
+    let o = env.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let dumps = env.data().join("www/resourcesync/test/resourcedump");
+    let mut packed = Vec::new();
+    for e in std::fs::read_dir(&dumps).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "zip") {
+            let mut z = zip::ZipArchive::new(std::fs::File::open(&p).unwrap()).unwrap();
+            for i in 0..z.len() {
+                let mut f = z.by_index(i).unwrap();
+                let mut bytes = Vec::new();
+                std::io::Read::read_to_end(&mut f, &mut bytes).unwrap();
+                packed.push((f.name().to_string(), bytes));
+            }
+        }
+    }
+    assert!(
+        packed.iter().any(|(_, b)| *b == big),
+        "no package holds the large file: {:?}",
+        packed.iter().map(|(n, _)| n).collect::<Vec<_>>()
+    );
+
+    // `plikt audit` re-reads every object; then an object is replaced behind plikt's back.
+    let o = env.cmd(&["audit"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(&format!(
+            "checked 4 blobs ({} bytes)",
+            big.len() + HTML.len() + PDF.len() + epub.len()
+        )),
+        "{}",
+        text(&o)
+    );
+    let pdf_sha = hex::encode(sha2::Sha256::digest(PDF));
+    let pdf_key = Key::from(format!("kb/blobs/{}/{pdf_sha}", &pdf_sha[..2]));
+    runtime()
+        .block_on(
+            garage
+                .client()
+                .put(&pdf_key, b"%PDF-1.4 something else".to_vec().into()),
+        )
+        .unwrap();
+    let o = env.cmd(&["audit"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("0 missing, 1 corrupt"), "{out}");
+    assert!(
+        out.contains(&format!("corrupt: s3://plikt/{pdf_key}")),
+        "{out}"
+    );
+}
+
+/// Issue 17 §2: each upload is verified by its digest on the server. A proxy flips one
+/// byte of every PUT body on its way to Garage, which recomputes `x-amz-content-sha256`
+/// and `x-amz-checksum-sha256` and refuses the body: nothing is stored, the files stay
+/// pending, and once the corruption stops the next run stores them.
+#[test]
+fn s3_an_upload_corrupted_in_transit_is_refused_and_retried() {
+    let garage = Garage::start("corrupt");
+    let big = noise(6 << 20, 2);
+    let b2 = big.clone();
+    let publisher = serve(move |base| {
+        let items = [
+            TestItem::new("c-1", &date(0), &format!("{base}/c-1.html")).content(
+                &format!("{base}/c-1.bin"),
+                "application/octet-stream",
+                &b2,
+            ),
+        ];
+        vec![
+            ("/feed.xml".into(), Response::ok(feed(&items))),
+            ("/c-1.html".into(), Response::file(HTML, "text/html")),
+            (
+                "/c-1.bin".into(),
+                Response::file(b2.clone(), "application/octet-stream"),
+            ),
+        ]
+    });
+    let proxy = Proxy::start(garage.port);
+    let env = Env::plain("s3-corrupt", &publisher.url("/feed.xml"), "");
+    let env = garage.configure_through(&proxy, env, "kb/", "part_size_mib = 5");
+    proxy.corrupt_puts(true);
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(env.one("SELECT state FROM versions"), "pending");
+    assert_eq!(env.one("SELECT count(*) FROM blobs"), "0");
+    let errors = env.sql("SELECT error FROM files ORDER BY ord");
+    for e in &errors {
+        let e = &e[0];
+        assert!(
+            e.contains("InvalidDigest") && e.contains("checksum") && e.contains("bucket `plikt`"),
+            "{e}"
+        );
+    }
+    assert_eq!(objects(&garage, "kb/blobs"), Vec::new());
+    // Both kinds of upload were refused: the page's single PUT and the file's first part.
+    let heads = proxy.heads();
+    assert!(
+        heads.iter().any(|h| h.contains("partNumber=1")),
+        "{heads:#?}"
+    );
+    proxy.corrupt_puts(false);
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(env.one("SELECT state FROM versions"), "deposited");
+    let o = env.cmd(&["audit"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+/// Issue 17 §4: the object store goes away in the middle of a harvest and stays away for
+/// 30 s. Its files stay pending with an error that names the endpoint, the bucket and
+/// what to do; no version is deposited without all its files; the next run after it
+/// returns completes the harvest.
+#[test]
+fn s3_an_object_store_gone_for_30_s_mid_harvest_leaves_files_pending_until_it_returns() {
+    let mut garage = Garage::start("outage");
+    let slow = noise(3 << 20, 3);
+    let s2 = slow.clone();
+    let publisher = serve(move |base| {
+        let first = [TestItem::new("o-1", &date(0), &format!("{base}/o-1.html"))];
+        let second = [
+            TestItem::new("o-3", &date(3), &format!("{base}/o-3.html")).content(
+                &format!("{base}/o-3.bin"),
+                "application/octet-stream",
+                &s2,
+            ),
+            TestItem::new("o-2", &date(2), &format!("{base}/o-2.html")),
+            first[0].clone(),
+        ];
+        let mut routes = vec![
+            ("/feed.xml".to_string(), Response::ok(feed(&first))),
+            ("/feed2.xml".to_string(), Response::ok(feed(&second))),
+            (
+                "/o-3.bin".into(),
+                Response::file(Vec::new(), "application/octet-stream").body(Body::Paced {
+                    bytes: s2.clone(),
+                    chunk: 64 << 10,
+                    every: Duration::from_millis(40),
+                }),
+            ),
+        ];
+        for p in ["/o-1.html", "/o-2.html", "/o-3.html"] {
+            routes.push((p.into(), Response::file(HTML, "text/html")));
+        }
+        routes
+    });
+    let env = Env::plain("s3-outage", &publisher.url("/feed.xml"), "");
+    let env = garage.configure(env, "", "retry_timeout_secs = 2\ntimeout_secs = 5");
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let deposited = || env.one("SELECT count(*) FROM versions WHERE state = 'deposited'");
+    assert_eq!(deposited(), "1");
+    // The feed grows; while its slow file streams, the object store is killed.
+    std::fs::write(
+        &env.config,
+        std::fs::read_to_string(&env.config)
+            .unwrap()
+            .replace("/feed.xml", "/feed2.xml"),
+    )
+    .unwrap();
+    let mut run = env.spawn(&["harvest"]);
+    std::thread::sleep(Duration::from_millis(1200));
+    garage.stop();
+    let down = Instant::now();
+    let status = wait(&mut run, Duration::from_secs(60));
+    assert_eq!(status, Some(0), "{}", log(&env));
+    // o-3's page may be stored and its file is not: o-3 is not deposited.
+    let o3 =
+        "(SELECT v.id FROM versions v JOIN deposits d ON d.id = v.deposit_id WHERE d.guid = 'o-3')";
+    assert_eq!(
+        env.one(&format!("SELECT state FROM versions WHERE id = {o3}")),
+        "pending"
+    );
+    let error = env.one(&format!(
+        "SELECT error FROM files WHERE version_id = {o3} AND url LIKE '%.bin'"
+    ));
+    assert!(
+        error.contains(&garage.endpoint())
+            && error.contains("bucket `plikt`")
+            && error.contains("check that the object store is running"),
+        "{error}"
+    );
+    // o-2 (a page only) may have been stored before the kill. While the object store is
+    // away, a run retries and leaves the files pending again.
+    let before = deposited();
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(deposited(), before);
+    assert_eq!(
+        env.one(&format!("SELECT state FROM versions WHERE id = {o3}")),
+        "pending"
+    );
+    assert_eq!(
+        env.one("SELECT count(*) FROM versions v WHERE state = 'deposited' AND EXISTS (SELECT 1 FROM files f WHERE f.version_id = v.id AND f.state != 'stored')"),
+        "0"
+    );
+    std::thread::sleep(Duration::from_secs(30).saturating_sub(down.elapsed()));
+    garage.restart();
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(deposited(), "3");
+    assert_eq!(env.status()["pending"], 0);
+    let o = env.cmd(&["audit"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+/// Waits for a spawned plikt to exit; its status code.
+fn wait(run: &mut crate::support::Running, limit: Duration) -> Option<i32> {
+    let until = Instant::now() + limit;
+    while Instant::now() < until {
+        if let Some(s) = run.try_wait().unwrap() {
+            return s.code();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("plikt did not exit within {limit:?}");
+}
+
+fn log(env: &Env) -> String {
+    std::fs::read_to_string(env.dir.join("spawned.log")).unwrap_or_default()
+}
+
+/// Waits until the bucket holds an unfinished multipart upload (a large file in flight).
+fn upload_in_flight(env: &Env) -> Vec<String> {
+    let until = Instant::now() + Duration::from_secs(30);
+    loop {
+        let l = env.blobs().leftovers().unwrap();
+        if l.iter().any(|l| l.contains("unfinished multipart upload")) {
+            return l;
+        }
+        assert!(
+            Instant::now() < until,
+            "no upload in flight after 30 s: {l:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Issue 17 §2: a process killed with SIGKILL in the middle of an upload leaves an
+/// unfinished multipart upload; the next harvest start removes it once it is older than
+/// `stale_upload_secs`, and never touches a live worker's upload in flight.
+#[test]
+fn s3_a_crash_mid_upload_leaves_no_orphan_after_cleanup_and_a_live_upload_survives_a_sweep() {
+    let garage = Garage::start("crash");
+    let (one, two) = (noise(12 << 20, 4), noise(12 << 20, 5));
+    let (o2, t2) = (one.clone(), two.clone());
+    let publisher = serve(move |base| {
+        let x1 = TestItem::new("x-1", &date(1), &format!("{base}/x.html")).content(
+            &format!("{base}/x-1.bin"),
+            "application/octet-stream",
+            &o2,
+        );
+        let x2 = TestItem::new("x-2", &date(2), &format!("{base}/x.html")).content(
+            &format!("{base}/x-2.bin"),
+            "application/octet-stream",
+            &t2,
+        );
+        let paced = |b: &Vec<u8>| {
+            Response::file(Vec::new(), "application/octet-stream").body(Body::Paced {
+                bytes: b.clone(),
+                chunk: 64 << 10,
+                every: Duration::from_millis(20),
+            })
+        };
+        vec![
+            (
+                "/feed.xml".into(),
+                Response::ok(feed(std::slice::from_ref(&x1))),
+            ),
+            ("/feed2.xml".into(), Response::ok(feed(&[x2, x1]))),
+            (
+                "/tiny.xml".into(),
+                Response::ok(feed(&[TestItem::new(
+                    "t-1",
+                    &date(0),
+                    &format!("{base}/x.html"),
+                )])),
+            ),
+            ("/x.html".into(), Response::file(HTML, "text/html")),
+            ("/x-1.bin".into(), paced(&o2)),
+            ("/x-2.bin".into(), paced(&t2)),
+        ]
+    });
+    let env = Env::plain("s3-crash", &publisher.url("/feed.xml"), "");
+    let env = garage.configure(env, "kb/", "part_size_mib = 5\nstale_upload_secs = 3");
+    // Another worker on the same bucket (its own catalog), with the default threshold.
+    let other = Env::plain("s3-crash-other", &publisher.url("/tiny.xml"), "");
+    let other = garage.configure(other, "kb/", "");
+
+    // 1. While this worker's upload is in flight, the other starts and sweeps: the live
+    //    upload is younger than its threshold and survives; the file is deposited.
+    let mut run = env.spawn(&["harvest"]);
+    let before = upload_in_flight(&env);
+    let o = other.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        env.blobs()
+            .leftovers()
+            .unwrap()
+            .iter()
+            .any(|l| before.contains(l)),
+        "the other worker's sweep removed a live upload"
+    );
+    assert_eq!(
+        wait(&mut run, Duration::from_secs(60)),
+        Some(0),
+        "{}",
+        log(&env)
+    );
+    assert_eq!(
+        env.one("SELECT count(*) FROM versions WHERE state = 'deposited'"),
+        "1"
+    );
+
+    // 2. Killed mid-upload: its multipart upload is left behind.
+    std::fs::write(
+        &env.config,
+        std::fs::read_to_string(&env.config)
+            .unwrap()
+            .replace("/feed.xml", "/feed2.xml"),
+    )
+    .unwrap();
+    let mut run = env.spawn(&["harvest"]);
+    upload_in_flight(&env);
+    run.kill().unwrap();
+    run.wait().unwrap();
+    let left = env.blobs().leftovers().unwrap();
+    assert!(
+        left.iter()
+            .any(|l| l.contains("unfinished multipart upload")),
+        "{left:?}"
+    );
+    // 3. Past the threshold, the next harvest's start removes it, then completes.
+    std::thread::sleep(Duration::from_secs(4));
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(
+        env.one("SELECT count(*) FROM versions WHERE state = 'deposited'"),
+        "2"
+    );
+    assert_eq!(env.blobs().leftovers().unwrap(), Vec::<String>::new());
+    assert_eq!(objects(&garage, "kb/tmp"), Vec::new());
+    let o = env.cmd(&["audit"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("0 unreferenced"), "{out}");
+}
+
+/// `[blobs]` credentials come from the environment or a file, like publishers' passwords:
+/// a missing one stops the commands that open the store (exit 2, naming the variable),
+/// not `plikt status`; the secret appears in no output, even in debug logs of failures.
+#[test]
+fn s3_credentials_come_from_the_environment_or_a_file_and_are_never_shown() {
+    let publisher = serve(|base| {
+        let items = [TestItem::new("k-1", &date(0), &format!("{base}/k-1.html"))];
+        vec![
+            ("/feed.xml".into(), Response::ok(feed(&items))),
+            ("/k-1.html".into(), Response::file(HTML, "text/html")),
+        ]
+    });
+    // An endpoint where nothing listens: every request fails at once.
+    let nothing = crate::support::free_port();
+    let env = Env::plain("s3-credentials", &publisher.url("/feed.xml"), "").with_config(&format!(
+        "[blobs]\ns3_endpoint = \"http://127.0.0.1:{nothing}\"\nbucket = \"plikt\"\nregion = \"garage\"\naccess_key_id_env = \"PLIKT_TEST_S3_KEY_ID\"\nsecret_access_key_file = \"s3-secret\"\nretry_timeout_secs = 1\n"
+    ));
+    let env = env.with_secret_file("s3-secret", crate::support::GARAGE_SECRET);
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("`PLIKT_TEST_S3_KEY_ID` is not set"), "{err}");
+    assert_eq!(env.cmd(&["status"]).status.code(), Some(0));
+    let env = env.with_env("PLIKT_TEST_S3_KEY_ID", crate::support::GARAGE_KEY_ID);
+    let mut c = crate::support::plikt();
+    c.args(["harvest", "--config"])
+        .arg(&env.config)
+        .env("RUST_LOG", "debug");
+    for (k, v) in &env.env {
+        c.env(k, v);
+    }
+    let o = c.output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(env.one("SELECT state FROM versions"), "pending");
+    let error = env.one("SELECT error FROM files");
+    assert!(
+        error.contains(&format!(
+            "object store http://127.0.0.1:{nothing}/, bucket `plikt`"
+        )),
+        "{error}"
+    );
+    let all = format!(
+        "{}{}{error}",
+        text(&o),
+        env.one("SELECT last_error FROM versions")
+    );
+    assert!(
+        !all.contains(crate::support::GARAGE_SECRET),
+        "the secret was shown"
+    );
+}
