@@ -1,92 +1,262 @@
-//! Cron schedules → runs (issue 3 §2, `plikt run`): each publisher has one loop, so two
-//! harvests of one publisher never overlap; a slot missed while plikt was down (or
-//! while a long run was busy) is caught up once, not once per missed slot.
+//! Cron schedules → runs, shared by any number of workers (issue 3 §2, issue 17 §3).
+//!
+//! Every `plikt run` process is a worker. The catalog keeps, per publisher, when its
+//! next run is due and which worker holds it (`store::lease`): a worker claims due
+//! runs with a lease, renews the leases it holds every third of `lease_secs`, and
+//! releases each with the next slot of the publisher's schedule when the run ends. So
+//! two runs of one publisher never overlap, on one machine or many; a slot missed while
+//! every worker was down (or while a long run was busy) is caught up once, not once
+//! per missed slot; and a worker killed mid-run leaves a lease that expires, after
+//! which another worker takes the run over (the catalog is consistent at every instant:
+//! the new run completes what is pending). With SQLite there is one worker (the data
+//! folder's lock); the same code runs it.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use tokio::sync::watch;
 
 use crate::config::{Config, PublisherConfig};
-use crate::harvest::{HarvestError, Harvester};
-use crate::store::{Catalog, PublisherStatus, StoreError};
+use crate::harvest::{HarvestError, Harvester, RunSummary};
+use crate::store::{Busy, Catalog, Location, Outcome, PublisherStatus, StoreError, Timestamp};
 
 /// The next slot of `p`'s schedule strictly after `after`.
 pub fn next_slot(p: &PublisherConfig, after: DateTime<Utc>) -> Option<DateTime<Utc>> {
     p.cron().after(&after).next()
 }
 
-/// True when a slot of `p`'s schedule fell between the last run's start and `now`:
-/// that slot was missed and is run once at start-up.
-pub fn missed(p: &PublisherConfig, last_run: Option<DateTime<Utc>>, now: DateTime<Utc>) -> bool {
-    last_run
-        .and_then(|last| next_slot(p, last))
-        .is_some_and(|slot| slot <= now)
+/// When `p`'s next run is due, its last one claimed at `base`: the first slot after
+/// it, which is already past when slots were missed (one catch-up run).
+fn due(p: &PublisherConfig, base: Timestamp) -> Option<Timestamp> {
+    next_slot(p, base.get()).map(Timestamp::from)
 }
 
-/// Harvests `p` on its schedule until `shutdown` turns true; `after_run` runs after
-/// each run (`plikt run` publishes the ResourceSync documents there).
-pub async fn publisher_loop(
+/// One process taking part in the harvest: its name in the catalog's leases and how
+/// long they last.
+#[derive(Debug, Clone)]
+pub struct Worker {
+    id: String,
+    location: Location,
+    lease: chrono::Duration,
+}
+
+impl Worker {
+    /// This process as a worker on `config`'s catalog: named by host, process id and
+    /// 32 random bits (a restarted process is a new worker).
+    pub fn new(config: &Config) -> Result<Self, StoreError> {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_owned())
+            .unwrap_or_else(|_| "localhost".into());
+        let mut tag = [0u8; 4];
+        // Without randomness the pid still tells processes of one host apart.
+        let _ = getrandom::fill(&mut tag);
+        Ok(Self {
+            id: format!("{host}:{}:{}", std::process::id(), hex::encode(tag)),
+            location: Location::of(config)?,
+            lease: chrono::Duration::seconds(
+                i64::try_from(config.harvest.lease_secs).unwrap_or(i64::MAX / 1000),
+            ),
+        })
+    }
+
+    /// The worker's name in the catalog.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn until(&self, now: Timestamp) -> Timestamp {
+        now.plus(self.lease)
+    }
+
+    /// Renews this worker's leases every third of their length until `shutdown`; a
+    /// catalog that cannot be reached is tried again at the next turn (on a new
+    /// connection), and meanwhile the leases run towards their expiry.
+    pub async fn keep_leases(self, mut shutdown: watch::Receiver<bool>) {
+        let every = (self.lease / 3).to_std().unwrap_or(std::time::Duration::from_secs(1));
+        let mut catalog: Option<Catalog> = None;
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep(every) => {}
+                _ = shutdown.changed() => {}
+            }
+            if *shutdown.borrow() {
+                return;
+            }
+            let renewed = (|| {
+                let c = match catalog.take() {
+                    Some(c) => c,
+                    None => Catalog::open(&self.location)?,
+                };
+                let n = c.renew_leases(&self.id, self.until(Timestamp::now()))?;
+                catalog = Some(c);
+                Ok::<_, StoreError>(n)
+            })();
+            if let Err(e) = renewed {
+                tracing::warn!(worker = %self.id, error = %e, "renewing leases failed; trying again");
+            }
+        }
+    }
+
+    /// Harvests `p` now (`plikt harvest`), under a lease like a scheduled run: `Busy`
+    /// when another live worker is harvesting it.
+    pub async fn harvest_now(
+        &self,
+        harvester: &Harvester,
+        p: &PublisherConfig,
+    ) -> Result<Result<RunSummary, Busy>, HarvestError> {
+        let now = Timestamp::now();
+        let mut catalog = Catalog::open(&self.location)?;
+        if let Err(busy) = catalog.claim_now(&p.id, &self.id, (now, self.until(now)), due(p, now))? {
+            return Ok(Err(busy));
+        }
+        let summary = harvester.run(p).await;
+        // The schedule stays as it was: a run by hand does not move the next slot.
+        Catalog::open(&self.location)?.release_lease(&p.id, &self.id, None)?;
+        summary.map(Ok)
+    }
+}
+
+/// `plikt run`'s harvest: records the configured publishers' schedules, then claims
+/// runs as they fall due (up to `runs_per_worker` at once), carries each out and calls
+/// `after_run` (publish, notify), until `shutdown` turns true; then waits for the runs
+/// in progress (which stop taking work) and releases their leases.
+pub async fn work(
     harvester: Harvester,
     config: Arc<Config>,
-    p: PublisherConfig,
+    worker: Worker,
     mut shutdown: watch::Receiver<bool>,
     after_run: Arc<dyn Fn() + Send + Sync>,
 ) -> Result<(), HarvestError> {
-    let last = Catalog::open(&crate::store::Location::of(&config)?)?
-        .last_run_start(&p.id)?
-        .map(crate::store::Timestamp::get);
-    let mut catch_up = missed(&p, last, Utc::now());
-    if catch_up {
-        tracing::info!(publisher = %p.id, "a scheduled run was missed while plikt was down: running it now");
+    let publishers: HashMap<String, PublisherConfig> = config
+        .publishers
+        .iter()
+        .map(|p| (p.id.clone(), p.clone()))
+        .collect();
+    {
+        let mut catalog = Catalog::open(&worker.location)?;
+        let now = Timestamp::now();
+        let mut known = Vec::new();
+        for p in &config.publishers {
+            catalog.upsert_publisher(&p.id, &p.name, p.feed.as_str())?;
+            // A publisher new to leases: its schedule continues from its last run
+            // (a slot missed since then is caught up once), or starts now.
+            known.push((p.id.as_str(), catalog.last_run_start(&p.id)?.unwrap_or(now)));
+        }
+        catalog.schedule_leases(&known, &|id, base| publishers.get(id).and_then(|p| due(p, base)))?;
     }
+    tokio::spawn(worker.clone().keep_leases(shutdown.clone()));
+    let poll = std::time::Duration::from_secs(config.harvest.poll_secs);
+    let capacity = config.harvest.runs_per_worker as usize;
+    let mut runs = tokio::task::JoinSet::new();
+    let mut catalog: Option<Catalog> = None;
     loop {
-        if !catch_up {
-            let Some(next) = next_slot(&p, Utc::now()) else {
-                tracing::warn!(publisher = %p.id, "the schedule has no further slots");
-                return Ok(());
-            };
-            tracing::debug!(publisher = %p.id, next = %next, "next run");
-            let wait = (next - Utc::now()).to_std().unwrap_or_default();
-            tokio::select! {
-                () = tokio::time::sleep(wait) => {}
-                _ = shutdown.changed() => {}
-            }
-        }
         if *shutdown.borrow() {
-            return Ok(());
+            break;
         }
-        let started = Utc::now();
-        match harvester.run(&p).await {
-            Ok(summary) => {
-                tracing::info!(publisher = %p.id, outcome = %summary.outcome, "scheduled run ended");
+        let free = capacity.saturating_sub(runs.len());
+        let mut next_due: Option<Timestamp> = None;
+        if free > 0 {
+            let now = Timestamp::now();
+            let claimed = (|| {
+                let mut c = match catalog.take() {
+                    Some(c) => c,
+                    None => Catalog::open(&worker.location)?,
+                };
+                let claims = c.claim_due(&worker.id, now, worker.until(now), free)?;
+                next_due = c.next_due()?;
+                catalog = Some(c);
+                Ok::<_, StoreError>(claims)
+            })();
+            match claimed {
+                Ok(claims) => {
+                    for claim in claims {
+                        let Some(p) = publishers.get(&claim.publisher).cloned() else {
+                            tracing::warn!(publisher = %claim.publisher, worker = %worker.id, "a run is due for a publisher this worker's configuration does not have: give every worker the same configuration");
+                            if let Some(c) = &catalog {
+                                let _ = c.release_lease(&claim.publisher, &worker.id, Some(None));
+                            }
+                            continue;
+                        };
+                        if let Some(dead) = &claim.took_over_from {
+                            tracing::warn!(publisher = %p.id, worker = %worker.id, from = %dead, "the worker carrying out this run stopped; taking the run over");
+                        }
+                        runs.spawn(carry_out(harvester.clone(), worker.clone(), p, now, after_run.clone()));
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(worker = %worker.id, error = %e, "claiming runs failed; trying again");
+                }
             }
-            Err(e) => {
-                tracing::error!(publisher = %p.id, error = %e, "scheduled run could not be recorded")
-            }
         }
-        let after = after_run.clone();
-        if let Err(e) = tokio::task::spawn_blocking(move || after()).await {
-            tracing::error!(publisher = %p.id, error = %e, "the after-run step panicked");
+        // Sleep until the next poll, the next due run, a run's end or shutdown.
+        let wait = next_due
+            .map(|t| (t.get() - Utc::now()).to_std().unwrap_or_default())
+            .map_or(poll, |d| d.min(poll));
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            Some(_) = runs.join_next(), if !runs.is_empty() => {}
+            _ = shutdown.changed() => {}
         }
-        // A slot that passed while this run was busy is run once, right away.
-        catch_up = next_slot(&p, started).is_some_and(|slot| slot <= Utc::now());
+    }
+    while runs.join_next().await.is_some() {}
+    Ok(())
+}
+
+/// One claimed run of `p`: harvest, `after_run`, release with the next due time (the
+/// first slot after the claim; an interrupted or failed run is due again at once or
+/// after a lease, for this or another worker).
+async fn carry_out(
+    harvester: Harvester,
+    worker: Worker,
+    p: PublisherConfig,
+    claimed_at: Timestamp,
+    after_run: Arc<dyn Fn() + Send + Sync>,
+) {
+    let next = match harvester.run(&p).await {
+        Ok(summary) if summary.outcome == Outcome::Interrupted => {
+            tracing::info!(publisher = %p.id, "run interrupted; it is due again");
+            None
+        }
+        Ok(summary) => {
+            tracing::info!(publisher = %p.id, outcome = %summary.outcome, "scheduled run ended");
+            Some(due(&p, claimed_at))
+        }
+        Err(e) => {
+            tracing::error!(publisher = %p.id, error = %e, "scheduled run could not be recorded; it is due again after a lease");
+            Some(Some(worker.until(Timestamp::now())))
+        }
+    };
+    let after = after_run.clone();
+    if let Err(e) = tokio::task::spawn_blocking(move || after()).await {
+        tracing::error!(publisher = %p.id, error = %e, "the after-run step panicked");
+    }
+    match Catalog::open(&worker.location).and_then(|c| c.release_lease(&p.id, &worker.id, next)) {
+        Ok(true) => {}
+        Ok(false) => tracing::warn!(publisher = %p.id, worker = %worker.id, "the lease had expired and another worker took the run over"),
+        Err(e) => tracing::warn!(publisher = %p.id, error = %e, "releasing the lease failed; it expires by itself"),
     }
 }
 
 /// `plikt status`: every configured publisher's state, with its next scheduled run.
 pub fn status(config: &Config) -> Result<Vec<PublisherStatus>, StoreError> {
-    let location = crate::store::Location::of(config)?;
+    let location = Location::of(config)?;
     // Asking is no reason to create a data folder: before the first harvest every
     // publisher simply has nothing yet.
     let exists = match &location {
-        crate::store::Location::Sqlite(path) => path.exists(),
-        crate::store::Location::Postgres { .. } => true,
+        Location::Sqlite(path) => path.exists(),
+        Location::Postgres { .. } => true,
     };
     let catalog = if exists {
         Some(Catalog::open(&location)?)
     } else {
         None
+    };
+    // The workers' schedule where they keep one (the next due run; a held lease is
+    // a run in progress), else the next slot from now.
+    let leases: HashMap<String, crate::store::Lease> = match &catalog {
+        Some(c) => c.leases()?.into_iter().map(|l| (l.publisher.clone(), l)).collect(),
+        None => HashMap::new(),
     };
     let mut out = Vec::new();
     for p in &config.publishers {
@@ -94,7 +264,10 @@ pub fn status(config: &Config) -> Result<Vec<PublisherStatus>, StoreError> {
             Some(c) => c.status(&p.id)?,
             None => PublisherStatus::empty(&p.id),
         };
-        s.next_run = next_slot(p, Utc::now()).map(crate::store::Timestamp::from);
+        s.next_run = match leases.get(&p.id) {
+            Some(l) if l.due_at.is_some() => l.due_at,
+            _ => next_slot(p, Utc::now()).map(Timestamp::from),
+        };
         out.push(s);
     }
     Ok(out)
@@ -126,23 +299,12 @@ mod tests {
     #[test]
     fn a_missed_slot_is_caught_up_once() {
         let p = publisher("0 0 * * * *"); // every hour on the hour
-        // Last run 10:00, now 10:59: no slot missed.
-        assert!(!missed(
-            &p,
-            Some(t("2026-11-22T10:00:00Z")),
-            t("2026-11-22T10:59:00Z")
-        ));
-        // Last run 10:00, down until 14:30: slots 11, 12, 13, 14 missed → one catch-up.
-        assert!(missed(
-            &p,
-            Some(t("2026-11-22T10:00:00Z")),
-            t("2026-11-22T14:30:00Z")
-        ));
-        // Never run: nothing to catch up; the first slot comes.
-        assert!(!missed(&p, None, t("2026-11-22T14:30:00Z")));
-        assert_eq!(
-            next_slot(&p, t("2026-11-22T14:30:00Z")),
-            Some(t("2026-11-22T15:00:00Z"))
-        );
+        let ts = |s: &str| Timestamp::from(t(s));
+        // Last claimed 10:00: due 11:00.
+        assert_eq!(due(&p, ts("2026-11-22T10:00:00Z")), Some(ts("2026-11-22T11:00:00Z")));
+        // Down from 10:00 until 14:30: due 11:00, in the past: one run at once; claimed
+        // at 14:30, the next is due at 15:00 (slots 12, 13, 14 are not run one by one).
+        assert!(due(&p, ts("2026-11-22T10:00:00Z")).unwrap() <= ts("2026-11-22T14:30:00Z"));
+        assert_eq!(due(&p, ts("2026-11-22T14:30:00Z")), Some(ts("2026-11-22T15:00:00Z")));
     }
 }

@@ -48,23 +48,36 @@ pub fn run(args: &HarvestArgs) -> Result<Exit, Error> {
         Arc::new(NoProgress)
     };
     let rt = super::runtime()?;
-    let summaries: Vec<RunSummary> = rt.block_on(async {
+    let summaries: (Vec<RunSummary>, Vec<_>) = rt.block_on(async {
         let (_tx, shutdown) = super::shutdown_signal();
-        let harvester = Harvester::new(config.clone(), shutdown, progress)?;
+        let harvester = Harvester::new(config.clone(), shutdown.clone(), progress)?;
+        // Under a lease, like a worker's scheduled run: never beside another
+        // worker's run of the same publisher.
+        let worker = crate::schedule::Worker::new(&config)?;
+        tokio::spawn(worker.clone().keep_leases(shutdown));
         let mut set = tokio::task::JoinSet::new();
         for p in publishers {
-            let h = harvester.clone();
-            set.spawn(async move { h.run(&p).await });
+            let (h, w) = (harvester.clone(), worker.clone());
+            set.spawn(async move {
+                w.harvest_now(&h, &p)
+                    .await
+                    .map(|r| r.map_err(|busy| (p.id.clone(), busy)))
+            });
         }
         let mut out = Vec::new();
+        let mut busy = Vec::new();
         while let Some(r) = set.join_next().await {
-            out.push(r.map_err(|e| Error::Task {
+            match r.map_err(|e| Error::Task {
                 what: "a harvest",
                 reason: e.to_string(),
-            })??);
+            })?? {
+                Ok(summary) => out.push(summary),
+                Err(b) => busy.push(b),
+            }
         }
-        Ok::<_, Error>(out)
+        Ok::<_, Error>((out, busy))
     })?;
+    let (summaries, mut busy) = summaries;
     drop(store);
     let mut summaries = summaries;
     summaries.sort_by(|a, b| a.publisher.cmp(&b.publisher));
@@ -91,6 +104,13 @@ pub fn run(args: &HarvestArgs) -> Result<Exit, Error> {
             eprintln!("plikt: failed: {f}");
         }
         all_completed &= s.completed();
+    }
+    busy.sort_by(|a, b| a.0.cmp(&b.0));
+    for (publisher, crate::store::Busy::HeldBy(worker, until)) in &busy {
+        eprintln!(
+            "plikt: {publisher}: not harvested: worker {worker} is harvesting it (its lease runs until {until}); try again when that run has ended"
+        );
+        all_completed = false;
     }
     Ok(if all_completed {
         Exit::Ok

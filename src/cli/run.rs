@@ -60,30 +60,27 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
             shutdown.clone(),
             wake.clone(),
         ));
-        let mut set = tokio::task::JoinSet::new();
-        for p in config.publishers.clone() {
-            set.spawn(crate::schedule::publisher_loop(
-                harvester.clone(),
-                config.clone(),
-                p,
-                shutdown.clone(),
-                after_run.clone(),
-            ));
-        }
+        let worker = crate::schedule::Worker::new(&config)?;
+        tracing::info!(worker = %worker.id(), "harvesting as a worker");
+        let work = tokio::spawn(crate::schedule::work(
+            harvester.clone(),
+            config.clone(),
+            worker,
+            shutdown.clone(),
+            after_run.clone(),
+        ));
         let server = tokio::spawn(crate::server::serve(
             listener,
             AppState::open(config.clone())?,
             shutdown.clone(),
         ));
-        while let Some(r) = set.join_next().await {
-            match r {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => tracing::error!(error = %e, "a publisher's schedule stopped"),
-                Err(e) => tracing::error!(error = %e, "a publisher's schedule panicked"),
-            }
+        match work.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::error!(error = %e, "the schedule stopped"),
+            Err(e) => tracing::error!(error = %e, "the schedule panicked"),
         }
-        // Every loop returns only on shutdown (or with no further slots): wait for
-        // the signal, then for the server to finish.
+        // The schedule returns only on shutdown (or when it could not start): wait
+        // for the signal, then for the server to finish.
         let mut s = shutdown.clone();
         let _ = s.wait_for(|v| *v).await;
         match server.await {

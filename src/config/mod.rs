@@ -316,6 +316,15 @@ pub struct HarvestConfig {
     /// Run findings are kept for this many feed reads per publisher (0 = all); each
     /// version keeps its own findings for ever.
     pub findings_retention_runs: u32,
+    /// A worker's claim on a run (its lease) lasts this long unless renewed; a worker
+    /// renews it every third of this while it works. A dead worker's runs are taken
+    /// over by another worker this long after it stopped (issue 17 §3).
+    pub lease_secs: u64,
+    /// How often `plikt run` looks for runs that are due (its own next slot wakes it
+    /// at once; this is for runs another worker left or released).
+    pub poll_secs: u64,
+    /// Runs one worker carries out at once; the rest stay due for other workers.
+    pub runs_per_worker: u32,
 }
 
 impl Default for HarvestConfig {
@@ -326,6 +335,9 @@ impl Default for HarvestConfig {
             max_retry_backoff_secs: 86_400,
             shutdown_grace_secs: 20,
             findings_retention_runs: 100,
+            lease_secs: 60,
+            poll_secs: 10,
+            runs_per_worker: 16,
         }
     }
 }
@@ -612,6 +624,12 @@ impl Config {
                     "[notification] external hub `{hub}` must be an http(s) URL"
                 )));
             }
+        }
+        let h = &config.harvest;
+        if h.lease_secs < 3 || h.poll_secs == 0 || h.runs_per_worker == 0 {
+            return Err(invalid(
+                "[harvest] lease_secs must be at least 3 (a worker renews every third of it), poll_secs and runs_per_worker at least 1".into(),
+            ));
         }
         let w = &config.web;
         if w.max_bytes == 0 || w.max_requests == 0 || w.timeout_secs == 0 {

@@ -49,7 +49,8 @@
 //! packages are shared by every snapshot that has them. Lists past PART_ENTRIES files
 //! become an index over parts. Dump packages hold the metadata records too.
 //!
-//! One publish at a time per data folder (`www/.publish.lock`), whoever runs it.
+//! One publish at a time per data folder (`www/.publish.lock`), whoever runs it, and
+//! among the workers of a PostgreSQL catalog (a session advisory lock).
 
 mod archive;
 mod change_dump;
@@ -166,6 +167,9 @@ pub fn publish(config: &Config, dumps: Dumps) -> Result<Published, PublishError>
     let _lock = lock(&www)?;
     let catalog_path = crate::store::Location::of(config)?;
     let mut catalog = Catalog::open(&catalog_path)?;
+    // Among workers on one PostgreSQL catalog, one publish at a time (the file lock
+    // above covers the processes of one machine).
+    catalog.lock_publishing()?;
     // Records newly deposited (or all, after the mapping changed) are digested once.
     let started = std::time::Instant::now();
     let digested = catalog.fill_record_digests(&record::kb24().id, &|metadata| {

@@ -263,6 +263,16 @@ impl Catalog {
         self.db.backend()
     }
 
+    /// Waits for, then holds until this catalog is dropped, the right to publish the
+    /// ResourceSync documents: one publish at a time among all workers of a PostgreSQL
+    /// catalog (the lock ends with the connection, also when a worker dies). With SQLite
+    /// the data folder's publish lock file does this.
+    pub fn lock_publishing(&self) -> Result<(), StoreError> {
+        self.db
+            .lock_session(Lock::Publish)
+            .map_err(sql("waiting for another worker's publish"))
+    }
+
     /// Records (or updates) a configured publisher.
     pub fn upsert_publisher(&self, id: &str, name: &str, feed: &str) -> Result<(), StoreError> {
         self.db

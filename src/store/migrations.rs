@@ -218,6 +218,8 @@ CREATE TABLE record_digests (
     "CREATE INDEX deposits_publisher ON deposits(publisher); DROP INDEX files_version;",
     // 5: the Change Notification hub: topics, subscriptions, the outbox.
     super::notify::MIGRATION,
+    // 6: run leases, for any number of workers (issue 17 §3).
+    super::lease::MIGRATION,
 ];
 
 /// PostgreSQL's schema versions, the same schema as [`SQLITE`] at each version: the
@@ -400,6 +402,17 @@ CREATE INDEX deliveries_notification ON deliveries(notification_id);
     "",
     "",
     "",
+    // 6: run leases, for any number of workers (issue 17 §3); text sorts by code point.
+    r#"
+CREATE TABLE leases (
+    publisher    TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+    due_at       TEXT COLLATE "C",
+    last_claimed TEXT COLLATE "C" NOT NULL,
+    worker       TEXT COLLATE "C",
+    expires_at   TEXT COLLATE "C"
+);
+CREATE INDEX leases_due ON leases(due_at);
+"#,
 ];
 
 #[cfg(test)]

@@ -10,6 +10,7 @@
 
 mod blobs;
 mod catalog;
+mod lease;
 mod digest;
 mod metadata;
 mod migrations;
@@ -30,6 +31,7 @@ pub use catalog::{
     Catalog, DueFile, DueVersion, FileResult, KnownVersion, Location, NewFile, NewVersion,
     RunCounts, Settled, StoredFile, StoredFinding,
 };
+pub use lease::{Busy, Claim, Lease};
 pub use digest::{Digester, Digests, INLINE_LIMIT, digest_file};
 pub use metadata::{ContentMetadata, Credit, Hash, ItemMetadata, License, Typed};
 pub use notify::{
@@ -159,8 +161,12 @@ impl Store {
             move |source| StoreError::Io { path, source }
         };
         std::fs::create_dir_all(data_dir).map_err(io(data_dir))?;
+        // One writer per data folder, unless the catalog is PostgreSQL and the blobs
+        // are in an object store: then the data folder holds nothing shared, and any
+        // number of workers share the harvest through the catalog's leases.
+        let shared = matches!(catalog, Location::Postgres { .. }) && blobs.s3_endpoint.is_some();
         let lock = match mode {
-            Mode::Write => {
+            Mode::Write if !shared => {
                 let path = data_dir.join("lock");
                 let file = OpenOptions::new()
                     .create(true)
@@ -176,7 +182,7 @@ impl Store {
                     Err(std::fs::TryLockError::Error(e)) => return Err(io(&path)(e)),
                 }
             }
-            Mode::Read => None,
+            Mode::Write | Mode::Read => None,
         };
         let blobs = Blobs::open(data_dir, blobs)?;
         let catalog = Catalog::open(catalog)?;
@@ -191,7 +197,12 @@ impl Store {
                 }
                 Err(e) => return Err(e.into()),
             }
-            catalog.close_interrupted_runs(now())?;
+            // With SQLite the lock says no other process is running: a run left
+            // `running` was cut short. On PostgreSQL another worker may be carrying
+            // it out: a run is closed when its worker's lease expires (`lease`).
+            if catalog.backend() == Backend::Sqlite {
+                catalog.close_interrupted_runs(now())?;
+            }
         }
         Ok(Self {
             catalog,

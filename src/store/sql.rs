@@ -731,6 +731,33 @@ pub enum Lock {
     Schema,
     /// The notification outbox.
     Outbox,
+    /// Publishing the ResourceSync documents: one publish at a time, whichever worker
+    /// (held for a session: [`Db::lock_session`]).
+    Publish,
+}
+
+impl Lock {
+    /// pg_advisory_lock's key: a constant per lock, in plikt's own range.
+    fn key(self) -> i64 {
+        0x706c_696b_7400 + self as i64
+    }
+}
+
+impl Db {
+    /// Takes `lock` until this connection closes (PostgreSQL: a session advisory lock,
+    /// which the server releases when the connection ends, also when the process
+    /// dies), waiting for its holder; nothing on SQLite, whose single writer holds the
+    /// data folder's lock.
+    pub fn lock_session(&self, lock: Lock) -> Result<(), DbError> {
+        if self.backend() == Backend::Postgres {
+            self.query_row(
+                "SELECT pg_advisory_lock(?1)::text",
+                params![lock.key()],
+                |_| Ok(()),
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// A transaction: rolled back when dropped without [`Tx::commit`].
@@ -756,11 +783,9 @@ impl Tx<'_> {
     /// Takes `lock` until the transaction ends; another transaction taking it waits.
     pub fn lock(&self, lock: Lock) -> Result<(), DbError> {
         if self.db.backend() == Backend::Postgres {
-            // pg_advisory_xact_lock's key: a constant per lock, in plikt's own range.
-            let key: i64 = 0x706c_696b_7400 + lock as i64;
             self.db.query_row(
                 "SELECT pg_advisory_xact_lock(?1)::text",
-                params![key],
+                params![lock.key()],
                 |_| Ok(()),
             )?;
         }

@@ -1,0 +1,301 @@
+//! Run leases (issue 17 §3): which worker carries out each publisher's next run.
+//!
+//! Each publisher has one row: when its next run is due (`due_at`, from its schedule),
+//! which worker holds it (`worker`) and until when (`expires_at`). A worker claims due
+//! rows in one transaction (`FOR UPDATE SKIP LOCKED` on PostgreSQL, so workers claiming
+//! at the same instant take different publishers and never wait for each other; SQLite
+//! has one writer at a time anyway), renews the expiry of what it holds while it works,
+//! and releases each row with its next due time when the run ends. A worker killed
+//! mid-run stops renewing: once its lease has expired, another worker claims the row,
+//! closes the dead worker's run as interrupted (the catalog is consistent at every
+//! instant, so the new run simply completes what is pending) and carries on.
+//!
+//! Two runs of one publisher never overlap while leases hold; if a worker loses its
+//! lease anyway (it could not reach the catalog for longer than a lease), the catalog's
+//! guarded state transitions still deposit each version exactly once.
+
+use super::StoreError;
+use super::catalog::{Catalog, sql};
+use super::sql::{Backend, Db, DbError, params};
+use super::state::{Outcome, Timestamp};
+
+/// The schema of the leases (a migration of the catalog; the same text serves both
+/// backends).
+pub(super) const MIGRATION: &str = r#"
+CREATE TABLE leases (
+    publisher    TEXT NOT NULL PRIMARY KEY,
+    due_at       TEXT,          -- the next run is due; NULL: not scheduled by any worker
+    last_claimed TEXT NOT NULL, -- when the last run was claimed (the schedule's base)
+    worker       TEXT,          -- who holds the lease; NULL: nobody
+    expires_at   TEXT           -- the holder's lease ends unless renewed
+);
+CREATE INDEX leases_due ON leases(due_at);
+"#;
+
+/// A publisher's lease row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// The publisher.
+    pub publisher: String,
+    /// When its next run is due (`None`: no worker schedules it).
+    pub due_at: Option<Timestamp>,
+    /// When its last run was claimed: the base of its schedule.
+    pub last_claimed: Timestamp,
+    /// The worker holding it, if any, and until when.
+    pub holder: Option<(String, Timestamp)>,
+}
+
+/// A run a worker has claimed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claim {
+    /// The publisher to harvest.
+    pub publisher: String,
+    /// The worker whose expired lease this claim took over (its run was closed as
+    /// interrupted), if any.
+    pub took_over_from: Option<String>,
+}
+
+/// Why a run could not be claimed now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Busy {
+    /// Another live worker holds the publisher's lease until then.
+    HeldBy(String, Timestamp),
+}
+
+impl Catalog {
+    /// Records the publishers a worker schedules: a new row is due at `due(None)` (the
+    /// schedule's first slot), an existing row nobody holds gets its due time again from
+    /// its last claim (`due(Some(last_claimed))`: a changed schedule takes effect), and
+    /// a row of a publisher not in `publishers` that nobody holds stops being due (it was
+    /// removed from the configuration). The time beside each publisher is a new row's
+    /// `last_claimed`.
+    pub fn schedule_leases(
+        &mut self,
+        publishers: &[(&str, Timestamp)],
+        due: &dyn Fn(&str, Timestamp) -> Option<Timestamp>,
+    ) -> Result<(), StoreError> {
+        let ctx = "scheduling runs";
+        let tx = self.db_mut().transaction().map_err(sql(ctx))?;
+        for (publisher, first_base) in publishers {
+            tx.execute(
+                "INSERT INTO leases (publisher, due_at, last_claimed) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (publisher) DO NOTHING",
+                params![publisher, due(publisher, *first_base), first_base],
+            )
+            .map_err(sql(ctx))?;
+        }
+        let rows: Vec<(String, Timestamp)> = tx
+            .query(
+                "SELECT publisher, last_claimed FROM leases WHERE worker IS NULL",
+                params![],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(sql(ctx))?;
+        for (publisher, base) in rows {
+            let known = publishers.iter().any(|(p, _)| *p == publisher);
+            let due_at = if known { due(&publisher, base) } else { None };
+            tx.execute(
+                "UPDATE leases SET due_at = ?2 WHERE publisher = ?1 AND worker IS NULL",
+                params![publisher, due_at],
+            )
+            .map_err(sql(ctx))?;
+        }
+        tx.commit().map_err(sql(ctx))
+    }
+
+    /// Claims up to `limit` runs that are due at `now` for `worker`, each until
+    /// `until` (renew with [`Catalog::renew_leases`]): rows nobody holds, and rows
+    /// whose holder's lease has expired (that worker's run is closed as interrupted).
+    pub fn claim_due(
+        &mut self,
+        worker: &str,
+        now: Timestamp,
+        until: Timestamp,
+        limit: usize,
+    ) -> Result<Vec<Claim>, StoreError> {
+        let ctx = "claiming runs";
+        let skip_locked = match self.backend() {
+            // Workers claiming at once take different rows, without waiting.
+            Backend::Postgres => " FOR UPDATE SKIP LOCKED",
+            Backend::Sqlite => "",
+        };
+        let tx = self.db_mut().transaction().map_err(sql(ctx))?;
+        let due: Vec<(String, Option<String>)> = tx
+            .query(
+                &format!(
+                    "SELECT publisher, worker FROM leases
+                     WHERE due_at <= ?1 AND (worker IS NULL OR expires_at <= ?1)
+                     ORDER BY due_at, publisher LIMIT ?2{skip_locked}"
+                ),
+                params![now, i64::try_from(limit).unwrap_or(i64::MAX)],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(sql(ctx))?;
+        let mut claims = Vec::with_capacity(due.len());
+        for (publisher, dead) in due {
+            take(&tx, &publisher, worker, now, until, dead.as_deref()).map_err(sql(ctx))?;
+            claims.push(Claim {
+                publisher,
+                took_over_from: dead,
+            });
+        }
+        tx.commit().map_err(sql(ctx))?;
+        Ok(claims)
+    }
+
+    /// Claims `publisher`'s run now, due or not (`plikt harvest`), unless another live
+    /// worker holds it. A publisher without a row gets one, its first scheduled run due
+    /// at `due`; an existing row's schedule is left as it is.
+    pub fn claim_now(
+        &mut self,
+        publisher: &str,
+        worker: &str,
+        (now, until): (Timestamp, Timestamp),
+        due: Option<Timestamp>,
+    ) -> Result<Result<Claim, Busy>, StoreError> {
+        let ctx = "claiming a run";
+        let for_update = match self.backend() {
+            Backend::Postgres => " FOR UPDATE",
+            Backend::Sqlite => "",
+        };
+        let tx = self.db_mut().transaction().map_err(sql(ctx))?;
+        tx.execute(
+            "INSERT INTO leases (publisher, due_at, last_claimed) VALUES (?1, ?2, ?3)
+             ON CONFLICT (publisher) DO NOTHING",
+            params![publisher, due, now],
+        )
+        .map_err(sql(ctx))?;
+        let (holder, expires): (Option<String>, Option<Timestamp>) = tx
+            .query_row(
+                &format!(
+                    "SELECT worker, expires_at FROM leases WHERE publisher = ?1{for_update}"
+                ),
+                params![publisher],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map_err(sql(ctx))?;
+        if let (Some(holder), Some(expires)) = (&holder, expires)
+            && holder != worker
+            && expires > now
+        {
+            return Ok(Err(Busy::HeldBy(holder.clone(), expires)));
+        }
+        let dead = holder.filter(|h| h != worker);
+        // A forced run does not move the schedule: keep `due_at` and `last_claimed`.
+        tx.execute(
+            "UPDATE leases SET worker = ?2, expires_at = ?3 WHERE publisher = ?1",
+            params![publisher, worker, until],
+        )
+        .map_err(sql(ctx))?;
+        if dead.is_some() {
+            close_runs(&tx, publisher, now).map_err(sql(ctx))?;
+        }
+        tx.commit().map_err(sql(ctx))?;
+        Ok(Ok(Claim {
+            publisher: publisher.to_owned(),
+            took_over_from: dead,
+        }))
+    }
+
+    /// Moves the expiry of every lease `worker` holds to `until`; how many it holds.
+    pub fn renew_leases(&self, worker: &str, until: Timestamp) -> Result<usize, StoreError> {
+        self.db()
+            .execute(
+                "UPDATE leases SET expires_at = ?2 WHERE worker = ?1",
+                params![worker, until],
+            )
+            .map_err(sql("renewing leases"))
+    }
+
+    /// Releases `publisher`'s lease held by `worker`, its next run due at `next` (`None`:
+    /// leave the due time as it is, a forced run). False when `worker` no longer held it
+    /// (it expired and another worker took the run over).
+    pub fn release_lease(
+        &self,
+        publisher: &str,
+        worker: &str,
+        next: Option<Option<Timestamp>>,
+    ) -> Result<bool, StoreError> {
+        let n = match next {
+            Some(due) => self.db().execute(
+                "UPDATE leases SET worker = NULL, expires_at = NULL, due_at = ?3
+                 WHERE publisher = ?1 AND worker = ?2",
+                params![publisher, worker, due],
+            ),
+            None => self.db().execute(
+                "UPDATE leases SET worker = NULL, expires_at = NULL
+                 WHERE publisher = ?1 AND worker = ?2",
+                params![publisher, worker],
+            ),
+        }
+        .map_err(sql("releasing a lease"))?;
+        Ok(n > 0)
+    }
+
+    /// The earliest due time of a run nobody holds.
+    pub fn next_due(&self) -> Result<Option<Timestamp>, StoreError> {
+        self.db()
+            .one(
+                "SELECT min(due_at) FROM leases WHERE worker IS NULL",
+                params![],
+            )
+            .map_err(sql("reading the next due run"))
+    }
+
+    /// Every lease row, by publisher.
+    pub fn leases(&self) -> Result<Vec<Lease>, StoreError> {
+        self.db()
+            .query(
+                "SELECT publisher, due_at, last_claimed, worker, expires_at FROM leases
+                 ORDER BY publisher",
+                params![],
+                |r| {
+                    let worker: Option<String> = r.get(3)?;
+                    let expires: Option<Timestamp> = r.get(4)?;
+                    Ok(Lease {
+                        publisher: r.get(0)?,
+                        due_at: r.get(1)?,
+                        last_claimed: r.get(2)?,
+                        holder: worker.zip(expires),
+                    })
+                },
+            )
+            .map_err(sql("reading leases"))
+    }
+}
+
+/// Gives `publisher`'s row to `worker` until `until`, its run claimed at `now`; if
+/// `dead` held it, that worker's run of it is closed as interrupted.
+fn take(
+    tx: &Db,
+    publisher: &str,
+    worker: &str,
+    now: Timestamp,
+    until: Timestamp,
+    dead: Option<&str>,
+) -> Result<(), DbError> {
+    tx.execute(
+        // `due_at` stays: should this worker die, the row is due for the next one.
+        "UPDATE leases SET worker = ?2, expires_at = ?3, last_claimed = ?4
+         WHERE publisher = ?1",
+        params![publisher, worker, until, now],
+    )?;
+    if dead.is_some() {
+        close_runs(tx, publisher, now)?;
+    }
+    Ok(())
+}
+
+/// Closes `publisher`'s runs left `running` by a worker whose lease expired.
+fn close_runs(
+    tx: &Db,
+    publisher: &str,
+    now: Timestamp,
+) -> Result<usize, DbError> {
+    tx.execute(
+        "UPDATE runs SET outcome = ?2, ended_at = ?1,
+           message = 'the worker carrying out the run stopped (its lease expired); another worker took the run over'
+         WHERE publisher = ?3 AND outcome = ?4",
+        params![now, Outcome::Interrupted, publisher, Outcome::Running],
+    )
+}
