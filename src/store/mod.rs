@@ -108,7 +108,7 @@ pub enum StoreError {
     Blob(#[from] BlobError),
     /// Another plikt process writes to this data folder.
     #[error(
-        "{path} is locked by another plikt process (harvest or run) writing to this data folder; wait for it to finish or stop it"
+        "{path} is locked by another plikt process (harvest or run) writing to this data folder; wait for it to finish or stop it (several workers at once need [catalog] on PostgreSQL and [blobs] on an object store)"
     )]
     Locked {
         /// The lock file.

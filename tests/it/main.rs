@@ -14,4 +14,5 @@ mod s3;
 mod support;
 mod usage;
 mod web;
+mod workers;
 mod xsd;

@@ -1,0 +1,291 @@
+//! Several workers (issue 17 §3, §4): `plikt run` processes sharing one PostgreSQL
+//! catalog and one object store (a real Garage) take the publishers' runs by lease;
+//! SIGKILL at random instants loses nothing and deposits nothing twice. With SQLite,
+//! plikt's default, a second worker on the same data folder is refused.
+
+use std::time::{Duration, Instant};
+
+use crate::support::{Env, Garage, Response, Running, Server, TestItem, date, feed, text};
+
+// The first is `Env`'s publisher `test`.
+const PUBLISHERS: [&str; 3] = ["test", "beta", "gamma"];
+const ITEMS: usize = 300;
+const KILLS: usize = 20;
+
+/// Deterministic bytes of one file of one publisher.
+fn file(p: usize, i: usize) -> Vec<u8> {
+    let mut x = ((p * 10_000 + i) as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let len = 512 + (x % 3000) as usize;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+fn the_feed(base: &str, p: usize) -> String {
+    let items: Vec<TestItem> = (0..ITEMS)
+        .map(|i| {
+            TestItem::new(
+                &format!("{}-{i}", PUBLISHERS[p]),
+                &date(1000 - i as i64),
+                &format!("{base}/{p}/page/{i}.html"),
+            )
+            .content(
+                &format!("{base}/{p}/file/{i}.bin"),
+                "application/octet-stream",
+                &file(p, i),
+            )
+        })
+        .collect();
+    feed(&items)
+}
+
+/// The three publishers' server: feeds at `/<p>/feed.xml`, each file 30 ms late so a
+/// harvest lasts long enough to be killed many times.
+fn publishers() -> Server {
+    let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let server = Server::with_handler(move |r| {
+        let mut parts = r.path.trim_start_matches('/').splitn(3, '/');
+        let (Some(p), Some(kind)) = (parts.next(), parts.next()) else {
+            return Response::status(404);
+        };
+        let Ok(p) = p.parse::<usize>() else {
+            return Response::status(404);
+        };
+        if kind == "feed.xml" {
+            return Response::ok(the_feed(b2.get().unwrap(), p));
+        }
+        std::thread::sleep(Duration::from_millis(30));
+        let name = parts.next().unwrap_or("");
+        match kind {
+            "page" => Response::file(format!("<html><body>{name}</body></html>"), "text/html"),
+            "file" => {
+                let i: usize = name.trim_end_matches(".bin").parse().unwrap_or(0);
+                Response::file(file(p, i), "application/octet-stream")
+            }
+            _ => Response::status(404),
+        }
+    });
+    let _ = base.set(server.url(""));
+    server
+}
+
+/// The configuration of the test: three publishers harvested every second, short
+/// leases, on `env`'s catalog.
+fn configure(env: &Env, server: &Server) {
+    let mut cfg = std::fs::read_to_string(&env.config)
+        .unwrap()
+        .replace(
+            "shutdown_grace_secs = 2\n",
+            "shutdown_grace_secs = 2\nlease_secs = 3\npoll_secs = 1\n",
+        )
+        .replace("schedule = \"0 0 3 * * *\"", "schedule = \"*/5 * * * * *\"");
+    for (p, id) in PUBLISHERS.iter().enumerate().skip(1) {
+        cfg.push_str(&format!(
+            "\n[[publisher]]\nid = \"{id}\"\nname = \"Förlag {id}\"\nschedule = \"*/5 * * * * *\"\nfeed = \"{}\"\nhttps_only = false\nallow_private = true\n",
+            server.url(&format!("/{p}/feed.xml"))
+        ));
+    }
+    std::fs::write(&env.config, cfg).unwrap();
+}
+
+/// Worker `n`: `plikt run` on its own configuration file (the same but for `listen`).
+fn worker(env: &Env, n: usize) -> Running {
+    let config = env.dir.join(format!("worker-{n}.toml"));
+    let port = crate::support::free_port();
+    std::fs::write(
+        &config,
+        std::fs::read_to_string(&env.config).unwrap().replace(
+            "data_dir = \"data\"",
+            &format!("data_dir = \"data\"\nlisten = \"127.0.0.1:{port}\""),
+        ),
+    )
+    .unwrap();
+    let mut c = crate::support::plikt();
+    c.args(["run", "--config"])
+        .arg(&config)
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::from(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(env.dir.join(format!("worker-{n}.log")))
+                .unwrap(),
+        ));
+    for (k, v) in &env.env {
+        c.env(k, v);
+    }
+    Running(c.spawn().expect("start plikt run"))
+}
+
+#[test]
+fn workers_share_the_harvest_and_sigkill_at_random_instants_loses_nothing() {
+    let server = publishers();
+    let env = Env::plain(
+        "workers",
+        &server.url("/0/feed.xml"),
+        "max_connections = 4\nmax_connections_per_host = 4",
+    );
+    configure(&env, &server);
+    if env.postgres.is_none() {
+        // SQLite, the default: one process per data folder, as the README says.
+        let mut first = worker(&env, 0);
+        std::thread::sleep(Duration::from_millis(1500));
+        let o = env.cmd(&["run"]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(
+            text(&o).contains("another plikt process"),
+            "{}",
+            text(&o)
+        );
+        assert!(first.try_wait().unwrap().is_none(), "the first worker stopped");
+        return;
+    }
+    let garage = Garage::start("workers");
+    let env = garage.configure(env, "w/", "");
+    let seed = std::env::var("PLIKT_CRASH_SEED")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        })
+        | 1;
+    eprintln!("workers test seed {seed} (replay: PLIKT_CRASH_SEED={seed})");
+    let mut x = seed;
+    let mut next = move |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    };
+    let mut workers: Vec<Running> = (0..3).map(|n| worker(&env, n)).collect();
+    let deposited = |env: &Env| -> usize {
+        env.one("SELECT count(*) FROM versions WHERE state = 'deposited'")
+            .parse()
+            .unwrap_or(0)
+    };
+    // 20 kills of a random worker at random instants, each restarted at once.
+    let mut kills = 0;
+    let started = Instant::now();
+    while kills < KILLS {
+        std::thread::sleep(Duration::from_millis(200 + next(800)));
+        let n = next(3) as usize;
+        let w = &mut workers[n];
+        assert!(
+            w.try_wait().unwrap().is_none(),
+            "worker {n} stopped by itself: {}",
+            std::fs::read_to_string(env.dir.join(format!("worker-{n}.log"))).unwrap_or_default()
+        );
+        w.kill().unwrap(); // SIGKILL
+        w.wait().unwrap();
+        kills += 1;
+        workers[n] = worker(&env, n);
+    }
+    let during = deposited(&env);
+    eprintln!(
+        "{KILLS} kills in {:?}; {during} of {} versions deposited by then",
+        started.elapsed(),
+        ITEMS * PUBLISHERS.len()
+    );
+    assert!(
+        during < ITEMS * PUBLISHERS.len(),
+        "the harvest ended before the kills did: nothing was tested"
+    );
+    // The survivors finish the harvest: expired leases are taken over.
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while deposited(&env) < ITEMS * PUBLISHERS.len() {
+        assert!(
+            Instant::now() < deadline,
+            "not all deposited within 180 s after the kills: {} of {}",
+            deposited(&env),
+            ITEMS * PUBLISHERS.len()
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    for w in &mut workers {
+        std::process::Command::new("kill")
+            .args(["-TERM", &w.id().to_string()])
+            .status()
+            .unwrap();
+    }
+    for w in &mut workers {
+        assert_eq!(w.wait().unwrap().code(), Some(0), "a worker's exit on SIGTERM");
+    }
+
+    // Every version deposited exactly once; the journal has no duplicate.
+    let total = ITEMS * PUBLISHERS.len();
+    assert_eq!(env.one("SELECT count(*) FROM versions"), total.to_string());
+    assert_eq!(
+        env.one("SELECT count(*) FROM versions WHERE state != 'deposited'"),
+        "0"
+    );
+    assert_eq!(env.one("SELECT count(*) FROM changes"), total.to_string());
+    assert_eq!(
+        env.one("SELECT count(DISTINCT version_id) FROM changes"),
+        total.to_string()
+    );
+    for p in PUBLISHERS {
+        assert_eq!(
+            env.one(&format!(
+                "SELECT count(*) FROM changes WHERE publisher = '{p}'"
+            )),
+            ITEMS.to_string(),
+            "{p}"
+        );
+    }
+    assert_eq!(
+        env.one("SELECT count(*) FROM files WHERE state != 'stored'"),
+        "0"
+    );
+    // Dead workers' runs were taken over (closed as interrupted), and the runs of one
+    // publisher never overlapped.
+    assert_eq!(
+        env.one("SELECT count(*) FROM runs WHERE outcome = 'running'"),
+        "0"
+    );
+    assert!(
+        env.one("SELECT count(*) FROM runs WHERE message LIKE '%lease expired%'")
+            .parse::<u32>()
+            .unwrap()
+            >= 1,
+        "no run was taken over"
+    );
+    for p in PUBLISHERS {
+        let runs = env.sql(&format!(
+            "SELECT started_at, ended_at FROM runs WHERE publisher = '{p}' ORDER BY id"
+        ));
+        for w in runs.windows(2) {
+            assert!(w[1][0] >= w[0][1], "runs of {p} overlap: {w:?}");
+        }
+    }
+    // plikt audit re-reads every object from the object store: clean.
+    let o = env.cmd(&["audit"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(" 0 missing, 0 corrupt"),
+        "{}",
+        text(&o)
+    );
+    // An unchanged re-harvest makes one request per feed and nothing else.
+    let before = server.received().len();
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let after: Vec<String> = server.received()[before..]
+        .iter()
+        .map(|r| r.path.clone())
+        .collect();
+    let mut want: Vec<String> = (0..PUBLISHERS.len()).map(|p| format!("/{p}/feed.xml")).collect();
+    let mut got = after.clone();
+    got.sort();
+    want.sort();
+    assert_eq!(got, want, "requests of an unchanged re-harvest");
+}
