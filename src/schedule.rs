@@ -73,7 +73,9 @@ impl Worker {
     /// catalog that cannot be reached is tried again at the next turn (on a new
     /// connection), and meanwhile the leases run towards their expiry.
     pub async fn keep_leases(self, mut shutdown: watch::Receiver<bool>) {
-        let every = (self.lease / 3).to_std().unwrap_or(std::time::Duration::from_secs(1));
+        let every = (self.lease / 3)
+            .to_std()
+            .unwrap_or(std::time::Duration::from_secs(1));
         let mut catalog: Option<Catalog> = None;
         loop {
             tokio::select! {
@@ -107,7 +109,9 @@ impl Worker {
     ) -> Result<Result<RunSummary, Busy>, HarvestError> {
         let now = Timestamp::now();
         let mut catalog = Catalog::open(&self.location)?;
-        if let Err(busy) = catalog.claim_now(&p.id, &self.id, (now, self.until(now)), due(p, now))? {
+        if let Err(busy) =
+            catalog.claim_now(&p.id, &self.id, (now, self.until(now)), due(p, now))?
+        {
             return Ok(Err(busy));
         }
         let summary = harvester.run(p).await;
@@ -143,7 +147,9 @@ pub async fn work(
             // (a slot missed since then is caught up once), or starts now.
             known.push((p.id.as_str(), catalog.last_run_start(&p.id)?.unwrap_or(now)));
         }
-        catalog.schedule_leases(&known, &|id, base| publishers.get(id).and_then(|p| due(p, base)))?;
+        catalog.schedule_leases(&known, &|id, base| {
+            publishers.get(id).and_then(|p| due(p, base))
+        })?;
     }
     tokio::spawn(worker.clone().keep_leases(shutdown.clone()));
     let poll = std::time::Duration::from_secs(config.harvest.poll_secs);
@@ -181,7 +187,13 @@ pub async fn work(
                         if let Some(dead) = &claim.took_over_from {
                             tracing::warn!(publisher = %p.id, worker = %worker.id, from = %dead, "the worker carrying out this run stopped; taking the run over");
                         }
-                        runs.spawn(carry_out(harvester.clone(), worker.clone(), p, now, after_run.clone()));
+                        runs.spawn(carry_out(
+                            harvester.clone(),
+                            worker.clone(),
+                            p,
+                            now,
+                            after_run.clone(),
+                        ));
                     }
                 }
                 Err(e) => {
@@ -233,8 +245,12 @@ async fn carry_out(
     }
     match Catalog::open(&worker.location).and_then(|c| c.release_lease(&p.id, &worker.id, next)) {
         Ok(true) => {}
-        Ok(false) => tracing::warn!(publisher = %p.id, worker = %worker.id, "the lease had expired and another worker took the run over"),
-        Err(e) => tracing::warn!(publisher = %p.id, error = %e, "releasing the lease failed; it expires by itself"),
+        Ok(false) => {
+            tracing::warn!(publisher = %p.id, worker = %worker.id, "the lease had expired and another worker took the run over")
+        }
+        Err(e) => {
+            tracing::warn!(publisher = %p.id, error = %e, "releasing the lease failed; it expires by itself")
+        }
     }
 }
 
@@ -255,7 +271,11 @@ pub fn status(config: &Config) -> Result<Vec<PublisherStatus>, StoreError> {
     // The workers' schedule where they keep one (the next due run; a held lease is
     // a run in progress), else the next slot from now.
     let leases: HashMap<String, crate::store::Lease> = match &catalog {
-        Some(c) => c.leases()?.into_iter().map(|l| (l.publisher.clone(), l)).collect(),
+        Some(c) => c
+            .leases()?
+            .into_iter()
+            .map(|l| (l.publisher.clone(), l))
+            .collect(),
         None => HashMap::new(),
     };
     let mut out = Vec::new();
@@ -301,10 +321,16 @@ mod tests {
         let p = publisher("0 0 * * * *"); // every hour on the hour
         let ts = |s: &str| Timestamp::from(t(s));
         // Last claimed 10:00: due 11:00.
-        assert_eq!(due(&p, ts("2026-11-22T10:00:00Z")), Some(ts("2026-11-22T11:00:00Z")));
+        assert_eq!(
+            due(&p, ts("2026-11-22T10:00:00Z")),
+            Some(ts("2026-11-22T11:00:00Z"))
+        );
         // Down from 10:00 until 14:30: due 11:00, in the past: one run at once; claimed
         // at 14:30, the next is due at 15:00 (slots 12, 13, 14 are not run one by one).
         assert!(due(&p, ts("2026-11-22T10:00:00Z")).unwrap() <= ts("2026-11-22T14:30:00Z"));
-        assert_eq!(due(&p, ts("2026-11-22T14:30:00Z")), Some(ts("2026-11-22T15:00:00Z")));
+        assert_eq!(
+            due(&p, ts("2026-11-22T14:30:00Z")),
+            Some(ts("2026-11-22T15:00:00Z"))
+        );
     }
 }

@@ -7,7 +7,8 @@
 //! has one writer at a time anyway), renews the expiry of what it holds while it works,
 //! and releases each row with its next due time when the run ends. A worker killed
 //! mid-run stops renewing: once its lease has expired, another worker claims the row,
-//! closes the dead worker's run as interrupted (the catalog is consistent at every
+//! closes the dead worker's run as interrupted (any run of the publisher still
+//! `running` at a claim is such a run: only the lease's holder runs it) (the catalog is consistent at every
 //! instant, so the new run simply completes what is pending) and carries on.
 //!
 //! Two runs of one publisher never overlap while leases hold; if a worker loses its
@@ -133,7 +134,7 @@ impl Catalog {
             .map_err(sql(ctx))?;
         let mut claims = Vec::with_capacity(due.len());
         for (publisher, dead) in due {
-            take(&tx, &publisher, worker, now, until, dead.as_deref()).map_err(sql(ctx))?;
+            take(&tx, &publisher, worker, now, until).map_err(sql(ctx))?;
             claims.push(Claim {
                 publisher,
                 took_over_from: dead,
@@ -167,9 +168,7 @@ impl Catalog {
         .map_err(sql(ctx))?;
         let (holder, expires): (Option<String>, Option<Timestamp>) = tx
             .query_row(
-                &format!(
-                    "SELECT worker, expires_at FROM leases WHERE publisher = ?1{for_update}"
-                ),
+                &format!("SELECT worker, expires_at FROM leases WHERE publisher = ?1{for_update}"),
                 params![publisher],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
@@ -187,9 +186,7 @@ impl Catalog {
             params![publisher, worker, until],
         )
         .map_err(sql(ctx))?;
-        if dead.is_some() {
-            close_runs(&tx, publisher, now).map_err(sql(ctx))?;
-        }
+        close_runs(&tx, publisher, now).map_err(sql(ctx))?;
         tx.commit().map_err(sql(ctx))?;
         Ok(Ok(Claim {
             publisher: publisher.to_owned(),
@@ -264,15 +261,14 @@ impl Catalog {
     }
 }
 
-/// Gives `publisher`'s row to `worker` until `until`, its run claimed at `now`; if
-/// `dead` held it, that worker's run of it is closed as interrupted.
+/// Gives `publisher`'s row to `worker` until `until`, its run claimed at `now`; a run
+/// of it left `running` is closed as interrupted.
 fn take(
     tx: &Db,
     publisher: &str,
     worker: &str,
     now: Timestamp,
     until: Timestamp,
-    dead: Option<&str>,
 ) -> Result<(), DbError> {
     tx.execute(
         // `due_at` stays: should this worker die, the row is due for the next one.
@@ -280,21 +276,17 @@ fn take(
          WHERE publisher = ?1",
         params![publisher, worker, until, now],
     )?;
-    if dead.is_some() {
-        close_runs(tx, publisher, now)?;
-    }
+    close_runs(tx, publisher, now)?;
     Ok(())
 }
 
-/// Closes `publisher`'s runs left `running` by a worker whose lease expired.
-fn close_runs(
-    tx: &Db,
-    publisher: &str,
-    now: Timestamp,
-) -> Result<usize, DbError> {
+/// Closes `publisher`'s runs left `running`: only the holder of a publisher's lease
+/// runs it, so at a claim any such run is one whose worker died or lost the catalog
+/// before it could record the run's end.
+fn close_runs(tx: &Db, publisher: &str, now: Timestamp) -> Result<usize, DbError> {
     tx.execute(
         "UPDATE runs SET outcome = ?2, ended_at = ?1,
-           message = 'the worker carrying out the run stopped (its lease expired); another worker took the run over'
+           message = 'the run was cut short (its worker stopped, or lost the catalog, and its lease expired or was given back); the next run took it over'
          WHERE publisher = ?3 AND outcome = ?4",
         params![now, Outcome::Interrupted, publisher, Outcome::Running],
     )

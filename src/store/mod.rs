@@ -10,8 +10,8 @@
 
 mod blobs;
 mod catalog;
-mod lease;
 mod digest;
+mod lease;
 mod metadata;
 mod migrations;
 mod notify;
@@ -31,8 +31,8 @@ pub use catalog::{
     Catalog, DueFile, DueVersion, FileResult, KnownVersion, Location, NewFile, NewVersion,
     RunCounts, Settled, StoredFile, StoredFinding,
 };
-pub use lease::{Busy, Claim, Lease};
 pub use digest::{Digester, Digests, INLINE_LIMIT, digest_file};
+pub use lease::{Busy, Claim, Lease};
 pub use metadata::{ContentMetadata, Credit, Hash, ItemMetadata, License, Typed};
 pub use notify::{
     ClaimedDelivery, DeliveryResult, NewNotification, OutboxCounts, Subscription, TopicCursor,

@@ -139,12 +139,11 @@ fn workers_share_the_harvest_and_sigkill_at_random_instants_loses_nothing() {
         std::thread::sleep(Duration::from_millis(1500));
         let o = env.cmd(&["run"]);
         assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains("another plikt process"), "{}", text(&o));
         assert!(
-            text(&o).contains("another plikt process"),
-            "{}",
-            text(&o)
+            first.try_wait().unwrap().is_none(),
+            "the first worker stopped"
         );
-        assert!(first.try_wait().unwrap().is_none(), "the first worker stopped");
         return;
     }
     let garage = Garage::start("workers");
@@ -168,11 +167,6 @@ fn workers_share_the_harvest_and_sigkill_at_random_instants_loses_nothing() {
         x % m
     };
     let mut workers: Vec<Running> = (0..3).map(|n| worker(&env, n)).collect();
-    let deposited = |env: &Env| -> usize {
-        env.one("SELECT count(*) FROM versions WHERE state = 'deposited'")
-            .parse()
-            .unwrap_or(0)
-    };
     // 20 kills of a random worker at random instants, each restarted at once.
     let mut kills = 0;
     let started = Instant::now();
@@ -211,41 +205,9 @@ fn workers_share_the_harvest_and_sigkill_at_random_instants_loses_nothing() {
         );
         std::thread::sleep(Duration::from_millis(500));
     }
-    for w in &mut workers {
-        std::process::Command::new("kill")
-            .args(["-TERM", &w.id().to_string()])
-            .status()
-            .unwrap();
-    }
-    for w in &mut workers {
-        assert_eq!(w.wait().unwrap().code(), Some(0), "a worker's exit on SIGTERM");
-    }
+    stop(&mut workers);
 
-    // Every version deposited exactly once; the journal has no duplicate.
-    let total = ITEMS * PUBLISHERS.len();
-    assert_eq!(env.one("SELECT count(*) FROM versions"), total.to_string());
-    assert_eq!(
-        env.one("SELECT count(*) FROM versions WHERE state != 'deposited'"),
-        "0"
-    );
-    assert_eq!(env.one("SELECT count(*) FROM changes"), total.to_string());
-    assert_eq!(
-        env.one("SELECT count(DISTINCT version_id) FROM changes"),
-        total.to_string()
-    );
-    for p in PUBLISHERS {
-        assert_eq!(
-            env.one(&format!(
-                "SELECT count(*) FROM changes WHERE publisher = '{p}'"
-            )),
-            ITEMS.to_string(),
-            "{p}"
-        );
-    }
-    assert_eq!(
-        env.one("SELECT count(*) FROM files WHERE state != 'stored'"),
-        "0"
-    );
+    assert_exactly_once(&env);
     // Dead workers' runs were taken over (closed as interrupted), and the runs of one
     // publisher never overlapped.
     assert_eq!(
@@ -253,7 +215,7 @@ fn workers_share_the_harvest_and_sigkill_at_random_instants_loses_nothing() {
         "0"
     );
     assert!(
-        env.one("SELECT count(*) FROM runs WHERE message LIKE '%lease expired%'")
+        env.one("SELECT count(*) FROM runs WHERE message LIKE '%cut short%'")
             .parse::<u32>()
             .unwrap()
             >= 1,
@@ -283,9 +245,177 @@ fn workers_share_the_harvest_and_sigkill_at_random_instants_loses_nothing() {
         .iter()
         .map(|r| r.path.clone())
         .collect();
-    let mut want: Vec<String> = (0..PUBLISHERS.len()).map(|p| format!("/{p}/feed.xml")).collect();
+    let mut want: Vec<String> = (0..PUBLISHERS.len())
+        .map(|p| format!("/{p}/feed.xml"))
+        .collect();
     let mut got = after.clone();
     got.sort();
     want.sort();
     assert_eq!(got, want, "requests of an unchanged re-harvest");
+}
+
+/// Every version of the three publishers deposited exactly once, with all its files;
+/// the journal has one entry per version.
+fn assert_exactly_once(env: &Env) {
+    // Every version deposited exactly once; the journal has no duplicate.
+    let total = ITEMS * PUBLISHERS.len();
+    assert_eq!(env.one("SELECT count(*) FROM versions"), total.to_string());
+    assert_eq!(
+        env.one("SELECT count(*) FROM versions WHERE state != 'deposited'"),
+        "0"
+    );
+    assert_eq!(env.one("SELECT count(*) FROM changes"), total.to_string());
+    assert_eq!(
+        env.one("SELECT count(DISTINCT version_id) FROM changes"),
+        total.to_string()
+    );
+    for p in PUBLISHERS {
+        assert_eq!(
+            env.one(&format!(
+                "SELECT count(*) FROM changes WHERE publisher = '{p}'"
+            )),
+            ITEMS.to_string(),
+            "{p}"
+        );
+    }
+    assert_eq!(
+        env.one("SELECT count(*) FROM files WHERE state != 'stored'"),
+        "0"
+    );
+}
+
+fn deposited(env: &Env) -> usize {
+    env.one("SELECT count(*) FROM versions WHERE state = 'deposited'")
+        .parse()
+        .unwrap_or(0)
+}
+
+/// SIGTERM to every worker; each exits 0.
+fn stop(workers: &mut [Running]) {
+    for w in workers.iter() {
+        std::process::Command::new("kill")
+            .args(["-TERM", &w.id().to_string()])
+            .status()
+            .unwrap();
+    }
+    for w in workers.iter_mut() {
+        assert_eq!(
+            w.wait().unwrap().code(),
+            Some(0),
+            "a worker's exit on SIGTERM"
+        );
+    }
+}
+
+/// A PostgreSQL cluster of this test's own (`scripts/postgres`), which it may restart
+/// without disturbing the other tests; stopped and removed when dropped.
+struct OwnPostgres {
+    dir: String,
+    url: String,
+}
+
+impl OwnPostgres {
+    fn start() -> Self {
+        let o = std::process::Command::new(crate::support::root().join("scripts/postgres"))
+            .arg("start")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "scripts/postgres start: {}", text(&o));
+        let line = String::from_utf8(o.stdout).unwrap();
+        let (dir, url) = line.trim().split_once(' ').expect("DIR URL");
+        Self {
+            dir: dir.into(),
+            url: url.into(),
+        }
+    }
+
+    fn script(&self, command: &str) -> std::process::Output {
+        std::process::Command::new(crate::support::root().join("scripts/postgres"))
+            .args([command, &self.dir])
+            .output()
+            .unwrap()
+    }
+}
+
+impl Drop for OwnPostgres {
+    fn drop(&mut self) {
+        let _ = self.script("stop");
+    }
+}
+
+#[test]
+fn postgresql_restarted_mid_harvest_the_workers_reconnect_and_go_on() {
+    let pg = OwnPostgres::start();
+    let server = publishers();
+    let mut env = Env::plain(
+        "workers-pg-restart",
+        &server.url("/0/feed.xml"),
+        "max_connections = 4\nmax_connections_per_host = 4",
+    );
+    configure(&env, &server);
+    // This test's catalog is on its own cluster, whatever the run's backend.
+    let url = crate::support::postgres_database(&pg.url, "restart");
+    let cfg = std::fs::read_to_string(&env.config).unwrap();
+    let cfg = match &env.postgres {
+        Some(shared) => cfg.replace(shared.as_str(), &url),
+        None => cfg.replace(
+            "data_dir = \"data\"\n",
+            &format!("data_dir = \"data\"\n[catalog]\nurl = \"{url}\"\n"),
+        ),
+    };
+    std::fs::write(&env.config, cfg).unwrap();
+    env.postgres = Some(url);
+    let garage = Garage::start("workers-pg-restart");
+    let env = garage.configure(env, "r/", "");
+    // The catalog's schema, before anything reads it.
+    let o = env.cmd(&["status"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let mut workers: Vec<Running> = (0..2).map(|n| worker(&env, n)).collect();
+    let total = ITEMS * PUBLISHERS.len();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while deposited(&env) < 150 {
+        assert!(Instant::now() < deadline, "nothing deposited within 120 s");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Stopped at once, as a crash or a failover would, and started again.
+    let o = pg.script("restart");
+    assert!(o.status.success(), "scripts/postgres restart: {}", text(&o));
+    let at_restart = deposited(&env);
+    eprintln!("PostgreSQL restarted with {at_restart} of {total} versions deposited");
+    assert!(
+        at_restart < total,
+        "the harvest ended before the restart: nothing was tested"
+    );
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while deposited(&env) < total {
+        for (n, w) in workers.iter_mut().enumerate() {
+            assert!(
+                w.try_wait().unwrap().is_none(),
+                "worker {n} stopped after the restart: {}",
+                std::fs::read_to_string(env.dir.join(format!("worker-{n}.log")))
+                    .unwrap_or_default()
+            );
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not all deposited within 180 s of the restart: {} of {total}",
+            deposited(&env)
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    stop(&mut workers);
+    assert_exactly_once(&env);
+    assert_eq!(
+        env.one("SELECT count(*) FROM runs WHERE outcome = 'running'"),
+        "0"
+    );
+    // The restart cut runs short (their end could not be recorded); later runs
+    // closed them and completed their work.
+    let cut: u32 = env
+        .one("SELECT count(*) FROM runs WHERE message LIKE '%cut short%' OR outcome = 'failed'")
+        .parse()
+        .unwrap();
+    assert!(cut >= 1, "the restart cut no run short: nothing was tested");
+    let o = env.cmd(&["audit"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
