@@ -18,6 +18,10 @@ use super::{AppError, AppState, authorised, internal};
 use crate::resourcesync;
 use crate::store::{Access, Timestamp};
 
+/// Resources up to this size are read whole with their catalog lookup, in one trip to
+/// a blocking thread; larger ones are streamed.
+const SMALL: u64 = 256 << 10;
+
 /// A resource (its current version).
 pub(super) async fn resource(
     State(state): State<AppState>,
@@ -102,14 +106,44 @@ async fn send_file(
     if key == "metadata.xml" {
         return send_record(state, publisher, deposit, version, request).await;
     }
-    let p = publisher.clone();
-    let files = state
-        .query(move |catalog| catalog.deposit_files(&p, deposit, version))
-        .await?;
-    let Some(f) = files
-        .into_iter()
-        .find(|f| resourcesync::url_key(&f.url) == key)
-    else {
+    // One trip to a blocking thread: the catalog's answer, and a small resource's
+    // bytes when it is a local file that the request may read whole (the common case).
+    let (p, blobs, catalog) = (
+        publisher.clone(),
+        state.blobs.clone(),
+        state.catalog.clone(),
+    );
+    let whole_ok =
+        request.get(header::RANGE).is_none() && request.get(header::IF_NONE_MATCH).is_none();
+    let (found, bytes) = tokio::task::spawn_blocking(move || {
+        let files = catalog
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .deposit_files(&p, deposit, version)?;
+        let Some(f) = files
+            .into_iter()
+            .find(|f| resourcesync::url_key(&f.url) == key)
+        else {
+            return Ok((None, None));
+        };
+        let small = whole_ok && f.length <= SMALL && (f.access == Access::Gratis);
+        let bytes = if small {
+            blobs
+                .read_local(&f.sha256, 0, f.length as usize)
+                .transpose()
+                .map_err(|source| crate::store::StoreError::Io {
+                    path: blobs.location(&f.sha256).into(),
+                    source,
+                })?
+        } else {
+            None
+        };
+        Ok::<_, crate::store::StoreError>((Some(f), bytes))
+    })
+    .await
+    .map_err(internal)?
+    .map_err(internal)?;
+    let Some(f) = found else {
         return Err(AppError::NotFound);
     };
     // A resource of a restricted set is served only to Destinations allowed to see it.
@@ -156,6 +190,9 @@ async fn send_file(
         None => (StatusCode::OK, 0, f.length),
     };
     headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+    if let Some(bytes) = bytes {
+        return Ok((status, headers, Body::from(bytes)).into_response());
+    }
     // The range of the file, or a ranged GET of the object (issue 17 §2).
     let bytes = state
         .blobs
