@@ -940,6 +940,12 @@ fn the_example_configuration_loads() {
     .unwrap_or_else(|e| panic!("{e}"));
     assert!(!c.publishers.is_empty());
     assert!(c.blobs.s3.is_none(), "the example keeps the local folder");
+    // Its [harvest] table shows the built-in defaults, the workers' keys too.
+    let d = plikt::config::HarvestConfig::default();
+    assert_eq!(
+        (c.harvest.lease_secs, c.harvest.poll_secs, c.harvest.runs_per_worker),
+        (d.lease_secs, d.poll_secs, d.runs_per_worker)
+    );
     // Its commented [blobs] block loads when uncommented, and shows the defaults.
     let text = std::fs::read_to_string(&path).unwrap();
     let blobs: String = text
