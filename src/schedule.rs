@@ -121,6 +121,114 @@ impl Worker {
     }
 }
 
+impl Worker {
+    /// The per-host limit kept together with the other workers of a PostgreSQL catalog
+    /// (`None` with SQLite: one process keeps its limits itself).
+    pub fn host_gate(&self) -> Option<Arc<dyn crate::fetch::HostGate>> {
+        matches!(self.location, Location::Postgres { .. }).then(|| {
+            Arc::new(HostSlots {
+                location: self.location.clone(),
+                catalog: Arc::new(std::sync::Mutex::new(None)),
+            }) as Arc<dyn crate::fetch::HostGate>
+        })
+    }
+}
+
+/// Host slots as advisory locks on one catalog connection of this worker
+/// (`Catalog::try_host_slot`): a request to a host takes a free one of its
+/// `max_connections_per_host` slots, or waits and looks again.
+#[derive(Debug)]
+struct HostSlots {
+    location: Location,
+    catalog: Arc<std::sync::Mutex<Option<Catalog>>>,
+}
+
+/// How long a request waits before it looks for a free slot of its host again.
+const SLOT_POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
+impl HostSlots {
+    /// A free slot of `host` now, if there is one; `Err` when the catalog cannot be
+    /// reached (the connection is made again next time).
+    fn try_enter(&self, host: &str, max: usize) -> Result<Option<u32>, StoreError> {
+        let mut guard = self
+            .catalog
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if guard.is_none() {
+            *guard = Some(Catalog::open(&self.location)?);
+        }
+        let catalog = guard.as_ref().expect("just opened");
+        for slot in 0..u32::try_from(max).unwrap_or(u32::MAX) {
+            match catalog.try_host_slot(host, slot) {
+                Ok(true) => return Ok(Some(slot)),
+                Ok(false) => {}
+                Err(e) => {
+                    *guard = None;
+                    return Err(e);
+                }
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// A slot of a host, given back when dropped.
+struct HostSlot {
+    host: String,
+    slot: u32,
+    catalog: Arc<std::sync::Mutex<Option<Catalog>>>,
+}
+
+impl Drop for HostSlot {
+    fn drop(&mut self) {
+        let (catalog, host, slot) = (
+            self.catalog.clone(),
+            std::mem::take(&mut self.host),
+            self.slot,
+        );
+        // Off the async threads; if the connection is gone, so is the lock.
+        tokio::task::spawn_blocking(move || {
+            let guard = catalog
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(c) = guard.as_ref()
+                && let Err(e) = c.leave_host_slot(&host, slot)
+            {
+                tracing::warn!(host = %host, error = %e, "giving back a host slot failed");
+            }
+        });
+    }
+}
+
+impl crate::fetch::HostGate for HostSlots {
+    fn enter<'a>(
+        &'a self,
+        host: &'a str,
+        max: usize,
+    ) -> std::pin::Pin<Box<dyn Future<Output = crate::fetch::HostSlot> + Send + 'a>> {
+        Box::pin(async move {
+            loop {
+                match self.try_enter(host, max) {
+                    Ok(Some(slot)) => {
+                        return Box::new(HostSlot {
+                            host: host.to_owned(),
+                            slot,
+                            catalog: self.catalog.clone(),
+                        }) as crate::fetch::HostSlot;
+                    }
+                    Ok(None) => tokio::time::sleep(SLOT_POLL).await,
+                    Err(e) => {
+                        // The catalog is away: the run fails at its next write anyway;
+                        // this request goes ahead under this process's own limit.
+                        tracing::warn!(host, error = %e, "the shared per-host limit cannot be reached; going on under this worker's own");
+                        return Box::new(()) as crate::fetch::HostSlot;
+                    }
+                }
+            }
+        })
+    }
+}
+
 /// `plikt run`'s harvest: records the configured publishers' schedules, then claims
 /// runs as they fall due (up to `runs_per_worker` at once), carries each out and calls
 /// `after_run` (publish, notify), until `shutdown` turns true; then waits for the runs

@@ -55,6 +55,10 @@ pub fn run(args: &HarvestArgs) -> Result<Exit, Error> {
         // worker's run of the same publisher.
         let worker = crate::schedule::Worker::new(&config)?;
         tokio::spawn(worker.clone().keep_leases(shutdown));
+        let harvester = match worker.host_gate() {
+            Some(gate) => harvester.with_host_gate(gate),
+            None => harvester,
+        };
         let mut set = tokio::task::JoinSet::new();
         for p in publishers {
             let (h, w) = (harvester.clone(), worker.clone());

@@ -62,6 +62,10 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
         ));
         let worker = crate::schedule::Worker::new(&config)?;
         tracing::info!(worker = %worker.id(), "harvesting as a worker");
+        let harvester = match worker.host_gate() {
+            Some(gate) => harvester.with_host_gate(gate),
+            None => harvester,
+        };
         let work = tokio::spawn(crate::schedule::work(
             harvester.clone(),
             config.clone(),

@@ -65,6 +65,22 @@ pub struct Limits {
     global: Arc<Semaphore>,
     per_host_max: usize,
     hosts: Mutex<HashMap<String, Arc<Semaphore>>>,
+    /// The per-host limit shared with other processes (the workers of one catalog).
+    shared: Option<Arc<dyn HostGate>>,
+}
+
+/// A guard of a slot of [`HostGate`]: the slot is given back when it is dropped.
+pub type HostSlot = Box<dyn Send + Sync>;
+
+/// A per-host limit shared with other processes: the workers of one PostgreSQL catalog
+/// keep `max_connections_per_host` together, not each on its own (issue 17 §3).
+pub trait HostGate: Send + Sync + std::fmt::Debug {
+    /// Waits for one of `max` slots of `host`.
+    fn enter<'a>(
+        &'a self,
+        host: &'a str,
+        max: usize,
+    ) -> std::pin::Pin<Box<dyn Future<Output = HostSlot> + Send + 'a>>;
 }
 
 impl Limits {
@@ -75,7 +91,16 @@ impl Limits {
             global: Arc::new(Semaphore::new(policy.max_connections.max(1))),
             per_host_max: policy.max_connections_per_host.max(1),
             hosts: Mutex::new(HashMap::new()),
+            shared: None,
         })
+    }
+
+    /// [`Limits::new`], the per-host limit kept together with other processes through
+    /// `gate`.
+    pub fn shared(policy: &Policy, gate: Arc<dyn HostGate>) -> Arc<Self> {
+        let mut limits = Arc::into_inner(Self::new(policy)).expect("just made");
+        limits.shared = Some(gate);
+        Arc::new(limits)
     }
 
     async fn acquire(&self, host: &str, per_host: usize) -> Permits {
@@ -86,10 +111,17 @@ impl Limits {
                 .or_insert_with(|| Arc::new(Semaphore::new(per_host.min(self.per_host_max).max(1))))
                 .clone()
         };
-        let host = sem
+        let max = per_host.min(self.per_host_max).max(1);
+        let permit = sem
             .acquire_owned()
             .await
             .expect("semaphores are never closed");
+        // Then a slot among all workers (this process's own limit first: its waiters
+        // queue here, not at the shared gate).
+        let shared = match &self.shared {
+            Some(gate) => Some(gate.enter(host, max).await),
+            None => None,
+        };
         let global = self
             .global
             .clone()
@@ -97,16 +129,23 @@ impl Limits {
             .await
             .expect("semaphores are never closed");
         Permits {
-            _host: host,
+            _host: permit,
+            _shared: shared,
             _global: global,
         }
     }
 }
 
-#[derive(Debug)]
 struct Permits {
     _host: OwnedSemaphorePermit,
+    _shared: Option<HostSlot>,
     _global: OwnedSemaphorePermit,
+}
+
+impl std::fmt::Debug for Permits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Permits").finish_non_exhaustive()
+    }
 }
 
 /// What a retry decision is.

@@ -20,7 +20,9 @@ use std::time::Duration;
 use url::Url;
 
 pub(crate) use client::random;
-pub use client::{Client, Conditional, Credentials, Kind, Limits, Response, Retry, is_private};
+pub use client::{
+    Client, Conditional, Credentials, HostGate, HostSlot, Kind, Limits, Response, Retry, is_private,
+};
 pub use policy::{Policy, PrivateRule};
 pub use spool::{Spool, Tee};
 

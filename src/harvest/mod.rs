@@ -172,6 +172,13 @@ impl Harvester {
         })
     }
 
+    /// The same harvester, its per-host limits kept together with other workers
+    /// through `gate` ([`crate::schedule::Worker::host_gate`]).
+    pub fn with_host_gate(mut self, gate: Arc<dyn fetch::HostGate>) -> Self {
+        self.limits = Limits::shared(&self.policy, gate);
+        self
+    }
+
     fn catalog(&self) -> Result<Catalog, StoreError> {
         Catalog::open(&crate::store::Location::of(&self.config)?)
     }
@@ -267,6 +274,9 @@ impl Harvester {
                 .await?;
             Outcome::Ok
         };
+        // The feed's connection permits go back before the files take theirs: with
+        // `max_connections_per_host = 1` the downloads would otherwise wait for ever.
+        drop(response);
 
         // 4 + 5. Download what is due and deposit.
         downloads::Downloads::new(self, catalog, &client, p, state.run)?

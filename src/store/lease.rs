@@ -239,6 +239,37 @@ impl Catalog {
             .map_err(sql("reading the next due run"))
     }
 
+    /// Takes slot `slot` of `host`'s connections if nobody holds it (PostgreSQL: a
+    /// session advisory lock on this connection, given back by
+    /// [`Catalog::leave_host_slot`] or when the connection ends, also when the worker
+    /// dies). Always true on SQLite, whose one process keeps its limits itself.
+    pub fn try_host_slot(&self, host: &str, slot: u32) -> Result<bool, StoreError> {
+        if self.backend() == Backend::Sqlite {
+            return Ok(true);
+        }
+        self.db()
+            .one(
+                "SELECT pg_try_advisory_lock(?1::bigint::integer, ?2::bigint::integer)::integer::bigint",
+                params![host_key(host), i64::from(slot)],
+            )
+            .map(|taken: i64| taken == 1)
+            .map_err(sql("taking a host slot"))
+    }
+
+    /// Gives back a slot taken with [`Catalog::try_host_slot`].
+    pub fn leave_host_slot(&self, host: &str, slot: u32) -> Result<(), StoreError> {
+        if self.backend() == Backend::Sqlite {
+            return Ok(());
+        }
+        self.db()
+            .query_row(
+                "SELECT pg_advisory_unlock(?1::bigint::integer, ?2::bigint::integer)::text",
+                params![host_key(host), i64::from(slot)],
+                |_| Ok(()),
+            )
+            .map_err(sql("giving back a host slot"))
+    }
+
     /// Every lease row, by publisher.
     pub fn leases(&self) -> Result<Vec<Lease>, StoreError> {
         self.db()
@@ -290,4 +321,13 @@ fn close_runs(tx: &Db, publisher: &str, now: Timestamp) -> Result<usize, DbError
          WHERE publisher = ?3 AND outcome = ?4",
         params![now, Outcome::Interrupted, publisher, Outcome::Running],
     )
+}
+
+/// A host's key in the advisory locks of host slots: the first 31 bits of the SHA-256
+/// of its name, the same in every worker (two-key advisory locks are a space of their
+/// own, apart from the one-key locks of `sql::Lock`).
+fn host_key(host: &str) -> i64 {
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(host.as_bytes());
+    i64::from(u32::from_be_bytes([d[0], d[1], d[2], d[3]]) >> 1)
 }

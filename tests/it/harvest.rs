@@ -943,7 +943,11 @@ fn the_example_configuration_loads() {
     // Its [harvest] table shows the built-in defaults, the workers' keys too.
     let d = plikt::config::HarvestConfig::default();
     assert_eq!(
-        (c.harvest.lease_secs, c.harvest.poll_secs, c.harvest.runs_per_worker),
+        (
+            c.harvest.lease_secs,
+            c.harvest.poll_secs,
+            c.harvest.runs_per_worker
+        ),
         (d.lease_secs, d.poll_secs, d.runs_per_worker)
     );
     // Its commented [blobs] block loads when uncommented, and shows the defaults.

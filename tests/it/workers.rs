@@ -337,6 +337,18 @@ impl OwnPostgres {
     }
 }
 
+/// `env`'s catalog on a new database of `pg`, whatever the run's backend.
+fn own_catalog(env: &mut Env, pg: &OwnPostgres, name: &str) {
+    let url = crate::support::postgres_database(&pg.url, name);
+    let cfg = std::fs::read_to_string(&env.config).unwrap();
+    let cfg = match &env.postgres {
+        Some(shared) => cfg.replace(shared.as_str(), &url),
+        None => format!("{cfg}\n[catalog]\nurl = \"{url}\"\n"),
+    };
+    std::fs::write(&env.config, cfg).unwrap();
+    env.postgres = Some(url);
+}
+
 impl Drop for OwnPostgres {
     fn drop(&mut self) {
         let _ = self.script("stop");
@@ -354,17 +366,7 @@ fn postgresql_restarted_mid_harvest_the_workers_reconnect_and_go_on() {
     );
     configure(&env, &server);
     // This test's catalog is on its own cluster, whatever the run's backend.
-    let url = crate::support::postgres_database(&pg.url, "restart");
-    let cfg = std::fs::read_to_string(&env.config).unwrap();
-    let cfg = match &env.postgres {
-        Some(shared) => cfg.replace(shared.as_str(), &url),
-        None => cfg.replace(
-            "data_dir = \"data\"\n",
-            &format!("data_dir = \"data\"\n[catalog]\nurl = \"{url}\"\n"),
-        ),
-    };
-    std::fs::write(&env.config, cfg).unwrap();
-    env.postgres = Some(url);
+    own_catalog(&mut env, &pg, "restart");
     let garage = Garage::start("workers-pg-restart");
     let env = garage.configure(env, "r/", "");
     // The catalog's schema, before anything reads it.
@@ -418,4 +420,108 @@ fn postgresql_restarted_mid_harvest_the_workers_reconnect_and_go_on() {
     assert!(cut >= 1, "the restart cut no run short: nothing was tested");
     let o = env.cmd(&["audit"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+#[test]
+fn workers_keep_the_per_host_limit_together() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    // Two publishers on one host, two workers each harvesting one of them at the same
+    // time: together they stay within max_connections_per_host = 1 (each alone keeps
+    // to 1, 2 in all).
+    let pg = OwnPostgres::start();
+    let (now, peak) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (n2, p2) = (now.clone(), peak.clone());
+    let base: Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let server = Server::with_handler(move |r| {
+        let mut parts = r.path.trim_start_matches('/').splitn(3, '/');
+        let (Some(Ok(p)), Some(kind)) = (parts.next().map(str::parse::<usize>), parts.next())
+        else {
+            return Response::status(404);
+        };
+        if kind == "feed.xml" {
+            let items: Vec<TestItem> = (0..40)
+                .map(|i| {
+                    TestItem::new(
+                        &format!("h{p}-{i}"),
+                        &date(1000 - i),
+                        &format!("{}/{p}/page/{i}.html", b2.get().unwrap()),
+                    )
+                    .content(
+                        &format!("{}/{p}/file/{i}.bin", b2.get().unwrap()),
+                        "application/octet-stream",
+                        &file(p, i as usize),
+                    )
+                })
+                .collect();
+            return Response::ok(feed(&items));
+        }
+        let in_flight = n2.fetch_add(1, Ordering::SeqCst) + 1;
+        p2.fetch_max(in_flight, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(60));
+        n2.fetch_sub(1, Ordering::SeqCst);
+        match kind {
+            "file" => {
+                let i: usize = parts
+                    .next()
+                    .and_then(|n| n.trim_end_matches(".bin").parse().ok())
+                    .unwrap_or(0);
+                Response::file(file(p, i), "application/octet-stream")
+            }
+            _ => Response::file(format!("<html><body>{}</body></html>", r.path), "text/html"),
+        }
+    });
+    let _ = base.set(server.url(""));
+    let mut env = Env::plain(
+        "workers-hosts",
+        &server.url("/0/feed.xml"),
+        "max_connections = 8\nmax_connections_per_host = 1",
+    );
+    own_catalog(&mut env, &pg, "hosts");
+    let cfg = std::fs::read_to_string(&env.config)
+        .unwrap()
+        .replace(
+            "shutdown_grace_secs = 2\n",
+            "shutdown_grace_secs = 2\nlease_secs = 3\npoll_secs = 1\nruns_per_worker = 1\n",
+        )
+        .replace("schedule = \"0 0 3 * * *\"", "schedule = \"*/2 * * * * *\"")
+        + &format!(
+            "\n[[publisher]]\nid = \"andra\"\nname = \"Andra\"\nschedule = \"*/2 * * * * *\"\nfeed = \"{}\"\nhttps_only = false\nallow_private = true\n",
+            server.url("/1/feed.xml")
+        );
+    std::fs::write(&env.config, cfg).unwrap();
+    let garage = Garage::start("workers-hosts");
+    let env = garage.configure(env, "h/", "");
+    let o = env.cmd(&["status"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let mut workers: Vec<Running> = (0..2).map(|n| worker(&env, n)).collect();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while deposited(&env) < 80 {
+        assert!(
+            Instant::now() < deadline,
+            "not all deposited within 120 s: {}",
+            deposited(&env)
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    stop(&mut workers);
+    eprintln!(
+        "peak requests at once to the host: {}",
+        peak.load(Ordering::SeqCst)
+    );
+    // Both publishers were harvested, each run by one worker at a time, at once.
+    let runs = env.sql(
+        "SELECT a.id FROM runs a JOIN runs b ON a.publisher < b.publisher
+         WHERE a.started_at < b.ended_at AND b.started_at < a.ended_at AND a.deposited > 0 AND b.deposited > 0",
+    );
+    assert!(
+        !runs.is_empty(),
+        "the two publishers' runs never overlapped: nothing was tested"
+    );
+    assert!(
+        peak.load(Ordering::SeqCst) <= 1,
+        "{} requests at once to one host, over max_connections_per_host = 1",
+        peak.load(Ordering::SeqCst)
+    );
 }
