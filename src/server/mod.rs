@@ -46,13 +46,19 @@ pub struct AppState {
     hub_client: reqwest::Client,
     /// The validation service's limits and rate limiter.
     web: web::Web,
+    /// The catalog is SQLite and the blobs a local folder: quick lookups are made in
+    /// place rather than on a blocking thread.
+    local: bool,
 }
 
 impl AppState {
     /// Opens the data folder of `config` for reading (creating it if needed).
     pub fn open(config: Arc<Config>) -> Result<Self, crate::notify::NotifyError> {
         let store = crate::store::Store::open(&config, crate::store::Mode::Read)?;
+        let local = store.catalog.backend() == crate::store::Backend::Sqlite
+            && !store.blobs.is_remote();
         Ok(Self {
+            local,
             hub_client: crate::notify::client(&config)?,
             web: web::Web::new(&config.web),
             config,

@@ -106,8 +106,8 @@ async fn send_file(
     if key == "metadata.xml" {
         return send_record(state, publisher, deposit, version, request).await;
     }
-    // One trip to a blocking thread: the catalog's answer, and a small resource's
-    // bytes when it is a local file that the request may read whole (the common case).
+    // The catalog's answer, and a small resource's bytes when it is a local file that
+    // the request may read whole (the common case), in one step.
     let (p, blobs, catalog) = (
         publisher.clone(),
         state.blobs.clone(),
@@ -115,7 +115,7 @@ async fn send_file(
     );
     let whole_ok =
         request.get(header::RANGE).is_none() && request.get(header::IF_NONE_MATCH).is_none();
-    let (found, bytes) = tokio::task::spawn_blocking(move || {
+    let lookup = move || {
         let files = catalog
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -139,9 +139,15 @@ async fn send_file(
             None
         };
         Ok::<_, crate::store::StoreError>((Some(f), bytes))
-    })
-    .await
-    .map_err(internal)?
+    };
+    // A SQLite lookup and a small local read take microseconds (a prepared query, the
+    // page cache): done in place, they cost less than the trip to a blocking thread
+    // (BENCHMARKS.md, `plikt serve`); PostgreSQL and object stores take the trip.
+    let (found, bytes) = if state.local {
+        lookup()
+    } else {
+        tokio::task::spawn_blocking(lookup).await.map_err(internal)?
+    }
     .map_err(internal)?;
     let Some(f) = found else {
         return Err(AppError::NotFound);
