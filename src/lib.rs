@@ -24,7 +24,8 @@
 //! fetch     HTTP: one Policy (built-in defaults → [http] → [publisher.http] →
 //!           command line) of timeouts, minimum speed, size caps while streaming,
 //!           redirects, SSRF guard, retries, limits; Client follows it (manual
-//!           redirects, credentials per origin)
+//!           redirects, credentials per origin; a HostGate shares per-host limits
+//!           with other workers)
 //! store     content-addressed blobs behind one API ([blobs]: the local folder, tmp →
 //!           batch sync → rename → sync; or an S3-compatible object store, parts
 //!           streamed to a temporary object → server-side copy, identical bytes once as
@@ -34,7 +35,9 @@
 //!           with SQL
 //! harvest   one run of one publisher: fetch → validate (two passes: verdict, then
 //!           diff in one transaction) → download + verify (H-*) → deposit
-//! schedule  cron → runs, one loop per publisher (no overlap, one catch-up); status
+//! schedule  cron → runs shared by any number of workers through run leases in the
+//!           catalog (claim due runs, renew, release with the next slot; a dead
+//!           worker's runs are taken over), per-host limits kept together; status
 //! resourcesync  streaming Sitemap/ResourceSync writer; `publish` writes, from the
 //!           catalog, where `layout` says (the one list the server serves from): the
 //!           Source Description, Capability Lists, Resource and Change Lists (the two
