@@ -55,8 +55,8 @@ impl AppState {
     /// Opens the data folder of `config` for reading (creating it if needed).
     pub fn open(config: Arc<Config>) -> Result<Self, crate::notify::NotifyError> {
         let store = crate::store::Store::open(&config, crate::store::Mode::Read)?;
-        let local = store.catalog.backend() == crate::store::Backend::Sqlite
-            && !store.blobs.is_remote();
+        let local =
+            store.catalog.backend() == crate::store::Backend::Sqlite && !store.blobs.is_remote();
         Ok(Self {
             local,
             hub_client: crate::notify::client(&config)?,

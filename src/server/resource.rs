@@ -146,7 +146,9 @@ async fn send_file(
     let (found, bytes) = if state.local {
         lookup()
     } else {
-        tokio::task::spawn_blocking(lookup).await.map_err(internal)?
+        tokio::task::spawn_blocking(lookup)
+            .await
+            .map_err(internal)?
     }
     .map_err(internal)?;
     let Some(f) = found else {
