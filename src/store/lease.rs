@@ -194,6 +194,18 @@ impl Catalog {
         }))
     }
 
+    /// Frees every lease: called with SQLite by the process holding the data folder's
+    /// lock, so no other worker can be alive and any lease held is a dead process's (a
+    /// `plikt harvest` killed mid-run).
+    pub fn free_leases(&self) -> Result<usize, StoreError> {
+        self.db()
+            .execute(
+                "UPDATE leases SET worker = NULL, expires_at = NULL WHERE worker IS NOT NULL",
+                params![],
+            )
+            .map_err(sql("freeing the leases of stopped processes"))
+    }
+
     /// Moves the expiry of every lease `worker` holds to `until`; how many it holds.
     pub fn renew_leases(&self, worker: &str, until: Timestamp) -> Result<usize, StoreError> {
         self.db()

@@ -541,7 +541,7 @@ impl Env {
             .as_ref()
             .map_or(String::new(), |url| format!("[catalog]\nurl = \"{url}\"\n"));
         let text = format!(
-            "data_dir = \"data\"\ncontact = \"mailto:eplikt@kb.example\"\n{catalog}[http]\n{defaults}{http}\n[harvest]\nretry_backoff_secs = 0\nmax_failed_runs = 3\nshutdown_grace_secs = 2\n[[publisher]]\nid = \"test\"\nname = \"Testbladet AB\"\nschedule = \"0 0 3 * * *\"\n{publisher}\n"
+            "data_dir = \"data\"\ncontact = \"mailto:eplikt@kb.example\"\n{catalog}[http]\n{defaults}{http}\n[harvest]\nretry_backoff_secs = 0\nmax_failed_runs = 3\nshutdown_grace_secs = 2\nlease_secs = 3\n[[publisher]]\nid = \"test\"\nname = \"Testbladet AB\"\nschedule = \"0 0 3 * * *\"\n{publisher}\n"
         );
         std::fs::write(&config, text).unwrap();
         Self {

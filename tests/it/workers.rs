@@ -80,10 +80,7 @@ fn publishers() -> Server {
 fn configure(env: &Env, server: &Server) {
     let mut cfg = std::fs::read_to_string(&env.config)
         .unwrap()
-        .replace(
-            "shutdown_grace_secs = 2\n",
-            "shutdown_grace_secs = 2\nlease_secs = 3\npoll_secs = 1\n",
-        )
+        .replace("lease_secs = 3\n", "lease_secs = 3\npoll_secs = 1\n")
         .replace("schedule = \"0 0 3 * * *\"", "schedule = \"*/5 * * * * *\"");
     for (p, id) in PUBLISHERS.iter().enumerate().skip(1) {
         cfg.push_str(&format!(
@@ -482,8 +479,8 @@ fn workers_keep_the_per_host_limit_together() {
     let cfg = std::fs::read_to_string(&env.config)
         .unwrap()
         .replace(
-            "shutdown_grace_secs = 2\n",
-            "shutdown_grace_secs = 2\nlease_secs = 3\npoll_secs = 1\nruns_per_worker = 1\n",
+            "lease_secs = 3\n",
+            "lease_secs = 3\npoll_secs = 1\nruns_per_worker = 1\n",
         )
         .replace("schedule = \"0 0 3 * * *\"", "schedule = \"*/2 * * * * *\"")
         + &format!(
