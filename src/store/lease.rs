@@ -194,9 +194,9 @@ impl Catalog {
         }))
     }
 
-    /// Frees every lease: called with SQLite by the process holding the data folder's
-    /// lock, so no other worker can be alive and any lease held is a dead process's (a
-    /// `plikt harvest` killed mid-run).
+    /// Frees every lease: called by the process holding the data folder's lock (SQLite,
+    /// or PostgreSQL with local files: one writer), so no other worker can be alive and
+    /// any lease held is a dead process's (a `plikt harvest` killed mid-run).
     pub fn free_leases(&self) -> Result<usize, StoreError> {
         self.db()
             .execute(

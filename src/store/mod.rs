@@ -200,10 +200,14 @@ impl Store {
             // With SQLite the lock says no other process is running: a run left
             // `running` was cut short. On PostgreSQL another worker may be carrying
             // it out: a run is closed when its worker's lease expires (`lease`).
-            // With SQLite, too, a lease still held is a stopped process's (a `plikt
-            // harvest` killed mid-run): free to take at once.
             if catalog.backend() == Backend::Sqlite {
                 catalog.close_interrupted_runs(now())?;
+            }
+            // Holding the data folder's lock (SQLite, or PostgreSQL with the files in
+            // this folder, which no other worker can share), this process is the only
+            // writer: a lease still held is a stopped process's (a `plikt harvest`
+            // killed mid-run), free to take at once.
+            if lock.is_some() {
                 catalog.free_leases()?;
             }
         }
