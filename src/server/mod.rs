@@ -171,7 +171,7 @@ impl IntoResponse for AppError {
     }
 }
 
-fn internal(e: impl std::fmt::Display) -> AppError {
+pub(crate) fn internal(e: impl std::fmt::Display) -> AppError {
     AppError::Internal(e.to_string())
 }
 

@@ -220,7 +220,14 @@ CREATE TABLE record_digests (
     super::notify::MIGRATION,
     // 6: run leases, for any number of workers (issue 17 §3).
     super::lease::MIGRATION,
+    // 7: the operators' dashboard reads deposits and runs by day.
+    DASHBOARD,
 ];
+
+/// Migration 7, the same on both backends: deposits by the day they were journalled,
+/// runs by the day they started (the dashboard's charts, issue 16 §6).
+const DASHBOARD: &str =
+    "CREATE INDEX changes_at ON changes(at); CREATE INDEX runs_started ON runs(started_at);";
 
 /// PostgreSQL's schema versions, the same schema as [`SQLITE`] at each version: the
 /// first holds SQLite's versions 1 to 5 at once (there were no PostgreSQL catalogs
@@ -413,6 +420,8 @@ CREATE TABLE leases (
 );
 CREATE INDEX leases_due ON leases(due_at);
 "#,
+    // 7: the operators' dashboard.
+    DASHBOARD,
 ];
 
 #[cfg(test)]

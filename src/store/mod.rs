@@ -39,7 +39,8 @@ pub use notify::{
 };
 pub use published::{JournalEntry, JournalKey, JournalPage, Page, PublishedFile};
 pub use query::{
-    AuditReport, Gauges, LastRun, PublisherGauges, PublisherStatus, Unsettled, UnsettledState,
+    AuditReport, DayDeposits, DayFindings, Gauges, LastRun, PublisherGauges, PublisherStatus,
+    Unsettled, UnsettledState,
 };
 pub use sql::{Backend, DbError};
 pub use stage::Stage;

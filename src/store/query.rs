@@ -1,4 +1,4 @@
-//! Read-only questions to the catalog: `plikt status` and `plikt audit`.
+//! Read-only questions to the catalog: `plikt status`, `plikt audit` and the operators' dashboard.
 
 use super::catalog::sql;
 use super::sql::params;
@@ -521,5 +521,82 @@ impl Catalog {
             deliveries_pending,
             subscriptions,
         })
+    }
+}
+
+/// Deposits of one UTC day (the operators' dashboard).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DayDeposits {
+    /// `YYYY-MM-DD`.
+    pub day: String,
+    /// Versions deposited (journalled) that day.
+    pub versions: u64,
+    /// Bytes of their stored files.
+    pub bytes: u64,
+}
+
+/// Findings of the runs that started on one UTC day, by severity.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct DayFindings {
+    /// `YYYY-MM-DD`.
+    pub day: String,
+    /// Errors.
+    pub errors: u64,
+    /// Warnings.
+    pub warnings: u64,
+    /// Infos.
+    pub infos: u64,
+}
+
+impl Catalog {
+    /// Versions and bytes deposited per UTC day since `since` (days without deposits
+    /// are absent), oldest first.
+    pub fn deposits_per_day(&self, since: Timestamp) -> Result<Vec<DayDeposits>, StoreError> {
+        self.db()
+            .query(
+                "SELECT substr(c.at, 1, 10), count(DISTINCT c.version_id), COALESCE(sum(f.length), 0)
+                 FROM changes c LEFT JOIN files f ON f.version_id = c.version_id AND f.state = ?2
+                 WHERE c.at >= ?1 GROUP BY 1 ORDER BY 1",
+                params![since, FileState::Stored],
+                |r| {
+                    Ok(DayDeposits {
+                        day: r.get(0)?,
+                        versions: r.get(1)?,
+                        bytes: r.get(2)?,
+                    })
+                },
+            )
+            .map_err(sql("reading deposits per day"))
+    }
+
+    /// Findings of the runs that started each UTC day since `since`, by severity
+    /// (days without a run that read a feed are absent), oldest first.
+    pub fn findings_per_day(&self, since: Timestamp) -> Result<Vec<DayFindings>, StoreError> {
+        let rows: Vec<(String, Severity, u64)> = self
+            .db()
+            .query(
+                "SELECT substr(r.started_at, 1, 10), f.severity, count(*)
+                 FROM runs r JOIN findings f ON f.run_id = r.id
+                 WHERE r.started_at >= ?1 GROUP BY 1, 2 ORDER BY 1",
+                params![since],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .map_err(sql("reading findings per day"))?;
+        let mut out: Vec<DayFindings> = Vec::new();
+        for (day, severity, n) in rows {
+            if out.last().is_none_or(|d| d.day != day) {
+                out.push(DayFindings {
+                    day,
+                    ..DayFindings::default()
+                });
+            }
+            let d = out.last_mut().expect("just pushed");
+            match severity {
+                Severity::Error => d.errors += n,
+                Severity::Warning => d.warnings += n,
+                Severity::Info => d.infos += n,
+            }
+        }
+        Ok(out)
     }
 }

@@ -1103,8 +1103,8 @@ fn the_service_runs_on_schedule_serves_status_and_stops_on_sigterm() {
         Some(1),
         "{status}"
     );
-    // /status and /metrics are the deposit team's: nobody else sees them.
-    for path in ["status", "metrics"] {
+    // /status, /metrics and the dashboard are the deposit team's: nobody else sees them.
+    for path in ["status", "metrics", "dashboard"] {
         let url = format!("http://127.0.0.1:{port}/{path}");
         assert_eq!(get(&url, None).0, 401, "{path} without credentials");
         assert_eq!(
@@ -1113,6 +1113,27 @@ fn the_service_runs_on_schedule_serves_status_and_stops_on_sigterm() {
             "{path} with a wrong token"
         );
     }
+    // The dashboard lists the publisher with what the catalog holds, and draws the
+    // day's deposits (an SVG chart with its numbers beside it).
+    let (code, head, page) = get(
+        &format!("http://127.0.0.1:{port}/dashboard"),
+        Some("Bearer ops-secret-1"),
+    );
+    assert_eq!(code, 200);
+    assert!(head.contains("text/html"), "{head}");
+    let page = String::from_utf8(page).unwrap();
+    assert!(
+        page.contains("<code>test</code><br>Testbladet AB"),
+        "{page}"
+    );
+    let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    assert!(
+        page.contains(&format!(
+            "<tr><td>{today}</td><td class=\"num\">1</td></tr>"
+        )),
+        "no deposit today in the chart's numbers: {page}"
+    );
+    assert!(page.contains("<svg class=\"chart\""), "{page}");
     let (code, head, metrics) = get(
         &format!("http://127.0.0.1:{port}/metrics"),
         Some("Bearer ops-secret-1"),

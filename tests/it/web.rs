@@ -37,12 +37,16 @@ fn post(url: &str, content_type: &str, body: &[u8]) -> (u16, String, Vec<u8>) {
 
 /// `plikt serve` with the validation service, allowed to fetch from loopback (the
 /// publisher of the test), on a free port.
+/// The deposit team's token in the servers these tests start (`[[operator]]`).
+const OPERATOR_TOKEN: &str = "ops-token-for-the-dashboard";
+
 fn serving(name: &str, web: &str) -> (Env, Serving) {
-    let env = Env::new(name, "feed = \"https://unused.example/f.xml\"", "");
+    let env = Env::new(name, "feed = \"https://unused.example/f.xml\"", "")
+        .with_env("PLIKT_TEST_OPERATOR_TOKEN", OPERATOR_TOKEN);
     let port = free_port();
     let text = std::fs::read_to_string(&env.config).unwrap();
     let text = format!(
-        "listen = \"127.0.0.1:{port}\"\nbase_url = \"http://127.0.0.1:{port}/\"\n{text}\n[web]\nallow_private = true\n{web}\n"
+        "listen = \"127.0.0.1:{port}\"\nbase_url = \"http://127.0.0.1:{port}/\"\n{text}\n[web]\nallow_private = true\n{web}\n[[operator]]\nid = \"ops\"\ntoken_env = \"PLIKT_TEST_OPERATOR_TOKEN\"\n"
     );
     std::fs::write(&env.config, text).unwrap();
     let serving = Serving::start(&env, &format!("http://127.0.0.1:{port}/"));
@@ -183,8 +187,9 @@ fn the_pages_work_in_a_real_browser_with_no_serious_accessibility_violation() {
         .arg(&axe)
         .arg("--screenshots")
         .arg(&shots)
-        // The dashboard's paths, when the server has one.
-        .args(["--dashboard", "/dashboard", "--dashboard", "/status.html"])
+        // The operators' dashboard, behind the operator's token.
+        .args(["--dashboard", "/dashboard"])
+        .args(["--operator-token", OPERATOR_TOKEN])
         .output()
         .unwrap();
     let out: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
@@ -332,9 +337,23 @@ fn the_pages_work_in_a_real_browser_with_no_serious_accessibility_violation() {
             "no screenshot of {want}"
         );
     }
-    // The dashboard is another part of issue 16: when the server has one, it was
-    // loaded and checked with the others above.
-    if let Some(d) = out["dashboard"].as_str() {
-        assert!(pages.contains(&"dashboard"), "{d}");
-    }
+    // The operators' dashboard: refused without the token, loaded with it (the
+    // browser sends it), checked by axe like the others, every publisher listed.
+    assert_eq!(out["dashboard"], "/dashboard", "{out:#}");
+    assert!(pages.contains(&"dashboard"), "{pages:?}");
+    assert_eq!(out["checks"]["dashboard_without_token"], 401, "{out:#}");
+    assert!(
+        out["checks"]["dashboard_h1"]
+            .as_str()
+            .is_some_and(|h| h == "Insamlingsöversikt"),
+        "{out:#}"
+    );
+    assert_eq!(
+        out["checks"]["dashboard_publishers"],
+        serde_json::json!(["test"])
+    );
+    assert!(
+        shots.join("dashboard.png").exists(),
+        "no screenshot of the dashboard"
+    );
 }

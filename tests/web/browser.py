@@ -186,20 +186,30 @@ class Run:
         self.wait("html[lang=sv]")
         o["checks"]["switched_back"] = d.find_element(By.TAG_NAME, "html").get_attribute("lang")
 
-        # The dashboard, when this server has one.
+        # The operators' dashboard: 401 without the token; with it (sent by the
+        # browser on every request through the DevTools protocol), the page.
         o["dashboard"] = None
         for path in a.dashboard:
+            url = a.base + path.lstrip("/")
             try:
-                with urllib.request.urlopen(a.base + path.lstrip("/")) as r:
-                    ok = r.status == 200 and "text/html" in r.headers.get("Content-Type", "")
-            except urllib.error.URLError:
-                ok = False
-            if ok:
-                d.get(a.base + path.lstrip("/"))
-                self.wait("main")
-                o["dashboard"] = path
-                self.page("dashboard")
-                break
+                urllib.request.urlopen(url)
+                o["checks"]["dashboard_without_token"] = 200
+            except urllib.error.HTTPError as e:
+                o["checks"]["dashboard_without_token"] = e.code
+            if not a.operator_token:
+                continue
+            d.execute_cdp_cmd("Network.enable", {})
+            d.execute_cdp_cmd("Network.setExtraHTTPHeaders",
+                              {"headers": {"Authorization": "Bearer " + a.operator_token}})
+            d.get(url)
+            self.wait("main h1")
+            o["dashboard"] = path
+            o["checks"]["dashboard_h1"] = d.find_element(By.TAG_NAME, "h1").text
+            o["checks"]["dashboard_publishers"] = [
+                e.text for e in d.find_elements(By.CSS_SELECTOR, "tbody th[scope=row] code")]
+            self.page("dashboard")
+            d.execute_cdp_cmd("Network.setExtraHTTPHeaders", {"headers": {}})
+            break
         return o
 
 
@@ -210,6 +220,7 @@ def main():
     p.add_argument("--feed-file", required=True)
     p.add_argument("--axe", required=True)
     p.add_argument("--screenshots", required=True)
+    p.add_argument("--operator-token", default="")
     p.add_argument("--dashboard", action="append", default=[])
     a = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="plikt-chromium-") as profile:

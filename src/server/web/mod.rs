@@ -26,6 +26,7 @@
 //! that is deleted when its validation ends, and no request is logged with its content.
 
 mod check;
+mod dashboard;
 pub mod i18n;
 mod pages;
 pub mod rules;
@@ -110,6 +111,7 @@ pub fn routes() -> Router<AppState> {
             get(pages::validate_form).post(pages::validate_submit),
         )
         .route("/rules", get(pages::rules))
+        .route("/dashboard", get(dashboard::dashboard))
         .route("/rules/{id}", get(pages::rule))
         .route("/lang/{code}", get(pages::switch_language))
         .route("/assets/plikt.css", get(pages::stylesheet))

@@ -19,7 +19,7 @@ use crate::server::AppState;
 /// Largest value of a small form field (the URL, the options).
 const MAX_FIELD: u64 = 8 << 10;
 
-fn render(template: &impl Template, status: StatusCode) -> Response {
+pub(super) fn render(template: &impl Template, status: StatusCode) -> Response {
     match template.render() {
         Ok(html) => (status, Html(html)).into_response(),
         Err(e) => {
@@ -34,7 +34,7 @@ fn render(template: &impl Template, status: StatusCode) -> Response {
 }
 
 /// `href` of the language switch from `here`.
-fn switch_href(t: &T, here: &str) -> String {
+pub(super) fn switch_href(t: &T, here: &str) -> String {
     let next: String =
         percent_encoding::utf8_percent_encode(here, percent_encoding::NON_ALPHANUMERIC).to_string();
     format!("/lang/{}?next={next}", t.other().code())

@@ -556,3 +556,47 @@ async fn requests_beyond_max_requests_are_503_at_once() {
     .await;
     assert_eq!(status, StatusCode::OK);
 }
+
+#[tokio::test]
+async fn the_dashboard_is_for_operators_and_escapes_what_it_shows() {
+    let dir = std::env::temp_dir().join(format!("plikt-web-dash-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = format!(
+        "data_dir = \"{}\"\n[[operator]]\nid = \"ops\"\ntoken_env = \"OPS\"\n[[publisher]]\nid = \"x\"\nname = \"<script>alert(1)</script>\"\nfeed = \"https://x.example/f.xml\"\nschedule = \"0 0 3 * * *\"\n",
+        dir.display()
+    );
+    let env = |v: &str| (v == "OPS").then(|| "tok".to_string());
+    let config = Config::parse(&text, std::path::Path::new("t.toml"), &dir, &env).unwrap();
+    let app = app(AppState::open(Arc::new(config)).unwrap());
+    let _dir = Dir(dir);
+    let (status, headers, _) = send(&app, get("/dashboard")).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(
+        headers
+            .get_all(header::WWW_AUTHENTICATE)
+            .iter()
+            .any(|v| v.to_str().unwrap().starts_with("Basic")),
+        "{headers:?}"
+    );
+    let req = Request::get("/dashboard")
+        .header(header::AUTHORIZATION, "Bearer tok")
+        .header(header::ACCEPT_LANGUAGE, "en")
+        .body(Body::empty())
+        .unwrap();
+    let (status, _, page) = send(&app, req).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert!(!page.contains("<script>"), "{page}");
+    assert!(
+        page.contains("&#60;script&#62;alert(1)&#60;/script&#62;"),
+        "{page}"
+    );
+    assert!(
+        page.contains("Harvest dashboard") && page.contains("not yet run"),
+        "{page}"
+    );
+    // Three charts, each an image with a title, each with its 30 days in a table.
+    assert_eq!(page.matches("<svg class=\"chart\"").count(), 3, "{page}");
+    assert_eq!(page.matches("role=\"img\"").count(), 3, "{page}");
+    assert_eq!(page.matches("<tr><td>").count(), 90, "{page}");
+}

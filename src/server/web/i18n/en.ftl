@@ -148,3 +148,41 @@ error-query = Unknown or wrong parameter:
 error-json = The JSON body must be {"{"}"url": "https://…"{"}"}:
 error-unsupported = Send the feed as the request body, or JSON with its URL; the form sends multipart/form-data.
 error-internal = Something went wrong on our side. Try again later.
+
+# The operators' dashboard (/dashboard, behind [[operator]] credentials).
+dashboard-title = Harvest dashboard
+dashboard-intro = Every publisher's harvest, from the catalog, as plikt status shows it.
+dashboard-publishers = Publishers
+dashboard-col-publisher = Publisher
+dashboard-col-last-run = Last run
+dashboard-col-next-run = Next run
+dashboard-col-deposits = Deposits
+dashboard-col-failures = Failures
+dashboard-col-findings = Open findings
+dashboard-col-day = Day (UTC)
+dashboard-col-value = Value
+dashboard-never = not yet run
+dashboard-versions = { $n ->
+    [one] one version
+   *[other] { $n } versions
+}
+dashboard-pending = { $n } pending
+dashboard-failed = { $n } failed
+dashboard-errors = { $n ->
+    [one] one error
+   *[other] { $n } errors
+}
+dashboard-warnings = { $n ->
+    [one] one warning
+   *[other] { $n } warnings
+}
+dashboard-counting = Deposits: items with a stored version. Pending: versions waiting for a retry; failed: versions that stay failed and items the last run rejected. Open findings: errors and warnings of the last run that read the feed.
+dashboard-charts = { $n ->
+    [one] The last day
+   *[other] The last { $n } days
+}
+dashboard-chart-deposits = Versions deposited per day
+dashboard-chart-bytes = Bytes deposited per day
+dashboard-chart-findings = Findings per day (runs that started that day)
+dashboard-chart-numbers = The numbers
+home-dashboard = For the deposit team (sign-in required):

@@ -148,3 +148,41 @@ error-query = Okänd eller felaktig parameter:
 error-json = JSON-kroppen ska vara {"{"}"url": "https://…"{"}"}:
 error-unsupported = Skicka flödet som anropets kropp, eller JSON med dess URL; formuläret skickar multipart/form-data.
 error-internal = Något gick fel hos oss. Försök igen senare.
+
+# Driftöversikten (/dashboard, bakom [[operator]]-uppgifter).
+dashboard-title = Insamlingsöversikt
+dashboard-intro = Varje utgivares insamling, ur katalogen, som plikt status visar den.
+dashboard-publishers = Utgivare
+dashboard-col-publisher = Utgivare
+dashboard-col-last-run = Senaste körning
+dashboard-col-next-run = Nästa körning
+dashboard-col-deposits = Leveranser
+dashboard-col-failures = Fel
+dashboard-col-findings = Öppna anmärkningar
+dashboard-col-day = Dag (UTC)
+dashboard-col-value = Värde
+dashboard-never = inte körd än
+dashboard-versions = { $n ->
+    [one] en version
+   *[other] { $n } versioner
+}
+dashboard-pending = { $n } väntar
+dashboard-failed = { $n } misslyckade
+dashboard-errors = { $n ->
+    [one] ett fel
+   *[other] { $n } fel
+}
+dashboard-warnings = { $n ->
+    [one] en varning
+   *[other] { $n } varningar
+}
+dashboard-counting = Leveranser: poster med en lagrad version. Väntar: versioner som ska försökas igen; misslyckade: versioner som förblir misslyckade och poster som senaste körningen avvisade. Öppna anmärkningar: fel och varningar från den senaste körningen som läste flödet.
+dashboard-charts = { $n ->
+    [one] Det senaste dygnet
+   *[other] De senaste { $n } dygnen
+}
+dashboard-chart-deposits = Levererade versioner per dag
+dashboard-chart-bytes = Levererade byte per dag
+dashboard-chart-findings = Anmärkningar per dag (körningar som började den dagen)
+dashboard-chart-numbers = Siffrorna
+home-dashboard = För insamlingsteamet (inloggning krävs):
