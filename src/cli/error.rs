@@ -53,6 +53,9 @@ pub enum Error {
     /// Change notifications could not be stored or sent.
     #[error("change notification failed: {0}")]
     Notify(Box<crate::notify::NotifyError>),
+    /// Moving a catalog and its blobs (`plikt migrate`) failed.
+    #[error("migrating failed: {0}")]
+    Move(Box<crate::store::moving::MoveError>),
     /// A command-line value is wrong.
     #[error("{0}")]
     Usage(String),
@@ -110,5 +113,6 @@ boxed_from!(
     Store: crate::store::StoreError,
     Harvest: crate::harvest::HarvestError,
     Publish: crate::resourcesync::PublishError,
-    Notify: crate::notify::NotifyError
+    Notify: crate::notify::NotifyError,
+    Move: crate::store::moving::MoveError
 );

@@ -3,6 +3,7 @@
 mod audit;
 mod error;
 mod harvest;
+mod migrate;
 mod progress;
 mod publish;
 mod run;
@@ -48,6 +49,9 @@ pub enum Command {
     Status(status::StatusArgs),
     /// Re-read every stored file and check it against the catalog.
     Audit(audit::AuditArgs),
+    /// Copy a SQLite catalog and its blob folder into the configuration's PostgreSQL
+    /// catalog and object store, resumably, and verify the copy.
+    Migrate(migrate::MigrateArgs),
 }
 
 /// `--config FILE`.
@@ -68,6 +72,7 @@ pub fn run(cli: Cli) -> Result<Exit, Error> {
         Command::Serve(args) => publish::serve(&args),
         Command::Status(args) => status::run(&args),
         Command::Audit(args) => audit::run(&args),
+        Command::Migrate(args) => migrate::run(&args),
     }
 }
 

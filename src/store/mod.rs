@@ -14,6 +14,7 @@ mod digest;
 mod lease;
 mod metadata;
 mod migrations;
+pub mod moving;
 mod notify;
 mod published;
 mod query;

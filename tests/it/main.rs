@@ -8,6 +8,7 @@ mod destination;
 mod golden;
 mod harvest;
 mod hostile;
+mod migrate;
 mod notification;
 mod resourcesync;
 mod s3;

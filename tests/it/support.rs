@@ -1199,3 +1199,51 @@ fn proxy_connection(
         to.write_all(&body)?;
     }
 }
+
+/// A PostgreSQL cluster of this test's own (`scripts/postgres`), which it may restart
+/// without disturbing the other tests; stopped and removed when dropped.
+pub struct OwnPostgres {
+    pub dir: String,
+    pub url: String,
+}
+
+impl OwnPostgres {
+    pub fn start() -> Self {
+        let o = Command::new(root().join("scripts/postgres"))
+            .arg("start")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "scripts/postgres start: {}", text(&o));
+        let line = String::from_utf8(o.stdout).unwrap();
+        let (dir, url) = line.trim().split_once(' ').expect("DIR URL");
+        Self {
+            dir: dir.into(),
+            url: url.into(),
+        }
+    }
+
+    pub fn script(&self, command: &str) -> Output {
+        Command::new(root().join("scripts/postgres"))
+            .args([command, &self.dir])
+            .output()
+            .unwrap()
+    }
+}
+
+/// `env`'s catalog on a new database of `pg`, whatever the run's backend.
+pub fn own_catalog(env: &mut Env, pg: &OwnPostgres, name: &str) {
+    let url = postgres_database(&pg.url, name);
+    let cfg = std::fs::read_to_string(&env.config).unwrap();
+    let cfg = match &env.postgres {
+        Some(shared) => cfg.replace(shared.as_str(), &url),
+        None => format!("{cfg}\n[catalog]\nurl = \"{url}\"\n"),
+    };
+    std::fs::write(&env.config, cfg).unwrap();
+    env.postgres = Some(url);
+}
+
+impl Drop for OwnPostgres {
+    fn drop(&mut self) {
+        let _ = self.script("stop");
+    }
+}

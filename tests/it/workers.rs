@@ -5,7 +5,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::{Env, Garage, Response, Running, Server, TestItem, date, feed, text};
+use crate::support::{
+    Env, Garage, OwnPostgres, Response, Running, Server, TestItem, date, feed, own_catalog, text,
+};
 
 // The first is `Env`'s publisher `test`.
 const PUBLISHERS: [&str; 3] = ["test", "beta", "gamma"];
@@ -301,54 +303,6 @@ fn stop(workers: &mut [Running]) {
             Some(0),
             "a worker's exit on SIGTERM"
         );
-    }
-}
-
-/// A PostgreSQL cluster of this test's own (`scripts/postgres`), which it may restart
-/// without disturbing the other tests; stopped and removed when dropped.
-struct OwnPostgres {
-    dir: String,
-    url: String,
-}
-
-impl OwnPostgres {
-    fn start() -> Self {
-        let o = std::process::Command::new(crate::support::root().join("scripts/postgres"))
-            .arg("start")
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "scripts/postgres start: {}", text(&o));
-        let line = String::from_utf8(o.stdout).unwrap();
-        let (dir, url) = line.trim().split_once(' ').expect("DIR URL");
-        Self {
-            dir: dir.into(),
-            url: url.into(),
-        }
-    }
-
-    fn script(&self, command: &str) -> std::process::Output {
-        std::process::Command::new(crate::support::root().join("scripts/postgres"))
-            .args([command, &self.dir])
-            .output()
-            .unwrap()
-    }
-}
-
-/// `env`'s catalog on a new database of `pg`, whatever the run's backend.
-fn own_catalog(env: &mut Env, pg: &OwnPostgres, name: &str) {
-    let url = crate::support::postgres_database(&pg.url, name);
-    let cfg = std::fs::read_to_string(&env.config).unwrap();
-    let cfg = match &env.postgres {
-        Some(shared) => cfg.replace(shared.as_str(), &url),
-        None => format!("{cfg}\n[catalog]\nurl = \"{url}\"\n"),
-    };
-    std::fs::write(&env.config, cfg).unwrap();
-    env.postgres = Some(url);
-}
-
-impl Drop for OwnPostgres {
-    fn drop(&mut self) {
-        let _ = self.script("stop");
     }
 }
 

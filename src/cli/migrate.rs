@@ -1,0 +1,106 @@
+//! `plikt migrate`: moving up from the embedded default (issue 17 §5).
+
+use clap::Args;
+
+use super::error::{Error, Exit};
+use crate::store::moving::{self, MoveError};
+use crate::store::{Blobs, Catalog, Location};
+
+/// Arguments of `plikt migrate`.
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    /// The configuration whose `[catalog]` and `[blobs]` receive the copy.
+    #[arg(long, short, default_value = "plikt.toml")]
+    pub config: std::path::PathBuf,
+    /// The data folder to copy from: its `catalog.sqlite` and `blobs/` (only read;
+    /// stop `plikt run` on it first).
+    #[arg(long)]
+    pub from: std::path::PathBuf,
+}
+
+/// Copies blobs, then rows, then verifies; exit 0 only when the copy is complete and
+/// intact, 1 when verification found a difference (each printed), 2 on errors. Run it
+/// again after an interruption: it goes on where it stopped.
+pub fn run(args: &MigrateArgs) -> Result<Exit, Error> {
+    let config = super::load(&args.config)?;
+    super::init_logging(true);
+    let source = args.from.join("catalog.sqlite");
+    if !source.exists() {
+        return Err(Error::Usage(format!(
+            "{} has no catalog.sqlite: --from names the data folder of the SQLite catalog to copy",
+            args.from.display()
+        )));
+    }
+    let target = Location::of(&config)?;
+    let same_catalog = matches!(&target, Location::Sqlite(p) if *p == source);
+    let same_blobs = config.blobs.s3.is_none() && config.data_dir == args.from;
+    if same_catalog || same_blobs {
+        return Err(MoveError::SameTarget(args.from.display().to_string()).into());
+    }
+    let started = std::time::Instant::now();
+    let src = Catalog::open_sqlite(&source)?;
+    let from = Blobs::open(&args.from, &crate::config::BlobsConfig::default())
+        .map_err(crate::store::StoreError::from)?;
+    let to =
+        Blobs::open(&config.data_dir, &config.blobs).map_err(crate::store::StoreError::from)?;
+    let mut dst = Catalog::open(&target)?;
+    let rt = super::runtime()?;
+    let into = match &config.blobs.s3 {
+        Some(Ok(s3)) => format!("the object store's bucket `{}`", s3.bucket),
+        _ => config.data_dir.join("blobs").display().to_string(),
+    };
+    eprintln!(
+        "plikt migrate: copying the blobs of {} into {into}",
+        args.from.display()
+    );
+    let copied = rt.block_on(moving::copy_blobs(&src, &from, &to, &|done, total| {
+        if done % 1000 == 0 || done == total {
+            eprintln!("plikt migrate: blobs {done}/{total}");
+        }
+    }))?;
+    eprintln!("plikt migrate: copying the catalog's rows");
+    let rows = rt.block_on(async {
+        tokio::task::block_in_place(|| {
+            moving::copy_rows(&src, &mut dst, &|table, n| {
+                if n % 10_000 == 0 {
+                    eprintln!("plikt migrate: {table}: {n} rows");
+                }
+            })
+        })
+    })?;
+    eprintln!("plikt migrate: verifying (every blob is read back from the target)");
+    let problems = rt.block_on(async {
+        tokio::task::block_in_place(|| {
+            moving::verify(&src, &dst, &to, &|done, total| {
+                if done % 1000 == 0 || done == total {
+                    eprintln!("plikt migrate: verified {done}/{total} blobs");
+                }
+            })
+        })
+    })?;
+    for (table, n) in &rows {
+        println!("{table}: {n} rows");
+    }
+    println!(
+        "blobs: {} ({} copied now, {} bytes), in {:.1} s",
+        copied.blobs,
+        copied.blobs_copied,
+        copied.bytes_copied,
+        started.elapsed().as_secs_f64()
+    );
+    if problems.is_empty() {
+        println!(
+            "verified: every row count, the change journal and every blob's length and SHA-256 match"
+        );
+        Ok(Exit::Ok)
+    } else {
+        for p in &problems {
+            println!("DIFFERS: {p}");
+        }
+        eprintln!(
+            "plikt: error: the copy differs from the source in {} place(s) (listed above); run plikt migrate again to complete an interrupted copy, and if a difference stays, check the target's catalog and object store",
+            problems.len()
+        );
+        Ok(Exit::Invalid)
+    }
+}

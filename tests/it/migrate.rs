@@ -1,0 +1,177 @@
+//! Moving up (issue 17 §5): `plikt migrate` copies a SQLite catalog and its blob folder
+//! into PostgreSQL (a cluster of the test's own) and a real Garage, survives SIGKILL and
+//! goes on where it stopped, and refuses to call a damaged copy a success.
+
+use std::time::Duration;
+
+use object_store::ObjectStore;
+
+use crate::support::{
+    Env, Garage, OwnPostgres, Response, Server, TestItem, date, feed, own_catalog, text,
+};
+
+const ITEMS: usize = 300;
+
+fn file(i: usize) -> Vec<u8> {
+    format!("innehåll {i} ").repeat(40 + i % 50).into_bytes()
+}
+
+#[test]
+fn migrate_copies_resumes_after_sigkill_verifies_and_the_copy_works() {
+    let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let server = Server::with_handler(move |r| {
+        let base = b2.get().unwrap();
+        if r.path == "/feed.xml" {
+            let items: Vec<TestItem> = (0..ITEMS)
+                .map(|i| {
+                    TestItem::new(
+                        &format!("m-{i}"),
+                        &date(1000 - i as i64),
+                        &format!("{base}/page/{i}.html"),
+                    )
+                    .content(
+                        &format!("{base}/file/{i}.txt"),
+                        "text/plain",
+                        &file(i),
+                    )
+                })
+                .collect();
+            return Response::ok(feed(&items));
+        }
+        if let Some(i) = r
+            .path
+            .strip_prefix("/file/")
+            .and_then(|p| p.strip_suffix(".txt"))
+        {
+            return Response::file(file(i.parse().unwrap()), "text/plain");
+        }
+        Response::file(format!("<html><body>{}</body></html>", r.path), "text/html")
+    });
+    let _ = base.set(server.url(""));
+
+    // The source: SQLite and the local folder, plikt's default.
+    let source = Env::plain("migrate-source", &server.url("/feed.xml"), "");
+    if let Some(url) = &source.postgres {
+        let cfg = std::fs::read_to_string(&source.config)
+            .unwrap()
+            .replace(&format!("[catalog]\nurl = \"{url}\"\n"), "");
+        std::fs::write(&source.config, cfg).unwrap();
+    }
+    let o = source.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let sqlite = |q: &str| -> String {
+        let c = rusqlite::Connection::open(source.data().join("catalog.sqlite")).unwrap();
+        c.query_row(q, [], |r| r.get::<_, i64>(0))
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        sqlite("SELECT count(*) FROM versions WHERE state = 'deposited'"),
+        ITEMS.to_string()
+    );
+
+    // The target: PostgreSQL and Garage.
+    let pg = OwnPostgres::start();
+    let mut target = Env::plain("migrate-target", &server.url("/feed.xml"), "");
+    own_catalog(&mut target, &pg, "migrate");
+    let garage = Garage::start("migrate");
+    let target = garage.configure(target, "kb/", "");
+    let from = source.data();
+    let migrate = |env: &Env| {
+        let mut c = crate::support::plikt();
+        c.args(["migrate", "--config"])
+            .arg(&env.config)
+            .arg("--from")
+            .arg(&from);
+        for (k, v) in &env.env {
+            c.env(k, v);
+        }
+        c
+    };
+
+    // Killed while it copies, then run again: it goes on and succeeds.
+    let mut child = migrate(&target)
+        .stdout(std::process::Stdio::from(
+            std::fs::File::create(target.dir.join("migrate-1.out")).unwrap(),
+        ))
+        .stderr(std::process::Stdio::from(
+            std::fs::File::create(target.dir.join("migrate-1.log")).unwrap(),
+        ))
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let ended = child.try_wait().unwrap();
+    let killed = ended.is_none();
+    child.kill().ok();
+    child.wait().unwrap();
+    assert!(
+        killed,
+        "migrate ended within 700 ms ({ended:?}): the interruption was not tested: {}{}",
+        std::fs::read_to_string(target.dir.join("migrate-1.out")).unwrap_or_default(),
+        std::fs::read_to_string(target.dir.join("migrate-1.log")).unwrap_or_default()
+    );
+    let o = migrate(&target).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("verified: every row count"), "{out}");
+    assert!(out.contains(&format!("versions: {ITEMS} rows")), "{out}");
+
+    // The copy is the collection: counts, the journal, an audit that re-reads every
+    // object, and a re-harvest of the unchanged feed deposits nothing new.
+    for q in [
+        "SELECT count(*) FROM versions",
+        "SELECT count(*) FROM files",
+        "SELECT count(*) FROM changes",
+        "SELECT count(*) FROM blobs",
+        "SELECT count(*) FROM runs",
+    ] {
+        assert_eq!(target.one(q), sqlite(q), "{q}");
+    }
+    let o = target.cmd(&["audit"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(" 0 missing, 0 corrupt"),
+        "{}",
+        text(&o)
+    );
+    let o = target.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(" 0 new versions"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(
+        target.one("SELECT count(*) FROM versions"),
+        ITEMS.to_string()
+    );
+    // New ids come after the copied ones.
+    let runs: i64 = target.one("SELECT max(id) FROM runs").parse().unwrap();
+    let copied: i64 = sqlite("SELECT max(id) FROM runs").parse().unwrap();
+    assert_eq!(runs, copied + 1);
+
+    // An object damaged behind plikt's back: migrate does not call the copy a success.
+    let sha = target.one("SELECT sha256 FROM blobs ORDER BY sha256 LIMIT 1");
+    let client = garage.client();
+    let key = object_store::path::Path::from(format!("kb/blobs/{}/{sha}", &sha[..2]));
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(client.put(&key, bytes::Bytes::from_static(b"not the bytes").into()))
+        .unwrap();
+    let o = migrate(&target).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains(&format!("DIFFERS: blob {sha}")), "{out}");
+
+    // The same folder as source and target is refused.
+    let o = source.cmd(&["migrate", "--from", source.data().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("the target is the source"),
+        "{}",
+        text(&o)
+    );
+}
