@@ -31,8 +31,9 @@
 //!           streamed to a temporary object → server-side copy, identical bytes once as
 //!           the catalog decides) + the catalog on SQLite (WAL, synchronous=FULL) or
 //!           PostgreSQL ([catalog] url): `store::sql` is the one SQL layer over both,
-//!           migrations per backend, an append-only change journal; the only module
-//!           with SQL
+//!           migrations per backend, an append-only change journal, run leases;
+//!           `store::moving` copies a catalog and its blobs to another backend
+//!           (`plikt migrate`); the only module with SQL
 //! harvest   one run of one publisher: fetch → validate (two passes: verdict, then
 //!           diff in one transaction) → download + verify (H-*) → deposit
 //! schedule  cron → runs shared by any number of workers through run leases in the
@@ -54,6 +55,7 @@
 //!           documents, resources from the blob store, topics, the hub, status; the
 //!           validation service for publishers (`server::web`: /validate, /rules,
 //!           POST /api/validate; askama templates, Fluent texts per language, limits)
+//!           and the operators' dashboard (/dashboard: publishers, SVG charts)
 //! metrics   Prometheus/OpenMetrics counters and gauges (runs, deposits, bytes,
 //!           findings, deliveries; catalog gauges read at scrape), served on /metrics
 //! cli       clap arguments, one file per command, fatal errors → exit codes
