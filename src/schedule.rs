@@ -115,8 +115,8 @@ impl Worker {
             return Ok(Err(busy));
         }
         let summary = harvester.run(p).await;
-        // The schedule stays as it was: a run by hand does not move the next slot.
-        Catalog::open(&self.location)?.release_lease(&p.id, &self.id, None)?;
+        // The next scheduled run is the first slot after this one.
+        Catalog::open(&self.location)?.release_lease(&p.id, &self.id, due(p, now))?;
         summary.map(Ok)
     }
 }
@@ -288,7 +288,7 @@ pub async fn work(
                         let Some(p) = publishers.get(&claim.publisher).cloned() else {
                             tracing::warn!(publisher = %claim.publisher, worker = %worker.id, "a run is due for a publisher this worker's configuration does not have: give every worker the same configuration");
                             if let Some(c) = &catalog {
-                                let _ = c.release_lease(&claim.publisher, &worker.id, Some(None));
+                                let _ = c.release_lease(&claim.publisher, &worker.id, None);
                             }
                             continue;
                         };
@@ -336,15 +336,15 @@ async fn carry_out(
     let next = match harvester.run(&p).await {
         Ok(summary) if summary.outcome == Outcome::Interrupted => {
             tracing::info!(publisher = %p.id, "run interrupted; it is due again");
-            None
+            Some(Timestamp::now())
         }
         Ok(summary) => {
             tracing::info!(publisher = %p.id, outcome = %summary.outcome, "scheduled run ended");
-            Some(due(&p, claimed_at))
+            due(&p, claimed_at)
         }
         Err(e) => {
             tracing::error!(publisher = %p.id, error = %e, "scheduled run could not be recorded; it is due again after a lease");
-            Some(Some(worker.until(Timestamp::now())))
+            Some(worker.until(Timestamp::now()))
         }
     };
     let after = after_run.clone();

@@ -1,7 +1,8 @@
 //! Run leases (issue 17 §3): which worker carries out each publisher's next run.
 //!
 //! Each publisher has one row: when its next run is due (`due_at`, from its schedule),
-//! which worker holds it (`worker`) and until when (`expires_at`). A worker claims due
+//! which worker holds it (`worker`) and until when (`expires_at`; a held row is due
+//! again then, so that claims read only rows they can take). A worker claims due
 //! rows in one transaction (`FOR UPDATE SKIP LOCKED` on PostgreSQL, so workers claiming
 //! at the same instant take different publishers and never wait for each other; SQLite
 //! has one writer at a time anyway), renews the expiry of what it holds while it works,
@@ -210,34 +211,33 @@ impl Catalog {
     pub fn renew_leases(&self, worker: &str, until: Timestamp) -> Result<usize, StoreError> {
         self.db()
             .execute(
-                "UPDATE leases SET expires_at = ?2 WHERE worker = ?1",
+                // A claimed run is due again when its lease ends; a scheduled slot that
+                // falls inside a lease (a run by hand) moves to its end.
+                "UPDATE leases SET expires_at = ?2,
+                   due_at = CASE WHEN due_at IS NOT NULL AND due_at < ?2 THEN ?2 ELSE due_at END
+                 WHERE worker = ?1",
                 params![worker, until],
             )
             .map_err(sql("renewing leases"))
     }
 
     /// Releases `publisher`'s lease held by `worker`, its next run due at `next` (`None`:
-    /// leave the due time as it is, a forced run). False when `worker` no longer held it
-    /// (it expired and another worker took the run over).
+    /// no worker schedules it). False when `worker` no longer held it (it expired and
+    /// another worker took the run over).
     pub fn release_lease(
         &self,
         publisher: &str,
         worker: &str,
-        next: Option<Option<Timestamp>>,
+        next: Option<Timestamp>,
     ) -> Result<bool, StoreError> {
-        let n = match next {
-            Some(due) => self.db().execute(
+        let n = self
+            .db()
+            .execute(
                 "UPDATE leases SET worker = NULL, expires_at = NULL, due_at = ?3
                  WHERE publisher = ?1 AND worker = ?2",
-                params![publisher, worker, due],
-            ),
-            None => self.db().execute(
-                "UPDATE leases SET worker = NULL, expires_at = NULL
-                 WHERE publisher = ?1 AND worker = ?2",
-                params![publisher, worker],
-            ),
-        }
-        .map_err(sql("releasing a lease"))?;
+                params![publisher, worker, next],
+            )
+            .map_err(sql("releasing a lease"))?;
         Ok(n > 0)
     }
 
@@ -314,8 +314,10 @@ fn take(
     until: Timestamp,
 ) -> Result<(), DbError> {
     tx.execute(
-        // `due_at` stays: should this worker die, the row is due for the next one.
-        "UPDATE leases SET worker = ?2, expires_at = ?3, last_claimed = ?4
+        // Due again when the lease ends: should this worker die, the row is due for
+        // the next one then; renewals move both. Held rows are not due, so a claim
+        // reads only rows it can take (the index on `due_at`).
+        "UPDATE leases SET worker = ?2, expires_at = ?3, last_claimed = ?4, due_at = ?3
          WHERE publisher = ?1",
         params![publisher, worker, until, now],
     )?;

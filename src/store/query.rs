@@ -554,7 +554,7 @@ impl Catalog {
     pub fn deposits_per_day(&self, since: Timestamp) -> Result<Vec<DayDeposits>, StoreError> {
         self.db()
             .query(
-                "SELECT substr(c.at, 1, 10), count(DISTINCT c.version_id), COALESCE(sum(f.length), 0)
+                "SELECT substr(c.at, 1, 10), count(DISTINCT c.version_id), CAST(COALESCE(sum(f.length), 0) AS BIGINT)
                  FROM changes c LEFT JOIN files f ON f.version_id = c.version_id AND f.state = ?2
                  WHERE c.at >= ?1 GROUP BY 1 ORDER BY 1",
                 params![since, FileState::Stored],
