@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use crate::support::{Env, TestItem, date, feed, text};
+use crate::support::{Env, TestItem, date, feed, noise, text};
 use crate::support::{Response, Server};
 
 const ITEMS: usize = 300;
@@ -13,18 +13,10 @@ const UPDATED: usize = 50;
 /// Kills that must hit a running harvest.
 const KILLS: usize = 20;
 
-/// Deterministic bytes of one file.
+/// Deterministic bytes of one file, 1–8 KiB.
 fn file(i: usize) -> Vec<u8> {
-    let mut x = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let len = 1024 + (x % 7000) as usize;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
+    let seed = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    noise(1024 + (seed % 7000) as usize, seed)
 }
 
 fn the_feed(base: &str, generation: u32) -> String {

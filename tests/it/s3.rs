@@ -9,21 +9,8 @@ use object_store::path::Path as Key;
 use sha2::Digest;
 
 use crate::support::{
-    Body, Env, Garage, Proxy, Response, Serving, TestItem, date, feed, get_with, serve, text,
+    Body, Env, Garage, Proxy, Response, Serving, TestItem, date, feed, get_with, noise, serve, text,
 };
-
-/// Bytes that do not compress and do not repeat (xorshift).
-fn noise(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect()
-}
 
 const HTML: &[u8] = b"<!DOCTYPE html><html><body>Artikel</body></html>";
 const PDF: &[u8] =

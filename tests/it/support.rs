@@ -1247,3 +1247,16 @@ impl Drop for OwnPostgres {
         let _ = self.script("stop");
     }
 }
+
+/// Bytes that do not compress and do not repeat (xorshift).
+pub fn noise(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
