@@ -127,7 +127,7 @@ impl Catalog {
                 &format!(
                     "SELECT publisher, worker FROM leases
                      WHERE due_at <= ?1 AND (worker IS NULL OR expires_at <= ?1)
-                     ORDER BY due_at, publisher LIMIT ?2{skip_locked}"
+                     ORDER BY due_at LIMIT ?2{skip_locked}"
                 ),
                 params![now, i64::try_from(limit).unwrap_or(i64::MAX)],
                 |r| Ok((r.get(0)?, r.get(1)?)),
