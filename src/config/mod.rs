@@ -5,6 +5,10 @@
 //! Secrets never live here: a publisher's password comes from an environment variable
 //! (`password_env`) or a file (`password_file`), is read when the configuration is
 //! loaded, and is kept in a [`Secret`] whose `Debug` and `Display` print `***`.
+//!
+//! Past 800 lines with its tests: one struct per table of the file, each beside the
+//! checks that refuse its bad values, so that a key, its default and its error message
+//! are read together (`[blobs]` and secrets have modules of their own).
 
 mod blobs;
 mod secret;

@@ -8,6 +8,10 @@
 //! Like `rusqlite::Connection` (whose shape it keeps, so statements read the same):
 //! methods take `&self`; a [`Tx`] is a transaction that rolls back when dropped without
 //! [`Tx::commit`]. PostgreSQL's statements are prepared once per connection.
+//!
+//! Past 800 lines with its tests: both drivers' binding, reading, streaming (cursors on
+//! PostgreSQL) and transactions side by side, so that each difference between the two
+//! backends is seen in one place.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
