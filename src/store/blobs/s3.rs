@@ -284,6 +284,7 @@ impl S3 {
                 .collect();
             let failed: std::collections::HashSet<String> = failed.into_iter().cloned().collect();
             let mut out = Vec::with_capacity(batch.len());
+            let mut tmps = Vec::with_capacity(batch.len());
             for ((sha, tmp, known), copied) in batch.into_iter().zip(copies) {
                 out.push(match copied {
                     Some(e) => Some(e),
@@ -296,10 +297,13 @@ impl S3 {
                     )),
                     None => None,
                 });
-                // The temporary object goes either way; a delete that fails leaves it to
-                // `clean_tmp`.
-                tmp.delete().await;
+                tmps.push(tmp);
             }
+            // The temporary objects go either way, 16 deletes at a time; a delete that
+            // fails leaves its object to `clean_tmp`.
+            futures_util::stream::iter(tmps)
+                .for_each_concurrent(16, TmpObject::delete)
+                .await;
             out
         })
     }
