@@ -392,7 +392,10 @@ impl Written {
                 let file = File::open(t.path()).map_err(BlobError::io(t.path()))?;
                 Ok(Box::new(io::BufReader::new(file)))
             }
-            Tmp::S3(t) => Ok(Box::new(t.ranged(self.digests.length))),
+            Tmp::S3(t) => match t.inline() {
+                Some(bytes) => Ok(Box::new(io::Cursor::new(bytes.clone()))),
+                None => Ok(Box::new(t.ranged(self.digests.length))),
+            },
         }
     }
 }

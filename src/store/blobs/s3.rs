@@ -9,13 +9,14 @@
 //! - `<prefix>tmp/<token>/<n>`: a blob being written, `token` being this process's
 //!   (process id and 32 random bits), so that what a process leaves is told apart.
 //!
-//! **Writing** ([`Upload`]): the bytes stream to a temporary object. A file smaller than
-//! one part (`part_size_mib`) is sent with one PUT when it ends; a larger one becomes a
-//! multipart upload whose parts are sent as they fill, at most two in flight and one
-//! filling, so memory per file is bounded by three parts whatever the file's size. The
-//! SHA-256 is known only at the end, so [`S3::commit`] then moves the temporary object
-//! to its name (server-side CopyObject, then DELETE) — or, when the catalog already has
-//! the blob, only deletes it: identical bytes are stored once, decided in the catalog,
+//! **Writing** ([`Upload`]): a file smaller than one part (`part_size_mib`) is kept in
+//! memory and, at commit, sent with one PUT straight to its name (or not at all when
+//! the catalog already has it); a larger one streams to a temporary object, a multipart
+//! upload whose parts are sent as they fill, at most two in flight and one filling, so
+//! memory per file is bounded by three parts whatever the file's size. Its SHA-256 is
+//! known only at the end, so [`S3::commit`] then moves the temporary object to its name
+//! (server-side CopyObject, then DELETE) — or, when the catalog already has the blob,
+//! only deletes it: identical bytes are stored once, decided in the catalog,
 //! not by a conditional write (Garage 2.5 ignores `If-None-Match: *` and overwrites).
 //!
 //! **Verified on upload**: every PUT and UploadPart carries `x-amz-content-sha256` (the
@@ -233,6 +234,7 @@ impl S3 {
                 s3: self.clone(),
                 key,
                 armed: true,
+                inline: None,
             }),
         }
     }
@@ -250,18 +252,29 @@ impl S3 {
                     first.entry(sha.clone()).or_insert(i);
                 }
             }
-            let jobs: Vec<Option<(Path, Path)>> = batch
+            let jobs: Vec<Option<(Path, Path, Option<Bytes>)>> = batch
                 .iter()
                 .enumerate()
                 .map(|(i, (sha, tmp, _))| {
-                    (first.get(sha) == Some(&i)).then(|| (tmp.key.clone(), s3.blob_key(sha)))
+                    (first.get(sha) == Some(&i))
+                        .then(|| (tmp.key.clone(), s3.blob_key(sha), tmp.inline.clone()))
                 })
                 .collect();
             let copies = futures_util::stream::iter(jobs)
                 .map(|job| {
                     let s3 = s3.clone();
                     async move {
-                        let (from, to) = job?;
+                        let (from, to, inline) = job?;
+                        if let Some(bytes) = inline {
+                            // A small blob, sent once to its name (with its
+                            // x-amz-checksum-sha256, as every PUT).
+                            return s3
+                                .ops
+                                .put(&to, bytes.into())
+                                .await
+                                .err()
+                                .map(|e| s3.err("storing a new blob", &to, e));
+                        }
                         // A plain CopyObject, which replaces an object of the same name:
                         // two workers racing on identical new bytes both copy, the second
                         // writes the same bytes again, and the catalog's
@@ -648,7 +661,7 @@ enum Msg {
 #[derive(Debug)]
 pub(super) struct Upload {
     tx: Option<mpsc::Sender<Msg>>,
-    task: Option<tokio::task::JoinHandle<Result<(), BlobError>>>,
+    task: Option<tokio::task::JoinHandle<Result<Option<Bytes>, BlobError>>>,
     tmp: Option<TmpObject>,
 }
 
@@ -664,7 +677,7 @@ impl Upload {
         let task = self.task.take().expect("running until finish");
         Err(match task.await {
             Ok(Err(e)) => e,
-            Ok(Ok(())) => BlobError::Config("the upload ended before its last chunk".into()),
+            Ok(Ok(_)) => BlobError::Config("the upload ended before its last chunk".into()),
             Err(e) => std::panic::resume_unwind(e.into_panic()),
         })
     }
@@ -685,34 +698,67 @@ impl Upload {
             }
         });
         // On an error the temporary object is dropped (and deleted, if it exists).
-        let tmp = self.tmp.take().expect("made with the upload");
-        done.map(|()| tmp)
+        let mut tmp = self.tmp.take().expect("made with the upload");
+        done.map(|inline| {
+            if inline.is_some() {
+                // Nothing was sent: the bytes go to the blob's name at commit.
+                tmp.armed = false;
+                tmp.inline = inline;
+            }
+            tmp
+        })
     }
 }
 
-/// The upload task: chunks into an `object_store` `BufWriter` (one PUT below a part,
-/// a multipart upload above, at most two parts in flight); the channel closing without
-/// [`Msg::Finish`] (the writer was dropped: a failed or abandoned download) aborts it.
-async fn upload(s3: S3, key: Path, mut rx: mpsc::Receiver<Msg>) -> Result<(), BlobError> {
+/// The upload task. A blob smaller than one part is kept in memory and sent once, to
+/// its own name, at commit (one PUT instead of a PUT, a copy and a delete: most files
+/// are small); a larger one goes into an `object_store` `BufWriter` as its chunks come (a
+/// multipart upload of the temporary object, at most two parts in flight). The channel
+/// closing without [`Msg::Finish`] (the writer was dropped: a failed or abandoned
+/// download) aborts it. Returns the bytes of a small blob.
+async fn upload(s3: S3, key: Path, mut rx: mpsc::Receiver<Msg>) -> Result<Option<Bytes>, BlobError> {
     use tokio::io::AsyncWriteExt;
-    let mut w = BufWriter::with_capacity(s3.ops.clone(), key.clone(), s3.settings.part_size)
-        .with_max_concurrency(1);
+    let mut held: Vec<Bytes> = Vec::new();
+    let mut held_len = 0usize;
+    let mut w: Option<BufWriter> = None;
     loop {
         match rx.recv().await {
             Some(Msg::Chunk(bytes)) => {
-                if let Err(e) = w.put(bytes).await {
-                    let _ = w.abort().await;
-                    return Err(s3.err("uploading (a part of)", &key, e));
+                held_len += bytes.len();
+                held.push(bytes);
+                if w.is_none() && held_len < s3.settings.part_size {
+                    continue;
                 }
+                let writer = w.get_or_insert_with(|| {
+                    BufWriter::with_capacity(s3.ops.clone(), key.clone(), s3.settings.part_size)
+                        .with_max_concurrency(1)
+                });
+                for chunk in std::mem::take(&mut held) {
+                    if let Err(e) = writer.put(chunk).await {
+                        let _ = writer.abort().await;
+                        return Err(s3.err("uploading (a part of)", &key, e));
+                    }
+                }
+                held_len = 0;
             }
             Some(Msg::Finish) => {
-                return w
+                let Some(mut writer) = w else {
+                    let mut all = bytes::BytesMut::with_capacity(held_len);
+                    for chunk in held {
+                        all.extend_from_slice(&chunk);
+                    }
+                    return Ok(Some(all.freeze()));
+                };
+                return writer
                     .shutdown()
                     .await
+                    .map(|()| None)
                     .map_err(|e| s3.error("completing the upload of", key.as_ref(), e, false));
             }
             None => {
-                let _ = w.abort().await;
+                if let Some(mut writer) = w {
+                    let _ = writer.abort().await;
+                }
                 return Err(BlobError::Config("the upload was abandoned".into()));
             }
         }
@@ -725,11 +771,21 @@ pub(super) struct TmpObject {
     s3: S3,
     key: Path,
     armed: bool,
+    /// A blob smaller than a part: its bytes, not yet sent anywhere.
+    inline: Option<Bytes>,
 }
 
 impl TmpObject {
+    /// The bytes of a blob smaller than a part, kept in memory until commit.
+    pub(super) fn inline(&self) -> Option<&Bytes> {
+        self.inline.as_ref()
+    }
+
     /// Deletes it now (a failure leaves it to `clean_tmp`).
     async fn delete(mut self) {
+        if self.inline.is_some() {
+            return;
+        }
         self.armed = false;
         if let Err(e) = self.s3.ops.delete(&self.key).await {
             tracing::warn!(key = %self.key, error = %e, "a temporary object could not be deleted; a later harvest removes it");
