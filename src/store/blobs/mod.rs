@@ -348,22 +348,21 @@ impl BlobWriter {
         self.digester.bytes()
     }
 
-    /// Closes the temporary file (or completes the temporary object's upload) and
-    /// computes the digests. The blob is not in the store (nor durable) until
-    /// [`Blobs::commit`]. Blocks (on the digest threads; on the object store).
+    /// Computes the digests and closes the temporary file (or completes the upload: a
+    /// blob smaller than one part goes to its name on the object store now). The catalog
+    /// may record it only after [`Blobs::commit`]. Blocks (on the digest threads; on the
+    /// object store).
     pub fn finish(self) -> Result<Written, BlobError> {
         let BlobWriter { inner, digester } = self;
+        let digests = digester.finish();
         let tmp = match inner {
             WriterInner::Local(file, tmp) => {
                 drop(file);
                 Tmp::Local(tmp)
             }
-            WriterInner::S3(upload) => Tmp::S3(upload.finish()?),
+            WriterInner::S3(upload) => Tmp::S3(upload.finish(&digests.sha256)?),
         };
-        Ok(Written {
-            digests: digester.finish(),
-            tmp,
-        })
+        Ok(Written { digests, tmp })
     }
 }
 
@@ -392,10 +391,7 @@ impl Written {
                 let file = File::open(t.path()).map_err(BlobError::io(t.path()))?;
                 Ok(Box::new(io::BufReader::new(file)))
             }
-            Tmp::S3(t) => match t.inline() {
-                Some(bytes) => Ok(Box::new(io::Cursor::new(bytes.clone()))),
-                None => Ok(Box::new(t.ranged(self.digests.length))),
-            },
+            Tmp::S3(t) => Ok(Box::new(t.ranged(self.digests.length))),
         }
     }
 }

@@ -10,8 +10,8 @@
 //!   (process id and 32 random bits), so that what a process leaves is told apart.
 //!
 //! **Writing** ([`Upload`]): a file smaller than one part (`part_size_mib`) is kept in
-//! memory and, at commit, sent with one PUT straight to its name (or not at all when
-//! the catalog already has it); a larger one streams to a temporary object, a multipart
+//! memory while it streams in and then sent with one PUT straight to its name, which its
+//! SHA-256 gives; a larger one streams to a temporary object, a multipart
 //! upload whose parts are sent as they fill, at most two in flight and one filling, so
 //! memory per file is bounded by three parts whatever the file's size. Its SHA-256 is
 //! known only at the end, so [`S3::commit`] then moves the temporary object to its name
@@ -234,7 +234,7 @@ impl S3 {
                 s3: self.clone(),
                 key,
                 armed: true,
-                inline: None,
+                in_place: false,
             }),
         }
     }
@@ -252,29 +252,20 @@ impl S3 {
                     first.entry(sha.clone()).or_insert(i);
                 }
             }
-            let jobs: Vec<Option<(Path, Path, Option<Bytes>)>> = batch
+            // Small blobs are at their names already (`upload`).
+            let jobs: Vec<Option<(Path, Path)>> = batch
                 .iter()
                 .enumerate()
                 .map(|(i, (sha, tmp, _))| {
-                    (first.get(sha) == Some(&i))
-                        .then(|| (tmp.key.clone(), s3.blob_key(sha), tmp.inline.clone()))
+                    (first.get(sha) == Some(&i) && !tmp.in_place)
+                        .then(|| (tmp.key.clone(), s3.blob_key(sha)))
                 })
                 .collect();
             let copies = futures_util::stream::iter(jobs)
                 .map(|job| {
                     let s3 = s3.clone();
                     async move {
-                        let (from, to, inline) = job?;
-                        if let Some(bytes) = inline {
-                            // A small blob, sent once to its name (with its
-                            // x-amz-checksum-sha256, as every PUT).
-                            return s3
-                                .ops
-                                .put(&to, bytes.into())
-                                .await
-                                .err()
-                                .map(|e| s3.err("storing a new blob", &to, e));
-                        }
+                        let (from, to) = job?;
                         // A plain CopyObject, which replaces an object of the same name:
                         // two workers racing on identical new bytes both copy, the second
                         // writes the same bytes again, and the catalog's
@@ -652,8 +643,9 @@ fn parse_uploads(body: &[u8]) -> Result<UploadsPage, String> {
 #[derive(Debug)]
 enum Msg {
     Chunk(Bytes),
-    /// The last chunk was sent: complete the upload.
-    Finish,
+    /// The last chunk was sent: complete the upload (a blob smaller than one part goes
+    /// straight to this name, its own).
+    Finish(Path),
 }
 
 /// The upload of one temporary object, run by a task on the object store's runtime;
@@ -661,7 +653,7 @@ enum Msg {
 #[derive(Debug)]
 pub(super) struct Upload {
     tx: Option<mpsc::Sender<Msg>>,
-    task: Option<tokio::task::JoinHandle<Result<Option<Bytes>, BlobError>>>,
+    task: Option<tokio::task::JoinHandle<Result<Option<Path>, BlobError>>>,
     tmp: Option<TmpObject>,
 }
 
@@ -682,12 +674,18 @@ impl Upload {
         })
     }
 
-    /// Completes the upload. Blocks.
-    pub(super) fn finish(mut self) -> Result<TmpObject, BlobError> {
+    /// Completes the upload of the blob with this SHA-256. Blocks.
+    pub(super) fn finish(mut self, sha256: &str) -> Result<TmpObject, BlobError> {
         let (tx, task) = (self.tx.take(), self.task.take());
+        let name = self
+            .tmp
+            .as_ref()
+            .expect("made with the upload")
+            .s3
+            .blob_key(sha256);
         let done = block(async move {
             if let Some(tx) = tx {
-                let _ = tx.send(Msg::Finish).await;
+                let _ = tx.send(Msg::Finish(name)).await;
             }
             match task {
                 Some(task) => match task.await {
@@ -699,24 +697,27 @@ impl Upload {
         });
         // On an error the temporary object is dropped (and deleted, if it exists).
         let mut tmp = self.tmp.take().expect("made with the upload");
-        done.map(|inline| {
-            if inline.is_some() {
-                // Nothing was sent: the bytes go to the blob's name at commit.
+        done.map(|in_place| {
+            if let Some(name) = in_place {
+                // A small blob, already at its name: nothing to move or delete.
                 tmp.armed = false;
-                tmp.inline = inline;
+                tmp.key = name;
+                tmp.in_place = true;
             }
             tmp
         })
     }
 }
 
-/// The upload task. A blob smaller than one part is kept in memory and sent once, to
-/// its own name, at commit (one PUT instead of a PUT, a copy and a delete: most files
-/// are small); a larger one goes into an `object_store` `BufWriter` as its chunks come (a
-/// multipart upload of the temporary object, at most two parts in flight). The channel
-/// closing without [`Msg::Finish`] (the writer was dropped: a failed or abandoned
-/// download) aborts it. Returns the bytes of a small blob.
-async fn upload(s3: S3, key: Path, mut rx: mpsc::Receiver<Msg>) -> Result<Option<Bytes>, BlobError> {
+/// The upload task. A blob smaller than one part is kept in memory until its last chunk
+/// and then sent with one PUT straight to its name, which its SHA-256 gives (one request
+/// instead of a PUT, a copy and a delete: most files are small; memory is freed at once;
+/// identical bytes sent twice land on the same name, and the catalog keeps one row). A
+/// larger one goes into an `object_store` `BufWriter` as its chunks come (a multipart
+/// upload of the temporary object, at most two parts in flight). The channel closing
+/// without [`Msg::Finish`] (the writer was dropped: a failed or abandoned download)
+/// aborts it. Returns the name a small blob was stored at.
+async fn upload(s3: S3, key: Path, mut rx: mpsc::Receiver<Msg>) -> Result<Option<Path>, BlobError> {
     use tokio::io::AsyncWriteExt;
     let mut held: Vec<Bytes> = Vec::new();
     let mut held_len = 0usize;
@@ -741,13 +742,19 @@ async fn upload(s3: S3, key: Path, mut rx: mpsc::Receiver<Msg>) -> Result<Option
                 }
                 held_len = 0;
             }
-            Some(Msg::Finish) => {
+            Some(Msg::Finish(name)) => {
                 let Some(mut writer) = w else {
                     let mut all = bytes::BytesMut::with_capacity(held_len);
                     for chunk in held {
                         all.extend_from_slice(&chunk);
                     }
-                    return Ok(Some(all.freeze()));
+                    // With its x-amz-checksum-sha256, as every PUT.
+                    return s3
+                        .ops
+                        .put(&name, all.freeze().into())
+                        .await
+                        .map(|_| Some(name.clone()))
+                        .map_err(|e| s3.err("storing a new blob", &name, e));
                 };
                 return writer
                     .shutdown()
@@ -771,19 +778,14 @@ pub(super) struct TmpObject {
     s3: S3,
     key: Path,
     armed: bool,
-    /// A blob smaller than a part: its bytes, not yet sent anywhere.
-    inline: Option<Bytes>,
+    /// A blob smaller than a part, stored at its name (`key`) already.
+    in_place: bool,
 }
 
 impl TmpObject {
-    /// The bytes of a blob smaller than a part, kept in memory until commit.
-    pub(super) fn inline(&self) -> Option<&Bytes> {
-        self.inline.as_ref()
-    }
-
     /// Deletes it now (a failure leaves it to `clean_tmp`).
     async fn delete(mut self) {
-        if self.inline.is_some() {
+        if self.in_place {
             return;
         }
         self.armed = false;
