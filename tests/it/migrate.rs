@@ -10,7 +10,8 @@ use crate::support::{
     Env, Garage, OwnPostgres, Response, Server, TestItem, date, feed, own_catalog, text,
 };
 
-const ITEMS: usize = 300;
+// Enough files (two an item) that a copy lasts a few seconds, to be killed in the middle.
+const ITEMS: usize = 1500;
 
 fn file(i: usize) -> Vec<u8> {
     format!("innehåll {i} ").repeat(40 + i % 50).into_bytes()
