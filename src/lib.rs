@@ -11,6 +11,9 @@
 //!
 //! ```text
 //! config    plikt.toml: serde structs, unknown keys refused, secrets from env/file
+//! i18n      Swedish and English: Fluent catalogues (pages, findings, rules); a
+//!           Finding's Message (and a G-XML error's) is an ID + arguments,
+//!           rendered in the reader's language only at the edges
 //! xml       decoding (UTF-8, ISO-8859-1, windows-1252, UTF-16) to text scanned in
 //!           place: G-XML = XML 1.0 + namespaces well-formedness, exactly (DOCTYPE and
 //!           internal subset; internal entities expanded under a bound; nothing
@@ -20,7 +23,8 @@
 //!           validate() → Report; validate_file() reads a large UTF-8 file on two
 //!           threads (split: a helper checks stretches of items, the main thread
 //!           takes them only at a verified boundary) with the same Report
-//! report    printers of a Report: text (source line + caret), JSON, JUnit
+//! report    printers of a Report: text (source line + caret), JSON, JUnit, in the
+//!           reader's language
 //! fetch     HTTP: one Policy (built-in defaults → [http] → [publisher.http] →
 //!           command line) of timeouts, minimum speed, size caps while streaming,
 //!           redirects, SSRF guard, retries, limits; Client follows it (manual
@@ -89,6 +93,7 @@ pub mod config;
 pub mod feed;
 pub mod fetch;
 pub mod harvest;
+pub mod i18n;
 pub mod metrics;
 pub mod notify;
 pub mod profile;

@@ -8,6 +8,7 @@ use clap::{Args, ValueEnum};
 
 use super::error::{Error, Exit};
 use crate::fetch::{self, Policy, PrivateRule, Spool, Tee};
+use crate::i18n::Lang;
 use crate::profile::{self, Report};
 use crate::report::{Json, Junit, Printer, Source, Text};
 
@@ -65,6 +66,16 @@ pub struct ValidateArgs {
     /// output keeps all.
     #[arg(long, default_value_t = 1000)]
     pub max_findings: usize,
+
+    /// Language of the report: `sv` or `en` (default: from LC_ALL, LC_MESSAGES or
+    /// LANG; English unless that names Swedish).
+    #[arg(long, value_parser = parse_lang)]
+    pub lang: Option<Lang>,
+}
+
+/// Parses `sv` or `en`.
+fn parse_lang(s: &str) -> Result<Lang, String> {
+    Lang::parse(s).ok_or_else(|| format!("`{s}` is not a language plikt writes: use `sv` or `en`"))
 }
 
 impl ValidateArgs {
@@ -155,10 +166,11 @@ pub fn run(args: &ValidateArgs) -> Result<Exit, Error> {
         Color::Never => false,
         Color::Auto => stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none(),
     };
+    let lang = args.lang.unwrap_or_else(Lang::from_env);
     let printer: Box<dyn Printer> = match args.format {
-        Format::Text => Box::new(Text { color }),
-        Format::Json => Box::new(Json),
-        Format::Junit => Box::new(Junit),
+        Format::Text => Box::new(Text { color, lang }),
+        Format::Json => Box::new(Json { lang }),
+        Format::Junit => Box::new(Junit { lang }),
     };
     let mut out = io::BufWriter::new(stdout.lock());
     let written = printer

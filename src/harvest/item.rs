@@ -118,7 +118,7 @@ pub fn plan(item: &Item, findings: &[Finding], duplicate: bool) -> Plan {
                     "severity": f.severity.as_str(),
                     "line": f.pos.map(|p| p.line),
                     "column": f.pos.map(|p| p.column),
-                    "message": f.message,
+                    "message": f.message.to_string(),
                 })
             })
             .collect(),
@@ -287,7 +287,9 @@ pub fn stored(f: &Finding) -> StoredFinding {
         item: f.item,
         guid: f.guid.clone(),
         url: None,
-        message: f.message.clone(),
+        // The catalog keeps English, the language of its other texts (and of
+        // `plikt status`, the dashboard and the JSON of /status).
+        message: f.message.to_string(),
     }
 }
 

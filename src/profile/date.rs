@@ -4,6 +4,9 @@
 //! rejects a wrong weekday outright, where the profile wants an error for the first
 //! and a warning for the second.
 
+use crate::i18n::Message;
+use crate::msg;
+
 /// A parsed pubDate.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PubDate {
@@ -24,18 +27,16 @@ const MONTHS: [&str; 12] = [
 
 /// Why a pubDate is not RFC 2822 with a four-digit year; the text says what to write.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DateError(pub String);
+pub struct DateError(pub Message);
 
-const EXAMPLE: &str = "write e.g. `Sun, 22 Nov 2026 09:30:00 +0100`";
+/// A date error, followed by an example of what to write.
+fn err<T>(what: Message) -> Result<T, DateError> {
+    Err(DateError(msg!("date-example", what = what)))
+}
 
-/// A date error; adds an example unless the message already says what to write.
-fn err<T>(what: impl Into<String>) -> Result<T, DateError> {
-    let what = what.into();
-    if what.contains("; write") || what.contains("(`20") {
-        Err(DateError(what))
-    } else {
-        Err(DateError(format!("{what}; {EXAMPLE}")))
-    }
+/// A date error that says itself what to write.
+fn says<T>(what: Message) -> Result<T, DateError> {
+    Err(DateError(what))
 }
 
 struct Cursor<'a> {
@@ -115,15 +116,13 @@ fn days_in_month(y: i64, m: i64) -> i64 {
 /// time [CFWS]` (catalogue §6.2), each part read by the function of its name.
 pub fn parse(value: &str) -> Result<PubDate, DateError> {
     if value.is_empty() {
-        return err("pubDate is empty");
+        return err(msg!("date-empty"));
     }
     if value.len() >= 10
         && value.as_bytes()[4] == b'-'
         && value.as_bytes()[..4].iter().all(u8::is_ascii_digit)
     {
-        return err(format!(
-            "`{value}` is ISO 8601 / RFC 3339, but RSS pubDate must be RFC 2822"
-        ));
+        return err(msg!("date-iso", value = value));
     }
     let mut c = Cursor {
         s: value.as_bytes(),
@@ -135,18 +134,21 @@ pub fn parse(value: &str) -> Result<PubDate, DateError> {
     let (offset_minutes, military) = zone(&mut c)?;
     let comment = cfws(&mut c)?;
     if c.i < c.s.len() {
-        return err(format!("unexpected `{}` after the time zone", c.rest()));
+        return err(msg!("date-after-zone", rest = c.rest()));
     }
     // Calendar and clock ranges.
     if !(1..=days_in_month(year, month)).contains(&day) {
-        return err(format!(
-            "{day} {} {year} is not a date in the calendar",
-            MONTHS[(month - 1) as usize]
+        return err(msg!(
+            "date-not-in-calendar",
+            day = day,
+            month = MONTHS[(month - 1) as usize],
+            year = year
         ));
     }
     if hour > 23 || minute > 59 || second > 60 {
-        return err(format!(
-            "time {hour:02}:{minute:02}:{second:02} is out of range"
+        return err(msg!(
+            "date-time-range",
+            time = format!("{hour:02}:{minute:02}:{second:02}")
         ));
     }
     let days = days_from_civil(year, month, day);
@@ -171,14 +173,11 @@ fn day_of_week(c: &mut Cursor<'_>) -> Result<Option<usize>, DateError> {
     }
     let token = c.alpha();
     let Some(w) = name_index(&DAYS, token) else {
-        return err(format!(
-            "`{}` is not a day name (Mon … Sun)",
-            String::from_utf8_lossy(token)
-        ));
+        return err(msg!("date-day-name", value = String::from_utf8_lossy(token).into_owned()));
     };
     c.fws();
     if !c.eat(b',') {
-        return err("the day name must be followed by a comma");
+        return err(msg!("date-day-comma"));
     }
     c.fws();
     Ok(Some(w))
@@ -198,40 +197,32 @@ struct Date {
 fn date(c: &mut Cursor<'_>) -> Result<Date, DateError> {
     let day = c.digits();
     if day.is_empty() || day.len() > 2 {
-        return err(format!(
-            "expected a day of the month (1 or 2 digits) at `{}`",
-            c.rest()
-        ));
+        return err(msg!("date-day", rest = c.rest()));
     }
     let day = number(day);
     if !c.fws() {
-        return err("expected a space after the day of the month");
+        return err(msg!("date-space-after-day"));
     }
     let month = c.alpha();
     let Some(month) = name_index(&MONTHS, month) else {
-        return err(format!(
-            "`{}` is not an English month abbreviation (Jan … Dec)",
-            String::from_utf8_lossy(month)
-        ));
+        return err(msg!("date-month", value = String::from_utf8_lossy(month).into_owned()));
     };
     let month = month as i64 + 1;
     if !c.fws() {
-        return err("expected a space after the month");
+        return err(msg!("date-space-after-month"));
     }
     let year = c.digits();
     if year.len() != 4 {
         let y = String::from_utf8_lossy(year).into_owned();
         return if year.len() == 2 {
-            err(format!(
-                "two-digit year `{y}`: profile 2.4 requires four digits (`20{y}`)"
-            ))
+            says(msg!("date-four-digit-year", year = y))
         } else {
-            err(format!("year `{y}` must have exactly four digits"))
+            err(msg!("date-year", year = y))
         };
     }
     let year = number(year);
     if !c.fws() {
-        return err("expected a space between the year and the time");
+        return err(msg!("date-space-after-year"));
     }
     Ok(Date { day, month, year })
 }
@@ -241,27 +232,24 @@ fn date(c: &mut Cursor<'_>) -> Result<Date, DateError> {
 fn time(c: &mut Cursor<'_>) -> Result<(i64, i64, i64), DateError> {
     let hour = c.digits();
     if hour.len() != 2 || !c.eat(b':') {
-        return err(format!(
-            "expected the time as `hh:mm` or `hh:mm:ss` (two digits each) at `{}`",
-            c.rest()
-        ));
+        return err(msg!("date-time", rest = c.rest()));
     }
     let hour = number(hour);
     let minute = c.digits();
     if minute.len() != 2 {
-        return err("minutes must have two digits");
+        return err(msg!("date-minutes"));
     }
     let minute = number(minute);
     let mut second = 0;
     if c.eat(b':') {
         let s = c.digits();
         if s.len() != 2 {
-            return err("seconds must have two digits");
+            return err(msg!("date-seconds"));
         }
         second = number(s);
     }
     if !c.fws() {
-        return err("expected a space and a time zone after the time, e.g. `+0100`");
+        return err(msg!("date-space-after-time"));
     }
     Ok((hour, minute, second))
 }
@@ -274,18 +262,15 @@ fn zone(c: &mut Cursor<'_>) -> Result<(i64, Option<char>), DateError> {
             c.i += 1;
             let z = c.digits();
             if z.len() != 4 {
-                let hint = if c.peek() == Some(b':') {
-                    " (no colon: `+0100`, not `+01:00`)"
+                return err(if c.peek() == Some(b':') {
+                    msg!("date-zone-colon")
                 } else {
-                    ""
-                };
-                return err(format!(
-                    "numeric time zone must be `+hhmm` or `-hhmm`{hint}"
-                ));
+                    msg!("date-zone")
+                });
             }
             let (hh, mm) = (number(&z[..2]), number(&z[2..]));
             if mm > 59 {
-                return err(format!("time zone minutes `{mm}` out of range"));
+                return err(msg!("date-zone-minutes", minutes = mm));
             }
             let m = hh * 60 + mm;
             Ok((if sign == b'-' { -m } else { m }, None))
@@ -304,14 +289,12 @@ fn zone(c: &mut Cursor<'_>) -> Result<(i64, Option<char>), DateError> {
                 }
                 other => {
                     let z = String::from_utf8_lossy(other);
-                    return err(format!(
-                        "time zone `{z}` is not RFC 2822 (only `+hhmm`/`-hhmm`, UT, GMT, EST … PDT); write the offset, e.g. `+0100` for CET, `+0200` for CEST"
-                    ));
+                    return says(msg!("date-zone-name", zone = z.into_owned()));
                 }
             };
             Ok((offset, None))
         }
-        _ => err("missing time zone, e.g. `+0100`"),
+        _ => err(msg!("date-no-zone")),
     }
 }
 
@@ -324,7 +307,7 @@ fn cfws(c: &mut Cursor<'_>) -> Result<bool, DateError> {
         let mut depth = 0;
         loop {
             match c.peek() {
-                None => return err("unclosed comment `(` in pubDate"),
+                None => return err(msg!("date-comment")),
                 Some(b'\\') => c.i += 2,
                 Some(b'(') => {
                     depth += 1;

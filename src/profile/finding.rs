@@ -2,10 +2,11 @@
 
 use std::fmt;
 
+use crate::i18n::{Lang, Message};
 use crate::xml::Pos;
 
 macro_rules! rules {
-    ($($(#[$doc:meta])* $variant:ident = $id:literal, $summary:literal,)*) => {
+    ($($(#[$doc:meta])* $variant:ident = $id:literal,)*) => {
         /// A rule of the catalogue (`kb-profile-rules.md`), spelt as the catalogue spells it.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[non_exhaustive]
@@ -22,9 +23,20 @@ macro_rules! rules {
                 match self { $(RuleId::$variant => $id,)* }
             }
 
-            /// What the rule requires, in one line (shown as the hint of a finding).
-            pub fn summary(self) -> &'static str {
-                match self { $(RuleId::$variant => $summary,)* }
+            /// What the rule requires, in one line, in `lang` (the hint of a finding, the
+            /// CLI's help line, the rule page's text): `rule-<ID>` of the catalogues.
+            pub fn summary(self, lang: Lang) -> String {
+                crate::i18n::text(lang, &format!("rule-{}", self.as_str()), &[])
+            }
+
+            /// When the rule gives `severity`, in `lang` (the rule pages):
+            /// `rule-<ID>-<severity>` of the catalogues.
+            pub fn when(self, severity: Severity, lang: Lang) -> String {
+                crate::i18n::text(
+                    lang,
+                    &format!("rule-{}-{}", self.as_str(), severity.as_str()),
+                    &[],
+                )
             }
         }
     };
@@ -32,93 +44,93 @@ macro_rules! rules {
 
 rules! {
     /// §2 well-formed, namespace-well-formed XML (fatal).
-    GXml = "G-XML", "the feed must be well-formed, namespace-well-formed XML 1.0 (UTF-8 or a declared encoding), all of its text in the feed (no external entities)",
+    GXml = "G-XML",
     /// §2 RSS 2.0 root, version, one channel.
-    GRss = "G-RSS", "the root is `<rss version=\"2.0\">` in no namespace with exactly one `<channel>`",
+    GRss = "G-RSS",
     /// §2 channel title, link, description.
-    GRssChannel = "G-RSS-CHANNEL", "the channel has exactly one `title`, `link` and `description`",
+    GRssChannel = "G-RSS-CHANNEL",
     /// §2 MediaRSS namespace exactly `http://search.yahoo.com/mrss/`.
-    GNsMrss = "G-NS-MRSS", "MediaRSS elements are in exactly `http://search.yahoo.com/mrss/`",
+    GNsMrss = "G-NS-MRSS",
     /// §2 DCMI Terms namespace exactly `http://purl.org/dc/terms/`.
-    GNsDcterms = "G-NS-DCTERMS", "Dublin Core elements are in exactly `http://purl.org/dc/terms/` (any prefix)",
+    GNsDcterms = "G-NS-DCTERMS",
     /// §2 no DC 1.1 elements.
-    GNsDcelements = "G-NS-DCELEMENTS", "no element may be in the DC 1.1 namespace `http://purl.org/dc/elements/1.1/`",
+    GNsDcelements = "G-NS-DCELEMENTS",
     /// §2 one prefix for DCMI Terms, used for nothing else.
-    GNsPrefix = "G-NS-PREFIX", "DCMI Terms use one prefix, `dcterms` recommended, bound to nothing else",
+    GNsPrefix = "G-NS-PREFIX",
     /// §2 XML Schema instance namespace.
-    GNsXsi = "G-NS-XSI", "xsi is exactly `http://www.w3.org/2001/XMLSchema-instance`",
+    GNsXsi = "G-NS-XSI",
     /// §2 items newest first.
-    GOrder = "G-ORDER", "items are sorted by pubDate, newest first (compared as instants)",
+    GOrder = "G-ORDER",
     /// guid.
-    R101 = "R101", "`guid`: mandatory, once, non-empty, unique in the feed, never changed",
+    R101 = "R101",
     /// dcterms:identifier with xsi:type.
-    R101a = "R101a", "`dcterms:identifier xsi:type=\"dcterms:isbn|issn|doi|uri|…\"`: desired for duplicate control",
+    R101a = "R101a",
     /// link.
-    R102 = "R102", "`link`: mandatory, once, absolute http(s) URL where the item was first published",
+    R102 = "R102",
     /// pubDate.
-    R103 = "R103", "`pubDate`: mandatory, once, RFC 2822 with a four-digit year, e.g. `Sun, 22 Nov 2026 09:30:00 +0100`",
+    R103 = "R103",
     /// dcterms:publisher.
-    R104 = "R104", "`dcterms:publisher`: mandatory, once, `http://id.kb.se/organisations/SE<orgnr>[-suffix]`",
+    R104 = "R104",
     /// title.
-    R105 = "R105", "`title`: mandatory, once, non-empty",
+    R105 = "R105",
     /// description.
-    R106 = "R106", "`description`: optional, at most once",
+    R106 = "R106",
     /// dcterms:accessRights.
-    R107 = "R107", "`dcterms:accessRights`: mandatory, once, `gratis` or `restricted`",
+    R107 = "R107",
     /// dcterms:license.
-    R108 = "R108", "`dcterms:license`: desired, at most once, a URI",
+    R108 = "R108",
     /// dcterms:isPartOf.
-    R112 = "R112", "`dcterms:isPartOf xsi:type=\"dcterms:issn|isbn|…\"`: the host publication",
+    R112 = "R112",
     /// dcterms:isFormatOf (item level).
-    R113 = "R113", "`dcterms:isFormatOf xsi:type=\"dcterms:isbn|…\"`: the same content in another format",
+    R113 = "R113",
     /// dcterms:creator.
-    R115Creator = "R115-creator", "`dcterms:creator`: `Efternamn, Förnamn (roll)` or an institution's name",
+    R115Creator = "R115-creator",
     /// dcterms:contributor.
-    R115Contributor = "R115-contributor", "`dcterms:contributor`: `Efternamn, Förnamn (roll)` or an institution's name",
+    R115Contributor = "R115-contributor",
     /// dcterms:format.
-    R117 = "R117", "`dcterms:format`: mandatory, once, the MIME type of the file at `link`",
+    R117 = "R117",
     /// media:content (structure).
-    S201Content = "S201-content", "`media:content` (also in `media:group`): every file of the item; KB downloads all of them",
+    S201Content = "S201-content",
     /// media:content/@url.
-    F302 = "F302", "`media:content/@url`: mandatory, absolute http(s) URL",
+    F302 = "F302",
     /// media:content/dcterms:isFormatOf: the alternative-form marker.
-    MarkerIsFormatOf = "MARKER-isFormatOf", "`media:content/dcterms:isFormatOf`: at most once, exactly the item's `link`",
+    MarkerIsFormatOf = "MARKER-isFormatOf",
     /// media:content/@type.
-    F303 = "F303", "`media:content/@type`: mandatory, a MIME type",
+    F303 = "F303",
     /// dcterms:references.
-    S201References = "S201-references", "`dcterms:references xsi:type=\"dcterms:uri|…\"`: files delivered another way (FTP)",
+    S201References = "S201-references",
     /// media:hash.
-    F305 = "F305", "`media:hash algo=\"md5\"`: 32 hexadecimal digits, one per algorithm",
+    F305 = "F305",
     /// media:license.
-    F307 = "F307", "`media:license href=\"URI\"`: the file's licence",
+    F307 = "F307",
     /// media:keywords (item).
-    R118 = "R118", "`media:keywords` (item): comma-separated keywords",
+    R118 = "R118",
     /// media:keywords (file).
-    F311 = "F311", "`media:keywords` (file): comma-separated keywords",
+    F311 = "F311",
     /// media:credit.
-    F308Credit = "F308-credit", "`media:credit role=\"…\"`: lower-case role, scheme `urn:ebu` (default) or `urn:yvs`",
+    F308Credit = "F308-credit",
     /// media:copyright.
-    F308Copyright = "F308-copyright", "`media:copyright url=\"…\"`: holder, with an absolute http(s) URL",
+    F308Copyright = "F308-copyright",
     /// §5 file downloadable.
-    HFetch = "H-FETCH", "every `link` and `media:content/@url` can be downloaded",
+    HFetch = "H-FETCH",
     /// §5 credentials per feed.
-    HAuth = "H-AUTH", "credentials go only to the feed's own origin",
+    HAuth = "H-AUTH",
     /// §5 declared vs served MIME type.
-    HMime = "H-MIME", "the declared MIME type matches what the server sends",
+    HMime = "H-MIME",
     /// §5 MD5 of the bytes equals media:hash.
-    HMd5 = "H-MD5", "the MD5 of the downloaded bytes equals `media:hash`",
+    HMd5 = "H-MD5",
     /// §5 byte count equals fileSize.
-    HSize = "H-SIZE", "the byte count equals `fileSize`",
+    HSize = "H-SIZE",
     /// §5 no DRM.
-    HDrm = "H-DRM", "files carry no DRM",
+    HDrm = "H-DRM",
     /// §5 no items missed between harvests.
-    HCoverage = "H-COVERAGE", "no items were missed between harvests",
+    HCoverage = "H-COVERAGE",
     /// §5 guid + pubDate versioning.
-    HVersion = "H-VERSION", "a changed item keeps its guid and gets a newer pubDate",
+    HVersion = "H-VERSION",
     /// §5 publisher agreed for the feed.
-    HPublisher = "H-PUBLISHER", "the publisher identifier is one agreed for this feed",
+    HPublisher = "H-PUBLISHER",
     /// §5 no pagination.
-    HPagination = "H-PAGINATION", "the feed is not paginated",
+    HPagination = "H-PAGINATION",
 }
 
 impl RuleId {
@@ -187,20 +199,21 @@ pub struct Finding {
     pub item: Option<u32>,
     /// The item's guid, where it has one.
     pub guid: Option<String>,
-    /// What is wrong and what to write instead.
-    pub message: String,
+    /// What is wrong and what to write instead, in no language yet (rendered by the
+    /// report printers and the web pages; `Display` is English).
+    pub message: Message,
 }
 
 impl Finding {
     /// A finding at `pos`.
-    pub fn new(rule: RuleId, severity: Severity, pos: Pos, message: impl Into<String>) -> Self {
+    pub fn new(rule: RuleId, severity: Severity, pos: Pos, message: Message) -> Self {
         Self {
             rule,
             severity,
             pos: Some(pos),
             item: None,
             guid: None,
-            message: message.into(),
+            message,
         }
     }
 }

@@ -138,7 +138,7 @@ impl<R: Read> Validator<R> {
                 Err(ReadError::Malformed(e)) => {
                     self.done = true;
                     self.queue.clear();
-                    let f = Finding::new(RuleId::GXml, Severity::Error, e.pos, e.kind.to_string());
+                    let f = Finding::new(RuleId::GXml, Severity::Error, e.pos, e.kind.message());
                     return Ok(Some(Checked::Fatal(f)));
                 }
             };

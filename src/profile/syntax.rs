@@ -3,6 +3,9 @@
 
 use url::Url;
 
+use crate::i18n::Message;
+use crate::msg;
+
 /// An absolute http(s) URL that passed [`http_url`].
 #[derive(Debug, Clone, Copy)]
 pub struct HttpUrl {
@@ -50,43 +53,35 @@ fn plain_http_url(value: &str) -> bool {
 }
 
 /// §0.3 "absolute http(s) URL" / G-URL.
-pub fn http_url(value: &str) -> Result<HttpUrl, String> {
+pub fn http_url(value: &str) -> Result<HttpUrl, Message> {
     if plain_http_url(value) {
         return Ok(HttpUrl { non_ascii: false });
     }
     if value.is_empty() {
-        return Err("the URL is empty".into());
+        return Err(msg!("url-empty"));
     }
     if let Some(c) = value
         .chars()
         .find(|c| c.is_ascii_whitespace() || c.is_control())
     {
-        return Err(format!(
-            "the URL contains {}; percent-encode it (a space is `%20`)",
-            if c == ' ' {
-                "a space".to_string()
-            } else {
-                format!("the control character U+{:04X}", u32::from(c))
-            }
-        ));
+        return Err(if c == ' ' {
+            msg!("url-space")
+        } else {
+            msg!("url-control", code = format!("{:04X}", u32::from(c)))
+        });
     }
     let url = match Url::parse(value) {
         Ok(u) => u,
         Err(url::ParseError::RelativeUrlWithoutBase) => {
-            return Err(format!(
-                "`{value}` is a relative URL; write the absolute URL starting with `https://`"
-            ));
+            return Err(msg!("url-relative", value = value));
         }
-        Err(e) => return Err(format!("`{value}` is not a valid URL ({e})")),
+        Err(e) => return Err(msg!("url-invalid", value = value, error = e.to_string())),
     };
     if !is_http_scheme(url.scheme()) {
-        return Err(format!(
-            "`{value}` uses the scheme `{}:`; all URLs must be http or https (profile §2) — files delivered another way (FTP) go in `dcterms:references`",
-            url.scheme()
-        ));
+        return Err(msg!("url-scheme", value = value, scheme = url.scheme()));
     }
     if url.host_str().is_none_or(str::is_empty) {
-        return Err(format!("`{value}` has no host"));
+        return Err(msg!("url-no-host", value = value));
     }
     Ok(HttpUrl {
         non_ascii: !value.is_ascii(),
@@ -117,9 +112,9 @@ pub fn is_http_scheme(scheme: &str) -> bool {
 }
 
 /// §0.3 "URI": RFC 3986 absolute-URI. Returns the scheme as written.
-pub fn absolute_uri(value: &str) -> Result<&str, String> {
+pub fn absolute_uri(value: &str) -> Result<&str, Message> {
     if value.is_empty() {
-        return Err("the URI is empty".into());
+        return Err(msg!("uri-empty"));
     }
     // Folds without an early exit: the compiler vectorises them.
     let bad = value
@@ -127,14 +122,10 @@ pub fn absolute_uri(value: &str) -> Result<&str, String> {
         .fold(false, |acc, b| acc | (b <= b' ') | (b == 0x7F));
     let bad_char = |c: char| c.is_ascii_whitespace() || c.is_control();
     if bad || (!value.is_ascii() && value.chars().any(bad_char)) {
-        return Err(format!(
-            "`{value}` is not a URI: it contains white space; write a URI such as `https://creativecommons.org/licenses/by/4.0/`"
-        ));
+        return Err(msg!("uri-space", value = value));
     }
     let Some(colon) = value.bytes().position(|b| b == b':') else {
-        return Err(format!(
-            "`{value}` is not an absolute URI (no scheme); write e.g. `https://creativecommons.org/licenses/by/4.0/`"
-        ));
+        return Err(msg!("uri-no-scheme", value = value));
     };
     let (scheme, rest) = (&value[..colon], &value[colon + 1..]);
     let mut bytes = scheme.bytes();
@@ -142,7 +133,7 @@ pub fn absolute_uri(value: &str) -> Result<&str, String> {
         && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
     let hashes = value.bytes().fold(0u32, |n, b| n + u32::from(b == b'#'));
     if !valid_scheme || rest.is_empty() || hashes > 1 {
-        return Err(format!("`{value}` is not an absolute URI"));
+        return Err(msg!("uri-not-absolute", value = value));
     }
     Ok(scheme)
 }
@@ -170,7 +161,7 @@ fn restricted_name(s: &str) -> bool {
 }
 
 /// §0.3 MIME type: `type "/" subtype` (RFC 6838 restricted-name), optional parameters.
-pub fn mime(value: &str, top_level: &[String]) -> Result<Mime, String> {
+pub fn mime(value: &str, top_level: &[String]) -> Result<Mime, Message> {
     // The usual value, `type/subtype` without parameters or white space, in one pass;
     // anything else takes the general path below, which gives the same verdict here.
     if let Some(slash) = value.bytes().position(|b| b == b'/') {
@@ -193,9 +184,7 @@ pub fn mime(value: &str, top_level: &[String]) -> Result<Mime, String> {
         Some((t, s)) if restricted_name(t) && restricted_name(s) && ok_params => {
             Ok(top_level_verdict(t, top_level))
         }
-        _ => Err(format!(
-            "`{value}` is not a MIME type; write `type/subtype` from the IANA register, e.g. `text/html`, `application/pdf`, `audio/mpeg`"
-        )),
+        _ => Err(msg!("mime-invalid", value = value)),
     }
 }
 
@@ -248,7 +237,7 @@ fn ean13_ok(d: &str) -> bool {
 
 /// Value syntax of a typed identifier (§0.3: info only). `None` when it looks right or
 /// the type prescribes no syntax.
-pub fn identifier_syntax(kind: &str, value: &str) -> Option<String> {
+pub fn identifier_syntax(kind: &str, value: &str) -> Option<Message> {
     let ok = match kind {
         "isbn" => isbn_ok(value),
         "issn" => issn_ok(value),
@@ -280,15 +269,15 @@ pub fn identifier_syntax(kind: &str, value: &str) -> Option<String> {
         _ => true,
     };
     (!ok).then(|| match kind {
-        "isbn" => format!("`{value}` is not a valid ISBN-10/ISBN-13 (check digit or length)"),
-        "issn" => format!("`{value}` is not a valid ISSN (`NNNN-NNNC` with check digit)"),
-        "ean" => format!("`{value}` is not a valid EAN-13 (check digit or length)"),
-        "upc" => format!("`{value}` is not a valid UPC-A (12 digits with check digit)"),
-        "ismn" => format!("`{value}` is not a valid ISMN (`979-0…` with check digit)"),
-        "isrc" => format!("`{value}` is not a valid ISRC (`CCXXXYYNNNNN`)"),
-        "doi" => format!("`{value}` is not a DOI (`10.prefix/suffix`)"),
-        "urn" => format!("`{value}` is not a URN (`urn:NID:NSS`)"),
-        _ => format!("`{value}` is not an absolute URI"),
+        "isbn" => msg!("id-isbn", value = value),
+        "issn" => msg!("id-issn", value = value),
+        "ean" => msg!("id-ean", value = value),
+        "upc" => msg!("id-upc", value = value),
+        "ismn" => msg!("id-ismn", value = value),
+        "isrc" => msg!("id-isrc", value = value),
+        "doi" => msg!("id-doi", value = value),
+        "urn" => msg!("id-urn", value = value),
+        _ => msg!("uri-not-absolute", value = value),
     })
 }
 
@@ -414,7 +403,7 @@ mod tests {
         assert!(absolute_uri("by-nc").is_err());
     }
 
-    fn mime_kb(v: &str) -> Result<Mime, String> {
+    fn mime_kb(v: &str) -> Result<Mime, Message> {
         mime(v, &crate::profile::vocabulary::kb24().media_top_level_types)
     }
 

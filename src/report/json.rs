@@ -5,11 +5,15 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::{Printer, Source};
+use crate::i18n::Lang;
 use crate::profile::{PROFILE, Report};
 
 /// The JSON printer.
-#[derive(Debug, Default)]
-pub struct Json;
+#[derive(Debug, Clone, Copy)]
+pub struct Json {
+    /// The language of the findings' messages (English for machines by default).
+    pub lang: Lang,
+}
 
 #[derive(Serialize)]
 struct Doc<'a> {
@@ -32,7 +36,7 @@ struct FindingDoc<'a> {
     column: Option<u32>,
     item: Option<u32>,
     guid: Option<&'a str>,
-    message: &'a str,
+    message: String,
 }
 
 #[derive(Serialize)]
@@ -62,7 +66,7 @@ impl Printer for Json {
                     column: f.pos.map(|p| p.column),
                     item: f.item,
                     guid: f.guid.as_deref(),
-                    message: &f.message,
+                    message: f.message.render(self.lang),
                 })
                 .collect(),
             omitted: report

@@ -5,12 +5,16 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use super::{Printer, Source};
+use crate::i18n::Lang;
 use crate::profile::{Finding, PROFILE, Report, Severity};
 use crate::xml::escape;
 
 /// The JUnit printer.
-#[derive(Debug, Default)]
-pub struct Junit;
+#[derive(Debug, Clone, Copy)]
+pub struct Junit {
+    /// The language of the findings' messages.
+    pub lang: Lang,
+}
 
 fn case(out: &mut dyn Write, name: &str, findings: &[&Finding]) -> io::Result<()> {
     writeln!(

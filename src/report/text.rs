@@ -6,13 +6,16 @@ use std::fs::File;
 use std::io::{self, Write};
 
 use super::{Printer, Snippets, Source};
+use crate::i18n::{self, Lang};
 use crate::profile::{Finding, Report, Severity};
 
 /// The text printer.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct Text {
     /// Use ANSI colours.
     pub color: bool,
+    /// The language of the messages, hints and summary.
+    pub lang: Lang,
 }
 
 struct Style {
@@ -37,12 +40,9 @@ impl Style {
     }
 }
 
-fn plural(n: u64, word: &str) -> String {
-    if n == 1 {
-        format!("1 {word}")
-    } else {
-        format!("{n} {word}s")
-    }
+/// `n` of something, in the catalogues' plural forms (`count-errors`, …).
+fn count(lang: Lang, id: &str, n: u64) -> String {
+    i18n::text(lang, id, &[("n", fluent_bundle::FluentValue::from(n))])
 }
 
 impl Text {
@@ -54,7 +54,7 @@ impl Text {
         out: &mut dyn Write,
     ) -> io::Result<()> {
         let style = Style { on: self.color };
-        let hint = f.rule.summary();
+        let hint = f.rule.summary(self.lang);
         let at = f
             .pos
             .map(|p| format!("{}:{}:", p.line, p.column))
@@ -65,7 +65,7 @@ impl Text {
             style.paint("1", &format!("{}:{at}", source.name)),
             style.severity(f.severity),
             style.paint("1", &format!("[{}]", f.rule)),
-            f.message
+            f.message.render(self.lang)
         )?;
         if let Some(p) = f.pos {
             let gutter = p.line.to_string().len();
@@ -92,11 +92,12 @@ impl Text {
             let mut notes = Vec::new();
             if let Some(i) = f.item {
                 notes.push(match &f.guid {
-                    Some(g) => format!("item {i}, guid {g}"),
-                    None => format!("item {i}"),
+                    Some(g) => crate::msg!("text-item-guid", item = i, guid = g),
+                    None => crate::msg!("text-item", item = i),
                 });
             }
             for n in notes {
+                let n = n.render(self.lang);
                 writeln!(out, "{:gutter$} {} {}", "", style.paint("1;34", "="), n)?;
             }
             writeln!(
@@ -104,11 +105,12 @@ impl Text {
                 "{:gutter$} {} {}: {}: {hint}",
                 "",
                 style.paint("1;34", "="),
-                style.paint("1", "help"),
+                style.paint("1", &i18n::text(self.lang, "text-help", &[])),
                 f.rule
             )?;
         } else {
-            writeln!(out, "  = help: {}: {hint}", f.rule)?;
+            let help = i18n::text(self.lang, "text-help", &[]);
+            writeln!(out, "  = {help}: {}: {hint}", f.rule)?;
         }
         writeln!(out)
     }
@@ -133,27 +135,29 @@ impl Printer for Text {
             self.finding(f, source, &snippets, out)?;
         }
         for ((rule, severity), n) in &report.omitted {
-            writeln!(
-                out,
-                "{}: … and {} more {severity}[{rule}] not shown (raise --max-findings)",
-                source.name, n
-            )?;
+            let more = crate::msg!(
+                "text-omitted",
+                n = *n,
+                severity = severity.as_str(),
+                rule = rule.as_str()
+            );
+            writeln!(out, "{}: {}", source.name, more.render(self.lang))?;
         }
         let style = Style { on: self.color };
+        let lang = self.lang;
         let verdict = if report.valid() {
-            style.paint("1;32", "valid")
+            style.paint("1;32", &i18n::text(lang, "text-valid", &[]))
         } else {
-            style.paint("1;31", "not valid")
+            style.paint("1;31", &i18n::text(lang, "text-not-valid", &[]))
         };
-        writeln!(
-            out,
-            "{}: {} for KB profile 2.4 — {}, {}, {} in {}",
-            source.name,
-            verdict,
-            plural(report.errors, "error"),
-            plural(report.warnings, "warning"),
-            plural(report.infos, "info"),
-            plural(u64::from(report.items), "item"),
-        )
+        let summary = crate::msg!(
+            "text-summary",
+            verdict = verdict,
+            errors = count(lang, "count-errors", report.errors),
+            warnings = count(lang, "count-warnings", report.warnings),
+            infos = count(lang, "count-infos", report.infos),
+            items = count(lang, "count-items", u64::from(report.items)),
+        );
+        writeln!(out, "{}: {}", source.name, summary.render(lang))
     }
 }

@@ -3,6 +3,7 @@
 //! start), end tags, and the dispatch to start tags (`tag.rs`) and the DOCTYPE (`dtd.rs`);
 //! reading on from the decoder as a piece of markup needs.
 
+use crate::msg;
 use std::io::Read;
 
 use super::decode::DecodeError;
@@ -51,7 +52,7 @@ impl<R: Read> XmlReader<R> {
                 Some(i) if w.len() >= from + i + 3 => {
                     // XML §2.4: `]]>` is not allowed in character data.
                     if &w[from + i..from + i + 3] == b"]]>" && !self.open.is_empty() {
-                        let kind = Malformed::BadCharacterData("`]]>`");
+                        let kind = Malformed::BadCharacterData(msg!("xml-what-cdata-end"));
                         return Err(self.err_at(kind, text_start));
                     }
                     from += i + 1;
@@ -77,7 +78,7 @@ impl<R: Read> XmlReader<R> {
                 return Ok(Step::Skip);
             }
             let kind = if self.root_seen {
-                Malformed::AfterRoot("text".into())
+                Malformed::AfterRoot(msg!("xml-what-text"))
             } else {
                 Malformed::BeforeRoot
             };
@@ -91,7 +92,7 @@ impl<R: Read> XmlReader<R> {
     /// `&name;` or `&#…;` (XML §4.1): a character, or an entity's replacement text.
     fn reference(&mut self, text_start: u64, start: u64) -> Result<Step, ReadError> {
         if self.open.is_empty() {
-            return Err(self.err_at(Malformed::AfterRoot("a reference".into()), start));
+            return Err(self.err_at(Malformed::AfterRoot(msg!("xml-what-reference")), start));
         }
         let mut i = 1;
         let end = loop {
@@ -103,7 +104,7 @@ impl<R: Read> XmlReader<R> {
                 Some(n) if w[i + n] == b';' => break i + n,
                 Some(_) => {
                     return Err(self.err_at(
-                        Malformed::Syntax("a bare `&` that starts no reference; write `&amp;` (in URLs too: `?id=1&amp;sektion=2`) or wrap the text in CDATA".into()),
+                        Malformed::Syntax(msg!("xml-bare-amp")),
                         start,
                     ));
                 }
@@ -111,9 +112,7 @@ impl<R: Read> XmlReader<R> {
             }
             if !self.more(text_start)? {
                 return Err(self.err_at(
-                    Malformed::Syntax(
-                        "the input ends inside a reference `&…;`; the feed is truncated".into(),
-                    ),
+                    Malformed::Syntax(msg!("xml-truncated-reference")),
                     start,
                 ));
             }
@@ -127,9 +126,7 @@ impl<R: Read> XmlReader<R> {
         } else if dtd::reference_end(w, 0) == Some(end) {
             return self.entity_reference(end, start);
         } else {
-            Err(Malformed::Syntax(format!(
-                "`&{name};` is no reference: an entity's name starts with a letter or `_`; write `&amp;` for a plain `&`"
-            )))
+            Err(Malformed::Syntax(msg!("xml-bad-reference", name = name)))
         };
         match c {
             Ok(c) => {
@@ -159,9 +156,7 @@ impl<R: Read> XmlReader<R> {
         if let Some(e) = self.input.expansions().last()
             && self.open.len() <= e.depth
         {
-            let kind = Malformed::Syntax(
-                "an end tag that closes an element opened outside the entity: an element starts and ends in the same entity".into(),
-            );
+            let kind = Malformed::Syntax(msg!("xml-end-outside-entity"));
             return Err(self.err_at(kind, start));
         }
         // The usual case: `</name>` for the open element, already in the window.
@@ -181,7 +176,7 @@ impl<R: Read> XmlReader<R> {
             .unwrap_or_default()
             .trim_end_matches([' ', '\t', '\n', '\r']);
         let kind = match self.open.last() {
-            None => Malformed::AfterRoot(format!("end tag `</{name}>` without a start tag")),
+            None => Malformed::AfterRoot(msg!("xml-what-stray-end", name = name)),
             Some((_, at)) if self.open_names.get(*at..) != Some(name) => Malformed::MismatchedEnd {
                 expected: self.open_names.get(*at..).unwrap_or_default().to_string(),
                 found: name.to_string(),
@@ -231,9 +226,7 @@ impl<R: Read> XmlReader<R> {
             let end = self.find(text_start, start, 4, b"--", Markup::Comment)?;
             self.need(text_start, start, end + 3, Markup::Comment)?;
             if self.input.window().as_bytes()[end + 2] != b'>' {
-                let kind = Malformed::Syntax(
-                    "`--` inside a comment, which XML forbids; write `- -` or remove it".into(),
-                );
+                let kind = Malformed::Syntax(msg!("xml-comment-dashes"));
                 return Err(self.err_at(kind, start));
             }
             self.input.consume(end + 3);
@@ -241,7 +234,7 @@ impl<R: Read> XmlReader<R> {
         }
         if w.starts_with(b"<![CDATA[") {
             if self.open.is_empty() {
-                let kind = Malformed::AfterRoot("a CDATA section".into());
+                let kind = Malformed::AfterRoot(msg!("xml-what-cdata"));
                 return Err(self.err_at(kind, start));
             }
             let end = self.find(text_start, start, 9, b"]]>", Markup::Cdata)?;
@@ -256,9 +249,7 @@ impl<R: Read> XmlReader<R> {
             return Err(self.truncated(Markup::Declaration, start));
         }
         let what = String::from_utf8_lossy(&w[..9]).into_owned();
-        let kind = Malformed::Syntax(format!(
-            "`{what}` starts no markup XML knows: `<!` begins a comment `<!--…-->`, a CDATA section `<![CDATA[…]]>` or a DOCTYPE"
-        ));
+        let kind = Malformed::Syntax(msg!("xml-bang", what = what));
         Err(self.err_at(kind, start))
     }
 
@@ -330,9 +321,7 @@ impl<R: Read> XmlReader<R> {
         let name = what.name();
         let kind = match self.open.last() {
             Some((_, at)) => Malformed::Unclosed(self.open_names[*at..].to_string()),
-            None => Malformed::Syntax(format!(
-                "the input ends inside {name}; the feed is truncated or {name} is never closed"
-            )),
+            None => Malformed::Syntax(msg!("xml-truncated", what = name)),
         };
         self.err_at(kind, start)
     }
@@ -379,9 +368,7 @@ impl<R: Read> XmlReader<R> {
             DecodeErrorKind::ForbiddenChar(c) => Malformed::ForbiddenChar(c),
             // A label that is no encoding name makes the XML declaration malformed.
             DecodeErrorKind::UnsupportedEncoding(l) if !prolog::is_enc_name(&l) => {
-                Malformed::Syntax(format!(
-                    "`encoding=\"{l}\"`: the encoding's name must start with a letter and go on with letters, digits, `.`, `_` or `-`, such as `UTF-8` or `ISO-8859-1`"
-                ))
+                Malformed::Syntax(msg!("xml-encoding-name", label = l))
             }
             DecodeErrorKind::UnsupportedEncoding(l) => Malformed::UnsupportedEncoding(l),
             DecodeErrorKind::TooLarge(n) => Malformed::TooLarge(n),

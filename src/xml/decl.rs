@@ -5,6 +5,7 @@
 //! reading the document, so they are only checked; `dtd.rs` keeps what is used.
 
 use super::Malformed;
+use crate::msg;
 use super::names::{is_name, is_ncname, is_nmtoken, is_xml_space, name_run};
 
 /// An error and the index in the text being parsed where it is.
@@ -47,7 +48,7 @@ impl<'s> Cur<'s> {
     }
 
     pub(super) fn syntax(&self, message: String) -> Fault {
-        (Malformed::Syntax(message), self.i)
+        (doctype(message), self.i)
     }
 
     /// Requires white space, saying what it separates.
@@ -99,7 +100,7 @@ impl<'s> Cur<'s> {
         let name = self.name(what)?;
         if !is_ncname(name) {
             return Err((
-                Malformed::Syntax(format!(
+                doctype(format!(
                     "{what} `{name}` contains a colon, which Namespaces in XML forbids in the names of entities, notations and processing instructions"
                 )),
                 at,
@@ -143,7 +144,7 @@ pub(super) fn external_id<'s>(
         if let Some(bad) = public.chars().position(|ch| !is_pubid_char(ch)) {
             let ch = public.chars().nth(bad).unwrap_or(' ');
             return Err((
-                Malformed::Syntax(format!(
+                doctype(format!(
                     "`{}` is not allowed in a public identifier (letters, digits, space and -'()+,./:=?;!*#@$_% are)",
                     ch.escape_default()
                 )),
@@ -336,9 +337,7 @@ pub(super) fn comment(c: &mut Cur<'_>) -> Result<(), Fault> {
     };
     if c.s.as_bytes().get(body + end + 2) != Some(&b'>') {
         return Err((
-            Malformed::Syntax(
-                "`--` inside a comment, which XML forbids; write `- -` or remove it".into(),
-            ),
+            Malformed::Syntax(msg!("xml-comment-dashes")),
             at,
         ));
     }
@@ -347,7 +346,7 @@ pub(super) fn comment(c: &mut Cur<'_>) -> Result<(), Fault> {
 }
 
 pub(super) fn comment_never_closed() -> Malformed {
-    Malformed::Syntax("a comment in the DOCTYPE is never closed with `-->`".into())
+    Malformed::Syntax(msg!("xml-doctype-comment"))
 }
 
 /// `<?target …?>` (§2.6) in the DTD.
@@ -370,7 +369,7 @@ pub(super) fn instruction(c: &mut Cur<'_>) -> Result<(), Fault> {
             Ok(())
         }
         None => Err((
-            Malformed::Syntax("a processing instruction is never closed with `?>`".into()),
+            Malformed::Syntax(msg!("xml-pi-unclosed")),
             at,
         )),
     }
@@ -379,19 +378,19 @@ pub(super) fn instruction(c: &mut Cur<'_>) -> Result<(), Fault> {
 /// What is wrong with a processing instruction's target (§2.6 `PITarget`), if anything.
 pub(super) fn bad_target(target: &str) -> Option<Malformed> {
     if target.eq_ignore_ascii_case("xml") {
-        return Some(Malformed::Syntax(
-            "the XML declaration `<?xml …?>` must come first, before anything else, even whitespace".into(),
-        ));
+        return Some(Malformed::Syntax(msg!("xml-decl-first")));
     }
     if !is_name(target) {
-        return Some(Malformed::Syntax(format!(
-            "`<?{target}` does not start a processing instruction: `<?` must be followed by a name, as in `<?xml-stylesheet …?>`"
-        )));
+        return Some(Malformed::Syntax(msg!("xml-pi-target", target = target)));
     }
     if target.contains(':') {
-        return Some(Malformed::Syntax(format!(
-            "processing instruction target `{target}` contains a colon, which Namespaces in XML forbids"
-        )));
+        return Some(Malformed::Syntax(msg!("xml-pi-colon", target = target)));
     }
     None
+}
+
+/// A syntax error inside the DOCTYPE (its declarations, in the detail of XML 1.0's
+/// grammar): described in English only, inside a sentence of the reader's language.
+pub(super) fn doctype(detail: String) -> Malformed {
+    Malformed::Syntax(msg!("xml-doctype", detail = detail))
 }

@@ -17,6 +17,7 @@
 //! The DOCTYPE is parsed once it is whole in the decoder's window ([`XmlReader::doctype`]
 //! finds its end first), so positions are exact: the offset of any error is known.
 
+use crate::msg;
 use std::collections::HashMap;
 use std::io::Read;
 use std::sync::Arc;
@@ -125,9 +126,7 @@ pub(super) fn parse(
     c.expect("<!DOCTYPE", "a DOCTYPE")?;
     if c.space() == 0 || !c.peek().is_some_and(|b| is_name_start(b) || b >= 0x80) {
         return Err((
-            Malformed::Syntax(
-                "`<!DOCTYPE` must be followed by a space and the root element's name, as in `<!DOCTYPE rss>`".into(),
-            ),
+            super::decl::doctype("`<!DOCTYPE` must be followed by a space and the root element's name, as in `<!DOCTYPE rss>`".into()),
             0,
         ));
     }
@@ -226,10 +225,7 @@ impl Parser<'_> {
                     )
                 };
                 if self.active.iter().any(|a| a == name) {
-                    return Err(wrap(Malformed::Syntax(
-                        "the parameter entity refers to itself (XML §4.1, WFC: No Recursion)"
-                            .into(),
-                    )));
+                    return Err(wrap(Malformed::Syntax(msg!("xml-entity-recursion-parameter"))));
                 }
                 if self.active.len() >= self.budget.max_depth {
                     return Err((Malformed::EntitiesTooDeep(self.budget.max_depth), at));
@@ -404,9 +400,7 @@ fn entity_value(raw: &str, at: usize) -> Result<String, Fault> {
         match b[i] {
             b'%' => {
                 return Err((
-                    Malformed::Syntax(
-                        "`%` in an entity's value: a parameter-entity reference cannot occur inside a declaration in the internal subset (XML §2.8, WFC: PEs in Internal Subset); write `&#37;` for a percent sign".into(),
-                    ),
+                    super::decl::doctype("`%` in an entity's value: a parameter-entity reference cannot occur inside a declaration in the internal subset (XML §2.8, WFC: PEs in Internal Subset); write `&#37;` for a percent sign".into()),
                     at + i,
                 ));
             }
@@ -455,9 +449,7 @@ pub(super) fn reference_end(s: &str, i: usize) -> Option<usize> {
 
 fn bad_reference(at: usize) -> Fault {
     (
-        Malformed::Syntax(
-            "a bare `&` that starts no reference; write `&amp;`, `&name;` or `&#…;`".into(),
-        ),
+        super::decl::doctype("a bare `&` that starts no reference; write `&amp;`, `&name;` or `&#…;`".into()),
         at,
     )
 }
@@ -467,7 +459,7 @@ fn bad_reference(at: usize) -> Fault {
 fn check_literal(raw: &str, at: usize) -> Result<(), Fault> {
     if let Some(i) = raw.find('<') {
         return Err((
-            Malformed::BadCharacterData("`<` in an attribute value"),
+            Malformed::BadCharacterData(msg!("xml-what-lt-in-value")),
             at + i,
         ));
     }
@@ -483,14 +475,11 @@ impl<R: Read> XmlReader<R> {
     /// `<!DOCTYPE …>` at the window's start: read whole, checked, its declarations kept.
     pub(super) fn doctype(&mut self, text_start: u64, start: u64) -> Result<Step, ReadError> {
         if self.root_seen || self.doctype_seen {
-            let kind = Malformed::Syntax(
-                if self.root_seen {
-                    "DOCTYPE after the root element"
-                } else {
-                    "a second DOCTYPE; a document has at most one"
-                }
-                .into(),
-            );
+            let kind = Malformed::Syntax(if self.root_seen {
+                msg!("xml-doctype-after-root")
+            } else {
+                msg!("xml-doctype-second")
+            });
             return Err(self.err_at(kind, start));
         }
         self.doctype_seen = true;

@@ -11,6 +11,7 @@
 //! deep. Billion laughs stops after about 8 MiB of expansion with a clear `G-XML` error.
 //! External entities are never fetched: a reference to one is a finding, not a request.
 
+use crate::msg;
 use std::io::Read;
 use std::sync::Arc;
 
@@ -143,16 +144,14 @@ impl<'a> Normalizer<'a> {
             out.push_str(&rest[..i]);
             let b = rest.as_bytes()[i];
             match b {
-                b'<' => return Err(Malformed::BadCharacterData("`<` in an attribute value")),
+                b'<' => return Err(Malformed::BadCharacterData(msg!("xml-what-lt-in-value"))),
                 b'&' => {
                     let Some(end) = reference_end(rest, i) else {
                         let kind = if rest[i + 1..].starts_with('#') {
                             let end = rest[i..].find(';').map_or(rest.len(), |e| i + e);
                             Malformed::BadCharRef(rest[i + 1..end].to_string())
                         } else {
-                            Malformed::Syntax(
-                                "`&` in an attribute value must be written `&amp;`".into(),
-                            )
+                            Malformed::Syntax(msg!("xml-amp-in-value"))
                         };
                         return Err(kind);
                     };
@@ -194,21 +193,17 @@ impl<'a> Normalizer<'a> {
                     error: Box::new(error),
                 };
                 if self.active.contains(&&**key) {
-                    return Err(in_entity(Malformed::Syntax(
-                        "the entity refers to itself (XML §4.1, WFC: No Recursion)".into(),
-                    )));
+                    return Err(in_entity(Malformed::Syntax(msg!("xml-entity-recursion"))));
                 }
                 if self.active.len() >= self.budget.max_depth {
                     return Err(Malformed::EntitiesTooDeep(self.budget.max_depth));
                 }
                 self.budget.spend(text.len(), self.direct)?;
                 if text.contains('<') {
-                    return Err(in_entity(Malformed::Syntax(
-                        "`<`, which an attribute value cannot hold, not even through an entity (XML §3.1, WFC: No < in Attribute Values); write `&lt;` in the entity's value as `&#38;lt;`".into(),
-                    )));
+                    return Err(in_entity(Malformed::Syntax(msg!("xml-entity-lt"))));
                 }
                 if text.contains("]]>") {
-                    return Err(in_entity(Malformed::BadCharacterData("`]]>`")));
+                    return Err(in_entity(Malformed::BadCharacterData(msg!("xml-what-cdata-end"))));
                 }
                 self.active.push(key);
                 let expanded = self.run(text, out, false);
@@ -221,8 +216,10 @@ impl<'a> Normalizer<'a> {
                 })
             }
             Some(Entity::External { unparsed: true, .. }) => Err(unparsed(name)),
-            Some(Entity::External { system, .. }) => Err(Malformed::Syntax(format!(
-                "`&{name};` refers to the external entity \"{system}\", which an attribute value cannot (XML §3.1, WFC: No External Entity References); write the value itself"
+            Some(Entity::External { system, .. }) => Err(Malformed::Syntax(msg!(
+                "xml-external-in-value",
+                name = name,
+                system = system
             ))),
             None if dtd.open => Err(Malformed::UndeclaredEntity {
                 name: name.to_string(),
@@ -235,9 +232,7 @@ impl<'a> Normalizer<'a> {
 
 /// A reference to an unparsed entity (WFC: Parsed Entity).
 fn unparsed(name: &str) -> Malformed {
-    Malformed::Syntax(format!(
-        "`&{name};` refers to an unparsed (NDATA) entity, which is named in an ENTITY attribute, never referenced (XML §4.1, WFC: Parsed Entity)"
-    ))
+    Malformed::Syntax(msg!("xml-unparsed-entity", name = name))
 }
 
 impl<R: Read> XmlReader<R> {
@@ -264,9 +259,7 @@ impl<R: Read> XmlReader<R> {
             }) => {
                 let depth = self.input.expansions().len();
                 if self.input.expansions().iter().any(|e| e.name == *key) {
-                    Malformed::Syntax(format!(
-                        "entity `{name}` refers to itself (XML §4.1, WFC: No Recursion)"
-                    ))
+                    Malformed::Syntax(msg!("xml-entity-self", name = name))
                 } else if depth >= self.limits.max_entity_depth {
                     Malformed::EntitiesTooDeep(self.limits.max_entity_depth)
                 } else {
@@ -306,9 +299,9 @@ impl<R: Read> XmlReader<R> {
         if let Some((_, at)) = self.open.get(depth) {
             let open = self.open_names.get(*at..).unwrap_or_default();
             let open = open.get(..self.open.get(depth + 1).map_or(open.len(), |(_, e)| e - at));
-            let kind = Malformed::Syntax(format!(
-                "it opens `<{}>` and does not close it: an element starts and ends in the same entity",
-                open.unwrap_or_default()
+            let kind = Malformed::Syntax(msg!(
+                "xml-entity-open-element",
+                name = open.unwrap_or_default()
             ));
             let at = self.input.offset();
             return Err(self.err_at(kind, at));

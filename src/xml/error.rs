@@ -5,13 +5,15 @@ use std::fmt;
 use std::io;
 
 use super::{MAX_NAMESPACES, Pos};
+use crate::i18n::Message;
+use crate::msg;
 
 /// Why a document is not (namespace-)well-formed, or exceeds a limit: catalogue `G-XML`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Malformed {
     /// A syntax error, described.
-    Syntax(String),
+    Syntax(Message),
     /// An end tag that does not match the open element.
     MismatchedEnd {
         /// The open element.
@@ -24,7 +26,7 @@ pub enum Malformed {
     /// No root element at all (empty or whitespace-only input).
     Empty,
     /// Something other than markup after the root element, or a second root.
-    AfterRoot(String),
+    AfterRoot(Message),
     /// Text before the root element.
     BeforeRoot,
     /// An element or attribute prefix that is not declared.
@@ -91,137 +93,65 @@ pub enum Malformed {
     /// One piece of markup or text is larger than the limit.
     EventTooLarge(usize),
     /// `<` or `]]>` where XML forbids it.
-    BadCharacterData(&'static str),
+    BadCharacterData(Message),
     /// Too many distinct namespace names.
     TooManyNamespaces,
 }
 
 impl fmt::Display for Malformed {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Syntax(s) => write!(f, "the feed is not well-formed XML: {s}"),
-            Self::MismatchedEnd { expected, found } => write!(
-                f,
-                "end tag `</{found}>` does not close the open element `<{expected}>`; write `</{expected}>`"
-            ),
-            Self::Unclosed(name) => write!(
-                f,
-                "the feed ends inside `<{name}>`: it is truncated or the element is never closed; deliver the whole document"
-            ),
-            Self::Empty => write!(
-                f,
-                "the input holds no XML element at all (empty or only whitespace/comments); deliver an RSS 2.0 document"
-            ),
-            Self::AfterRoot(what) => write!(
-                f,
-                "{what} after the end of the root element; a feed has exactly one root `<rss>` and nothing but comments after it"
-            ),
-            Self::BeforeRoot => write!(
-                f,
-                "text before the root element; the document must start with `<?xml …?>` or `<rss>`"
-            ),
-            Self::UnboundPrefix(p) => write!(
-                f,
-                "namespace prefix `{p}` is not declared; add `xmlns:{p}=\"…\"` on this element or on `<rss>`"
-            ),
-            Self::EmptyPrefixBinding(p) => write!(
-                f,
-                "`xmlns:{p}=\"\"` un-declares a prefix, which XML 1.0 namespaces forbid; remove it"
-            ),
-            Self::ReservedPrefix(p) => write!(f, "reserved prefix or namespace misused: {p}"),
-            Self::BadName(n) => write!(
-                f,
-                "`{n}` is not a valid XML name: a name starts with a letter or `_`, goes on with letters, digits, `-`, `.` or `_`, and has at most one `:` between two non-empty parts"
-            ),
-            Self::DuplicateAttribute(n) => write!(
-                f,
-                "attribute `{n}` occurs twice on this element (after namespace resolution); keep one"
-            ),
-            Self::UndefinedEntity(n) => write!(
-                f,
-                "undefined entity `&{n};`; XML knows only &lt; &gt; &amp; &apos; &quot; and what the DOCTYPE declares — write the character itself (UTF-8), a character reference such as `&#160;`, or wrap HTML in CDATA"
-            ),
-            Self::ExternalEntity { .. }
-            | Self::UndeclaredEntity { .. }
-            | Self::InEntity { .. }
-            | Self::Amplification { .. }
-            | Self::EntitiesTooDeep(_)
-            | Self::BadCharRef(_) => self.fmt_entity(f),
-            Self::InvalidUtf8 => write!(
-                f,
-                "bytes that are not valid UTF-8; save the feed as UTF-8, or declare its real encoding, e.g. `<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>`"
-            ),
-            Self::InvalidUtf16 => write!(
-                f,
-                "invalid UTF-16 (an unpaired surrogate or an odd number of bytes)"
-            ),
-            Self::ForbiddenChar(c) => write!(
-                f,
-                "character U+{c:04X} is not allowed in XML 1.0; remove it (control characters often come from copy-paste)"
-            ),
-            Self::UnsupportedEncoding(e) => write!(
-                f,
-                "encoding `{e}` is not supported; deliver UTF-8 (or ISO-8859-1, windows-1252, UTF-16)"
-            ),
-            Self::TooDeep(n) => write!(
-                f,
-                "elements are nested more than {n} levels deep; an RSS feed needs fewer than 10"
-            ),
-            Self::TooLarge(n) => write!(f, "the feed is larger than the limit of {n} bytes"),
-            Self::EventTooLarge(n) => write!(
-                f,
-                "a single tag or text is larger than the limit of {n} bytes; deliver large files through media:content, not inline"
-            ),
-            Self::BadCharacterData(what) => {
-                write!(f, "{what} is not allowed in character data; escape it")
-            }
-            Self::TooManyNamespaces => write!(f, "more than {MAX_NAMESPACES} distinct namespaces"),
-        }
+        fmt::Display::fmt(&self.message(), f)
     }
 }
 
 impl Malformed {
-    /// The messages about references and entities.
-    fn fmt_entity(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    /// What is wrong and what to write instead, in no language yet (the `G-XML`
+    /// finding's message; `Display` is its English text).
+    pub fn message(&self) -> Message {
         match self {
-            Self::ExternalEntity { name, system } => write!(
-                f,
-                "`&{name};` refers to the external entity \"{system}\", which plikt never fetches (protection against external-entity attacks), so this text is not in the feed; write the text itself instead of the reference"
-            ),
+            Self::Syntax(s) => msg!("xml-syntax", detail = s.clone()),
+            Self::MismatchedEnd { expected, found } => {
+                msg!("xml-mismatched-end", expected = expected, found = found)
+            }
+            Self::Unclosed(name) => msg!("xml-unclosed", name = name),
+            Self::Empty => msg!("xml-empty"),
+            Self::AfterRoot(what) => msg!("xml-after-root", what = what.clone()),
+            Self::BeforeRoot => msg!("xml-before-root"),
+            Self::UnboundPrefix(p) => msg!("xml-unbound-prefix", prefix = p),
+            Self::EmptyPrefixBinding(p) => msg!("xml-empty-prefix-binding", prefix = p),
+            Self::ReservedPrefix(p) => msg!("xml-reserved-prefix", detail = p.clone()),
+            Self::BadName(n) => msg!("xml-bad-name", name = n),
+            Self::DuplicateAttribute(n) => msg!("xml-duplicate-attribute", name = n),
+            Self::UndefinedEntity(n) => msg!("xml-undefined-entity", name = n),
+            Self::ExternalEntity { name, system } => {
+                msg!("xml-external-entity", name = name, system = system)
+            }
             Self::UndeclaredEntity {
                 name,
                 dtd: Some(dtd),
-            } => write!(
-                f,
-                "entity `&{name};` is not declared in the feed; it may be declared in the external DTD \"{dtd}\", which plikt never fetches — write the character itself (UTF-8) or a character reference such as `&#160;`, or declare it in the DOCTYPE's internal subset"
-            ),
-            Self::UndeclaredEntity { name, dtd: None } => write!(
-                f,
-                "entity `&{name};` is declared nowhere plikt reads (in a DTD with parameter-entity references XML makes that a validity error, not a well-formedness error), so its text is unknown; write the character itself (UTF-8) or a character reference such as `&#160;`, or declare the entity in the DOCTYPE"
-            ),
-            Self::InEntity { name, error } => {
-                write!(
-                    f,
-                    "in the replacement text of entity `{name}`, referenced here: "
-                )?;
-                match &**error {
-                    Self::Syntax(s) => f.write_str(s),
-                    other => write!(f, "{other}"),
-                }
+            } => msg!("xml-undeclared-entity-dtd", name = name, dtd = dtd),
+            Self::UndeclaredEntity { name, dtd: None } => {
+                msg!("xml-undeclared-entity", name = name)
             }
-            Self::Amplification { factor } => write!(
-                f,
-                "entity references expand to more than {factor} times the text of the feed (an entity-expansion or \"billion laughs\" attack, or a DOCTYPE that should not be there); write the text directly"
-            ),
-            Self::EntitiesTooDeep(n) => write!(
-                f,
-                "entity references are nested more than {n} levels deep; write the text directly"
-            ),
-            Self::BadCharRef(n) => write!(
-                f,
-                "character reference `&{n};` does not name a character XML allows"
-            ),
-            _ => Ok(()),
+            Self::InEntity { name, error } => {
+                let inner = match &**error {
+                    Self::Syntax(s) => s.clone(),
+                    other => other.message(),
+                };
+                msg!("xml-in-entity", name = name, error = inner)
+            }
+            Self::Amplification { factor } => msg!("xml-amplification", factor = *factor),
+            Self::EntitiesTooDeep(n) => msg!("xml-entities-too-deep", depth = *n),
+            Self::BadCharRef(n) => msg!("xml-bad-char-ref", reference = n),
+            Self::InvalidUtf8 => msg!("xml-invalid-utf8"),
+            Self::InvalidUtf16 => msg!("xml-invalid-utf16"),
+            Self::ForbiddenChar(c) => msg!("xml-forbidden-char", code = format!("{c:04X}")),
+            Self::UnsupportedEncoding(e) => msg!("xml-unsupported-encoding", encoding = e),
+            Self::TooDeep(n) => msg!("xml-too-deep", depth = *n),
+            Self::TooLarge(n) => msg!("xml-too-large", bytes = *n),
+            Self::EventTooLarge(n) => msg!("xml-event-too-large", bytes = *n),
+            Self::BadCharacterData(what) => msg!("xml-bad-character-data", what = what.clone()),
+            Self::TooManyNamespaces => msg!("xml-too-many-namespaces", max = MAX_NAMESPACES),
         }
     }
 }

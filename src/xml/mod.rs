@@ -303,16 +303,16 @@ enum Markup {
 }
 
 impl Markup {
-    fn name(self) -> &'static str {
-        match self {
-            Self::StartTag => "a start tag",
-            Self::EndTag => "an end tag",
-            Self::Comment => "a comment",
-            Self::Cdata => "a CDATA section",
-            Self::Instruction => "a processing instruction",
-            Self::Doctype => "a DOCTYPE",
-            Self::Declaration => "markup `<!…`",
-        }
+    fn name(self) -> crate::i18n::Message {
+        crate::i18n::Message::new(match self {
+            Self::StartTag => "xml-markup-start-tag",
+            Self::EndTag => "xml-markup-end-tag",
+            Self::Comment => "xml-markup-comment",
+            Self::Cdata => "xml-what-cdata",
+            Self::Instruction => "xml-markup-instruction",
+            Self::Doctype => "xml-markup-doctype",
+            Self::Declaration => "xml-markup-declaration",
+        })
     }
 }
 

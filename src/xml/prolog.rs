@@ -6,6 +6,8 @@
 
 use super::names::is_xml_space;
 use super::{Encoding, Malformed};
+use crate::i18n::Message;
+use crate::msg;
 
 /// What the XML declaration says.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -33,28 +35,18 @@ pub(super) fn is_enc_name(value: &str) -> bool {
 pub(super) fn encoding_mismatch(label: &str, actual: Encoding, bom: bool) -> Option<Malformed> {
     let utf16 = |e: Option<Encoding>| matches!(e, Some(Encoding::Utf16Le | Encoding::Utf16Be));
     let declared = Encoding::from_label(label);
-    let (is, says) = match actual {
-        Encoding::Utf16Le | Encoding::Utf16Be if !utf16(declared) => {
-            ("UTF-16", "by its byte-order mark")
-        }
-        Encoding::Utf8 if utf16(declared) => {
-            ("not UTF-16", "it has no byte-order mark and reads as ASCII")
-        }
-        Encoding::Utf8 if bom && declared != Some(Encoding::Utf8) => {
-            ("UTF-8", "by its byte-order mark")
-        }
+    let id = match actual {
+        Encoding::Utf16Le | Encoding::Utf16Be if !utf16(declared) => "xml-encoding-utf16-bom",
+        Encoding::Utf8 if utf16(declared) => "xml-encoding-not-utf16",
+        Encoding::Utf8 if bom && declared != Some(Encoding::Utf8) => "xml-encoding-utf8-bom",
         _ => return None,
     };
-    Some(Malformed::Syntax(format!(
-        "the XML declaration says encoding=\"{label}\" but the document is {is} ({says}); declare the encoding the document is saved in, or save it in the one declared"
-    )))
+    Some(Malformed::Syntax(Message::new(id).arg("label", label)))
 }
 
 /// What is wrong with a pseudo-attribute, and what to write.
-fn wrong(what: String) -> Malformed {
-    Malformed::Syntax(format!(
-        "{what}; an XML declaration reads `<?xml version=\"1.0\" encoding=\"UTF-8\"?>` (pseudo-attributes in lower case, in the order version, encoding, standalone)"
-    ))
+fn wrong(what: Message) -> Malformed {
+    Malformed::Syntax(msg!("xml-decl", what = what))
 }
 
 /// Checks `body`, the declaration between `<?` and `?>` (starting with `xml`); returns
@@ -69,7 +61,7 @@ pub(super) fn xml_declaration(body: &str) -> Result<XmlDecl<'_>, (Malformed, usi
         i += spaced;
         if i == body.len() {
             if seen == 0 {
-                return Err((wrong("the XML declaration has no version".into()), 0));
+                return Err((wrong(msg!("xml-decl-no-version")), 0));
             }
             return Ok(decl);
         }
@@ -83,26 +75,22 @@ pub(super) fn xml_declaration(body: &str) -> Result<XmlDecl<'_>, (Malformed, usi
         match index {
             _ if spaced == 0 => {
                 return Err((
-                    wrong("white space is needed before each pseudo-attribute".into()),
+                    wrong(msg!("xml-decl-space")),
                     at,
                 ));
             }
             Some(0) if seen == 0 => seen = 1,
             Some(_) if seen == 0 => {
                 return Err((
-                    wrong(format!(
-                        "`{key}` comes before `version`, which is required and comes first"
-                    )),
+                    wrong(msg!("xml-decl-before-version", key = key)),
                     at,
                 ));
             }
             Some(n) if n >= seen => seen = n + 1,
-            Some(_) => return Err((wrong(format!("`{key}` is out of order or repeated")), at)),
+            Some(_) => return Err((wrong(msg!("xml-decl-order", key = key)), at)),
             None => {
                 return Err((
-                    wrong(format!(
-                        "`{key}` is no pseudo-attribute of the XML declaration"
-                    )),
+                    wrong(msg!("xml-decl-unknown", key = key)),
                     at,
                 ));
             }
@@ -110,16 +98,16 @@ pub(super) fn xml_declaration(body: &str) -> Result<XmlDecl<'_>, (Malformed, usi
         i += key_len;
         i += body[i..].bytes().take_while(|&b| is_xml_space(b)).count();
         if !body[i..].starts_with('=') {
-            return Err((wrong(format!("`{key}` must be followed by `=`")), at));
+            return Err((wrong(msg!("xml-decl-eq", key = key)), at));
         }
         i += 1;
         i += body[i..].bytes().take_while(|&b| is_xml_space(b)).count();
         let q = body.as_bytes().get(i).copied();
         let Some(q @ (b'"' | b'\'')) = q else {
-            return Err((wrong(format!("the value of `{key}` must be in quotes")), at));
+            return Err((wrong(msg!("xml-decl-quotes", key = key)), at));
         };
         let Some(len) = body[i + 1..].bytes().position(|b| b == q) else {
-            return Err((wrong(format!("the value of `{key}` is never closed")), at));
+            return Err((wrong(msg!("xml-decl-unclosed", key = key)), at));
         };
         let value = &body[i + 1..i + 1 + len];
         i += len + 2;
@@ -137,15 +125,12 @@ pub(super) fn xml_declaration(body: &str) -> Result<XmlDecl<'_>, (Malformed, usi
             }
         };
         if !ok {
-            let rule = match key {
-                "version" => "`1.0`",
-                "encoding" => "a name such as `UTF-8` or `ISO-8859-1`",
-                _ => "`yes` or `no`",
+            let id = match key {
+                "version" => "xml-decl-version",
+                "encoding" => "xml-decl-encoding",
+                _ => "xml-decl-standalone",
             };
-            return Err((
-                wrong(format!("`{key}=\"{value}\"`: the value must be {rule}")),
-                at,
-            ));
+            return Err((wrong(Message::new(id).arg("value", value)), at));
         }
     }
 }

@@ -4,6 +4,7 @@
 //! declarations added, and names resolved against the namespaces in scope (Namespaces in
 //! XML 1.0 §5–§6).
 
+use crate::msg;
 use std::io::Read;
 
 use super::dtd::AttDef;
@@ -20,7 +21,7 @@ impl<R: Read> XmlReader<R> {
         let (gt, name_len, empty) = self.scan_start_tag(text_start, start)?;
         if self.root_seen && self.open.is_empty() {
             let name = self.input.window().get(1..1 + name_len).unwrap_or_default();
-            let kind = Malformed::AfterRoot(format!("a second root element `<{name}>`"));
+            let kind = Malformed::AfterRoot(msg!("xml-what-second-root", name = name));
             return Err(self.err_at(kind, start));
         }
         let content = self
@@ -454,41 +455,34 @@ enum At {
 
 /// `G-XML` for a `<` followed by no name.
 fn no_tag() -> Malformed {
-    Malformed::Syntax("a `<` that starts no tag; write `&lt;` for a `<` in text".into())
+    Malformed::Syntax(msg!("xml-bare-lt"))
 }
 
 /// `G-XML` for byte `b` after an attribute (after white space or not).
 fn between_attributes(seen: bool, b: u8) -> Malformed {
     if !seen {
-        return Malformed::Syntax(
-            "no white space between an attribute's value and what follows; separate attributes with a space".into(),
-        );
+        return Malformed::Syntax(msg!("xml-attribute-space"));
     }
-    Malformed::Syntax(format!(
-        "`{}` where an attribute name, `>` or `/>` should come",
-        char::from(b).escape_default()
+    Malformed::Syntax(msg!(
+        "xml-attribute-unexpected",
+        what = char::from(b).escape_default().to_string()
     ))
 }
 
 /// `G-XML` for an attribute value without quotes.
 fn unquoted(key: &[u8]) -> Malformed {
     let key = String::from_utf8_lossy(key);
-    Malformed::Syntax(format!(
-        "the value of attribute `{key}` must be in quotes: {key}=\"…\""
-    ))
+    Malformed::Syntax(msg!("xml-attribute-quotes", key = key))
 }
 
 /// `G-XML` for a `/` not followed by `>`.
 fn slash() -> Malformed {
-    Malformed::Syntax("`/` in a start tag must be followed by `>`".into())
+    Malformed::Syntax(msg!("xml-slash"))
 }
 
 /// `G-XML` for a value opened with `q` and never closed.
 fn unclosed_value(q: u8) -> Malformed {
-    let q = char::from(q);
-    Malformed::Syntax(format!(
-        "an attribute value in this start tag opens with `{q}` and is never closed; add the closing `{q}`"
-    ))
+    Malformed::Syntax(msg!("xml-attribute-unclosed", quote = char::from(q)))
 }
 
 /// A normalised value of a type other than CDATA (§3.3.3): no leading or trailing
@@ -504,5 +498,5 @@ pub(super) fn tokenized(value: &str) -> String {
 /// `G-XML` for an attribute written without `="…"`.
 fn no_value(key: &[u8]) -> Malformed {
     let key = String::from_utf8_lossy(key);
-    Malformed::Syntax(format!("attribute `{key}` has no value; write {key}=\"…\""))
+    Malformed::Syntax(msg!("xml-attribute-no-value", key = key))
 }

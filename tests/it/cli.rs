@@ -166,6 +166,69 @@ fn text_report_shows_decoded_source_lines_of_an_iso_8859_1_feed() {
     );
 }
 
+/// Issue 16 §3: the report in Swedish with `--lang sv` or a Swedish locale, the same
+/// verdict, positions and names; English with `--lang en` whatever the locale.
+#[test]
+fn the_report_speaks_swedish_with_lang_sv_or_a_swedish_locale() {
+    let feed = "fixtures/feeds/r107-free.xml";
+    let swedish = |text: &str| {
+        assert!(
+            text.contains("error[R107]: accessRights ska vara exakt `gratis` eller `restricted`; här står `free`"),
+            "{text}"
+        );
+        assert!(
+            text.contains("= hjälp: R107: `dcterms:accessRights`: obligatoriskt"),
+            "{text}"
+        );
+        assert!(
+            text.trim_end().ends_with(
+                "inte giltigt enligt KB:s profil 2.4 — 1 fel, 0 varningar, 0 upplysningar i 1 item"
+            ),
+            "{text}"
+        );
+    };
+    let o = run(&["validate", "--color", "never", "--lang", "sv", feed]);
+    assert_eq!(o.status.code(), Some(1));
+    swedish(&stdout(&o));
+    let in_locale = |lang: &str, args: &[&str]| {
+        plikt()
+            .env_remove("LC_ALL")
+            .env_remove("LC_MESSAGES")
+            .env("LANG", lang)
+            .args(["validate", "--color", "never"])
+            .args(args)
+            .arg(feed)
+            .current_dir(root())
+            .output()
+            .expect("run plikt")
+    };
+    swedish(&stdout(&in_locale("sv_SE.UTF-8", &[])));
+    let english = stdout(&in_locale("sv_SE.UTF-8", &["--lang", "en"]));
+    assert!(
+        english.contains("accessRights must be exactly `gratis` or `restricted`; found `free`")
+            && english.trim_end().ends_with("1 error, 0 warnings, 0 infos in 1 item"),
+        "{english}"
+    );
+    // JSON: the same names and verdict, the message in the language asked for.
+    let json = |lang: &str| -> serde_json::Value {
+        let o = run(&["validate", "--format", "json", "--lang", lang, feed]);
+        serde_json::from_slice(&o.stdout).expect("JSON")
+    };
+    let (sv, en) = (json("sv"), json("en"));
+    assert_eq!(sv["valid"], en["valid"]);
+    assert_eq!(sv["findings"][0]["rule"], "R107");
+    assert_eq!(sv["findings"][0]["line"], en["findings"][0]["line"]);
+    assert!(
+        sv["findings"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("accessRights ska vara exakt")),
+        "{sv}"
+    );
+    let bad = run(&["validate", "--lang", "de", feed]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("use `sv` or `en`"), "{}", stderr(&bad));
+}
+
 #[test]
 fn json_report_has_the_stable_names() {
     let o = run(&[

@@ -23,7 +23,7 @@ fn only_gxml(report: &Report) -> String {
         (RuleId::GXml, Severity::Error),
         "{f:#?}"
     );
-    f.message.clone()
+    f.message.to_string()
 }
 
 #[test]
@@ -116,7 +116,7 @@ fn declared_iso_8859_1_is_decoded() {
         report
             .findings
             .iter()
-            .any(|f| f.rule == RuleId::R107 && f.message.contains("`öppen`")),
+            .any(|f| f.rule == RuleId::R107 && f.message.to_string().contains("`öppen`")),
         "{:#?}",
         report.findings
     );

@@ -62,9 +62,12 @@ pub fn expected(feed: &Path) -> Vec<Expected> {
         .collect()
 }
 
-/// The `plikt` binary built for these tests.
+/// The `plikt` binary built for these tests, in the C locale (reports in English,
+/// whatever the machine's locale; a test of the locale sets its own).
 pub fn plikt() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_plikt"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_plikt"));
+    c.env("LC_ALL", "C.UTF-8");
+    c
 }
 
 /// How a [`Response`] body is sent.

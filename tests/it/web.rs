@@ -279,6 +279,30 @@ fn the_pages_work_in_a_real_browser_with_no_serious_accessibility_violation() {
     .unwrap();
     assert_eq!(out["file"]["downloads"]["junit"].as_str().unwrap(), junit);
     assert_eq!(out["xml"]["source"], "-");
+    // Issue 16 §3: back in Swedish, the same findings with their messages in Swedish.
+    let (en, sv) = (&out["xml"]["findings"], &out["xml_sv"]["findings"]);
+    assert_eq!(
+        out["xml_sv"]["verdict"],
+        "Flödet är inte giltigt enligt KB:s profil 2.4"
+    );
+    let pairs: Vec<(&Value, &Value)> = en
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(sv.as_array().unwrap())
+        .collect();
+    assert_eq!(pairs.len(), en.as_array().unwrap().len());
+    for (e, s) in pairs {
+        assert_eq!(e["rule"], s["rule"]);
+        assert_ne!(e["message"], s["message"], "{e} / {s}");
+    }
+    assert!(
+        sv.as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["message"].as_str().unwrap().contains(" ska ")),
+        "{sv}"
+    );
 
     // The rule link leads to the rule's page with its clause and examples.
     let rule = &out["rule_page"];

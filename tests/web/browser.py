@@ -186,6 +186,15 @@ class Run:
         self.wait("html[lang=sv]")
         o["checks"]["switched_back"] = d.find_element(By.TAG_NAME, "html").get_attribute("lang")
 
+        # The same paste in Swedish: the findings' messages follow the page's language.
+        d.get(a.base + "validate")
+        area = self.wait("#xml")
+        d.execute_script("arguments[0].value = arguments[1];", area,
+                         open(a.feed_file, encoding="utf-8").read())
+        self.submit("form-xml")
+        o["xml_sv"] = self.report()
+        self.page("report-xml-sv")
+
         # The operators' dashboard: 401 without the token; with it (sent by the
         # browser on every request through the DevTools protocol), the page.
         o["dashboard"] = None

@@ -4,6 +4,7 @@
 
 use super::{Kb24, R, found};
 use crate::feed::{Channel, Root};
+use crate::msg;
 use crate::profile::finding::Finding;
 use crate::profile::finding::Severity::{Error, Warning};
 use crate::xml::Pos;
@@ -13,22 +14,14 @@ impl Kb24 {
     pub fn root(&mut self, root: &Root, out: &mut Vec<Finding>) -> bool {
         self.root = root.pos;
         if !root.is_rss {
-            let what = if root.name.contains("http://www.w3.org/2005/Atom") {
-                " (an Atom feed)"
+            let message = if root.name.contains("http://www.w3.org/2005/Atom") {
+                msg!("g-rss-root-atom", name = &root.name)
             } else if root.name.contains("rdf-syntax-ns") {
-                " (RSS 1.0 / RDF)"
+                msg!("g-rss-root-rdf", name = &root.name)
             } else {
-                ""
+                msg!("g-rss-root", name = &root.name)
             };
-            out.push(Finding::new(
-                R::GRss,
-                Error,
-                root.pos,
-                format!(
-                    "the root element is `{}`{what}; the profile requires RSS 2.0: `<rss version=\"2.0\">` (no namespace) with one `<channel>`",
-                    root.name
-                ),
-            ));
+            out.push(Finding::new(R::GRss, Error, root.pos, message));
             return false;
         }
         match &root.version {
@@ -36,16 +29,13 @@ impl Kb24 {
                 R::GRss,
                 Error,
                 root.pos,
-                "`<rss>` has no `version`; write `<rss version=\"2.0\">`",
+                msg!("g-rss-no-version"),
             )),
             Some(v) if v.value != "2.0" => out.push(Finding::new(
                 R::GRss,
                 Error,
                 v.pos,
-                format!(
-                    "RSS version is {}; write exactly `version=\"2.0\"`",
-                    found(&v.value)
-                ),
+                msg!("g-rss-version", value = found(&v.value)),
             )),
             Some(_) => {}
         }
@@ -56,14 +46,14 @@ impl Kb24 {
     pub fn channel_start(&mut self, pos: Pos, out: &mut Vec<Finding>) {
         self.channels += 1;
         if self.channels == 2 {
-            out.push(Finding::new(R::GRss, Error, pos, "a second `<channel>`; an RSS 2.0 feed has exactly one channel — put all items in the first"));
+            out.push(Finding::new(R::GRss, Error, pos, msg!("g-rss-two-channels")));
         }
     }
 
     /// End of the document.
     pub fn end(&mut self, out: &mut Vec<Finding>) {
         if self.channels == 0 {
-            out.push(Finding::new(R::GRss, Error, self.root, "`<rss>` has no `<channel>`; items go in `<rss version=\"2.0\"><channel>…</channel></rss>`"));
+            out.push(Finding::new(R::GRss, Error, self.root, msg!("g-rss-no-channel")));
         }
     }
 
@@ -79,7 +69,7 @@ impl Kb24 {
                     R::GRssChannel,
                     Error,
                     channel.pos,
-                    format!("the channel has no `<{name}>`; RSS 2.0 requires channel title, link and description"),
+                    msg!("g-rss-channel-missing", name = name),
                 )),
                 [_, rest @ ..] => {
                     for extra in rest {
@@ -87,7 +77,7 @@ impl Kb24 {
                             R::GRssChannel,
                             Error,
                             extra.pos,
-                            format!("a second channel `<{name}>`; the channel has exactly one"),
+                            msg!("g-rss-channel-repeated", name = name),
                         ));
                     }
                 }
@@ -98,7 +88,7 @@ impl Kb24 {
                 R::S201Content,
                 Warning,
                 *pos,
-                "`media:content` directly under `<channel>` belongs to no item and is not harvested; move it into the item it belongs to",
+                msg!("s201-channel-content"),
             ));
         }
     }

@@ -6,6 +6,8 @@ use std::hash::{DefaultHasher, Hash as _, Hasher};
 
 use super::{DCTERMS, ItemCheck, R, found};
 use crate::feed::{Typed, Value, XsiType, trim_xml};
+use crate::i18n::Message;
+use crate::msg;
 use crate::profile::date;
 use crate::profile::finding::{
     RuleId,
@@ -23,7 +25,7 @@ impl ItemCheck<'_> {
         rule: RuleId,
         name: &str,
         list: &'v [T],
-        mandatory: Option<&str>,
+        mandatory: Option<Message>,
     ) -> Option<&'v Value> {
         if list.is_empty()
             && let Some(example) = mandatory
@@ -32,9 +34,7 @@ impl ItemCheck<'_> {
                 rule,
                 Error,
                 self.item.pos,
-                format!(
-                    "the item has no `<{name}>`, which the profile requires; add e.g. {example}"
-                ),
+                msg!("item-missing", name = name, example = example),
             );
         }
         for extra in list.iter().skip(1) {
@@ -42,7 +42,7 @@ impl ItemCheck<'_> {
                 rule,
                 Error,
                 extra.as_ref().pos,
-                format!("a second `<{name}>` in this item; it may occur only once"),
+                msg!("item-repeated", name = name),
             );
         }
         let first = list.first()?.as_ref();
@@ -56,7 +56,7 @@ impl ItemCheck<'_> {
                 rule,
                 Error,
                 v.pos,
-                format!("`<{name}>` contains child elements; it must hold text only (escape markup or wrap it in CDATA)"),
+                msg!("item-children", name = name),
             );
         }
         !v.has_children
@@ -70,7 +70,7 @@ impl ItemCheck<'_> {
             R::R101,
             "guid",
             &item.guids,
-            Some("`<guid isPermaLink=\"false\">urn:uuid:…</guid>` that never changes"),
+            Some(msg!("example-guid")),
         )?;
         let value = v.trimmed();
         if value.is_empty() {
@@ -78,7 +78,7 @@ impl ItemCheck<'_> {
                 R::R101,
                 Error,
                 v.pos,
-                "`<guid>` is empty; give each item a unique, persistent identifier",
+                msg!("r101-empty"),
             );
             return None;
         }
@@ -103,7 +103,7 @@ impl ItemCheck<'_> {
                 R::R101,
                 Info,
                 g.value.pos,
-                format!("guid {} is not an http(s) URL, but `isPermaLink` is not `false` (RSS 2.0 default true); add `isPermaLink=\"false\"`", found(value)),
+                msg!("r101-perma-link", value = found(value)),
             );
         }
     }
@@ -122,7 +122,7 @@ impl ItemCheck<'_> {
                 R::R101a,
                 Warning,
                 item.pos,
-                "no typed identifier; KB wants one for duplicate control, e.g. `<dcterms:identifier xsi:type=\"dcterms:isbn\">978…</dcterms:identifier>` (or `dcterms:uri` with the item's URL)",
+                msg!("r101a-none"),
             );
         }
     }
@@ -146,7 +146,7 @@ impl ItemCheck<'_> {
                     rule,
                     Error,
                     ty.pos,
-                    format!("the prefix `{p}` in xsi:type {} is not declared; use the prefix you bound to `{DCTERMS}`, e.g. `dcterms:isbn`", found(&ty.raw)),
+                    msg!("type-unbound", prefix = p, value = found(&ty.raw), ns = DCTERMS),
                 );
                 return None;
             }
@@ -155,10 +155,7 @@ impl ItemCheck<'_> {
                     rule,
                     Error,
                     ty.pos,
-                    format!(
-                        "xsi:type {} is not a qualified name; write e.g. `dcterms:isbn`",
-                        found(&ty.raw)
-                    ),
+                    msg!("type-not-qname", value = found(&ty.raw)),
                 );
                 return None;
             }
@@ -167,7 +164,7 @@ impl ItemCheck<'_> {
                     rule,
                     Error,
                     ty.pos,
-                    format!("xsi:type {} is not in the DCMI Terms namespace; its prefix must be the one bound to `{DCTERMS}`, e.g. `dcterms:isbn`", found(&ty.raw)),
+                    msg!("type-namespace", value = found(&ty.raw), ns = DCTERMS),
                 );
                 return None;
             }
@@ -178,7 +175,7 @@ impl ItemCheck<'_> {
                 rule,
                 Error,
                 ty.pos,
-                format!("`{kind}` is not an identifier type of the profile; use one of {types} (lower case, e.g. `dcterms:{}`)", kind.to_ascii_lowercase()),
+                msg!("type-unknown", kind = kind, types = types, lower = kind.to_ascii_lowercase()),
             );
             return None;
         }
@@ -187,11 +184,11 @@ impl ItemCheck<'_> {
                 rule,
                 Warning,
                 ty.pos,
-                format!("`{kind}` is probably a typo in the profile's R101a table; write `{fix}`"),
+                msg!("type-typo", kind = kind, fix = fix),
             );
         }
         if kind == "issn" && rule == R::R101a {
-            self.push(rule, Info, ty.pos, "an ISSN identifies a serial, not this item; put it in `dcterms:isPartOf xsi:type=\"dcterms:issn\"`");
+            self.push(rule, Info, ty.pos, msg!("r101a-issn"));
         }
         Some(kind)
     }
@@ -208,7 +205,7 @@ impl ItemCheck<'_> {
                 rule,
                 Error,
                 v.pos,
-                format!("`dcterms:{name}` with xsi:type `{kind}` is empty; write the identifier"),
+                msg!("type-empty", name = name, kind = kind),
             );
             return;
         }
@@ -219,16 +216,13 @@ impl ItemCheck<'_> {
             && !syntax::is_http_scheme(scheme)
         {
             if rule == R::S201References {
-                self.push(rule, Info, v.pos, format!("{} is delivered outside the feed ({scheme}:); the harvester does not fetch it", found(value)));
+                self.push(rule, Info, v.pos, msg!("s201-references-outside", value = found(value), scheme = scheme));
             } else {
                 self.push(
                     rule,
                     Warning,
                     v.pos,
-                    format!(
-                        "URI {} is not http or https (profile §2: all URLs are http or https)",
-                        found(value)
-                    ),
+                    msg!("uri-not-http", value = found(value)),
                 );
             }
         }
@@ -244,7 +238,7 @@ impl ItemCheck<'_> {
                     rule,
                     Warning,
                     t.value.pos,
-                    format!("`dcterms:{name}` has no xsi:type (the form before profile 2.2); write e.g. `<dcterms:{name} xsi:type=\"dcterms:issn\">…`"),
+                    msg!("type-missing", name = name),
                 );
             }
         }
@@ -257,16 +251,16 @@ impl ItemCheck<'_> {
             R::R102,
             "link",
             &self.item.links,
-            Some("`<link>https://…/article</link>` where the item was first published"),
+            Some(msg!("example-link")),
         )?;
         let value = v.trimmed();
         match syntax::http_url(value) {
             Ok(u) => {
                 if u.non_ascii {
-                    self.push(R::R102, Info, v.pos, format!("link {} contains non-ASCII characters; it works, but percent-encoding is safer", found(value)));
+                    self.push(R::R102, Info, v.pos, msg!("r102-non-ascii", value = found(value)));
                 }
             }
-            Err(e) => self.push(R::R102, Error, v.pos, format!("`<link>`: {e}")),
+            Err(e) => self.push(R::R102, Error, v.pos, msg!("r102-invalid", error = e)),
         }
         Some(value.to_string())
     }
@@ -278,18 +272,18 @@ impl ItemCheck<'_> {
             R::R103,
             "pubDate",
             &self.item.pub_dates,
-            Some("`<pubDate>Sun, 22 Nov 2026 09:30:00 +0100</pubDate>`"),
+            Some(msg!("example-code", code = "`<pubDate>Sun, 22 Nov 2026 09:30:00 +0100</pubDate>`")),
         )?;
         match date::parse(v.trimmed()) {
             Ok(d) => {
                 if let Some((given, actual)) = d.weekday_mismatch {
-                    self.push(R::R103, Warning, v.pos, format!("pubDate says `{given}` but that date is a {actual}; write `{actual}` or correct the date"));
+                    self.push(R::R103, Warning, v.pos, msg!("r103-weekday", given = given, actual = actual));
                 }
                 if d.comment {
-                    self.push(R::R103, Info, v.pos, "pubDate ends with a comment such as `(CET)`; legal RFC 2822, but the numeric zone alone is clearer");
+                    self.push(R::R103, Info, v.pos, msg!("r103-comment"));
                 }
                 if let Some(m) = d.military {
-                    self.push(R::R103, Info, v.pos, format!("military time zone `{m}` is read as -0000 (RFC 2822 §4.3); write a numeric zone such as `+0100`"));
+                    self.push(R::R103, Info, v.pos, msg!("r103-military", zone = m));
                 }
                 Some(d.instant)
             }
@@ -298,7 +292,7 @@ impl ItemCheck<'_> {
                     R::R103,
                     Error,
                     v.pos,
-                    format!("pubDate {}: {}", found(v.trimmed()), e.0),
+                    msg!("r103-date", value = found(v.trimmed()), error = e.0),
                 );
                 None
             }
@@ -308,8 +302,10 @@ impl ItemCheck<'_> {
     /// R104: `dcterms:publisher` — `http://id.kb.se/organisations/SE<10 digits>[-suffix]`,
     /// exactly one; a failed Luhn check digit is info.
     pub(super) fn publisher(&mut self) {
-        let example =
-            "`<dcterms:publisher>http://id.kb.se/organisations/SE5560041815</dcterms:publisher>`";
+        let example = msg!(
+            "example-code",
+            code = "`<dcterms:publisher>http://id.kb.se/organisations/SE5560041815</dcterms:publisher>`"
+        );
         let Some(v) = self.single(
             R::R104,
             "dcterms:publisher",
@@ -328,17 +324,14 @@ impl ItemCheck<'_> {
                 R::R104,
                 Error,
                 v.pos,
-                format!(
-                    "publisher {} is not a KB organisation identifier; write `{prefix}` + the 10-digit organisation number without hyphen + an optional `-suffix` agreed with KB (2 or more letters/digits), e.g. `{prefix}5560041815`",
-                    found(value)
-                ),
+                msg!("r104-invalid", value = found(value), prefix = prefix),
             ),
             Some(orgnr) => {
                 if value.len() != v.raw.len() {
-                    self.push(R::R104, Info, v.pos, "white space around the publisher identifier was ignored; write it without");
+                    self.push(R::R104, Info, v.pos, msg!("r104-space"));
                 }
                 if !syntax::luhn(orgnr) {
-                    self.push(R::R104, Info, v.pos, format!("organisation number {orgnr} fails its check digit; check it against the Swedish companies register"));
+                    self.push(R::R104, Info, v.pos, msg!("r104-check-digit", orgnr = orgnr));
                 }
             }
         }
@@ -350,7 +343,7 @@ impl ItemCheck<'_> {
             R::R105,
             "title",
             &self.item.titles,
-            Some("`<title>…</title>`"),
+            Some(msg!("example-code", code = "`<title>…</title>`")),
         ) else {
             return;
         };
@@ -359,7 +352,7 @@ impl ItemCheck<'_> {
                 R::R105,
                 Error,
                 v.pos,
-                "`<title>` is empty; give the item its title",
+                msg!("r105-empty"),
             );
         }
     }
@@ -375,7 +368,7 @@ impl ItemCheck<'_> {
             R::R107,
             "dcterms:accessRights",
             &self.item.access_rights,
-            Some("`<dcterms:accessRights>gratis</dcterms:accessRights>`"),
+            Some(msg!("example-code", code = "`<dcterms:accessRights>gratis</dcterms:accessRights>`")),
         ) else {
             return;
         };
@@ -386,26 +379,18 @@ impl ItemCheck<'_> {
                     R::R107,
                     Info,
                     v.pos,
-                    "white space around accessRights was ignored; write it without",
+                    msg!("r107-space"),
                 );
             }
         } else {
-            let hint = match value.to_ascii_lowercase().as_str() {
-                "gratis" | "free" | "open" | "public" => " (`gratis`: free to read when published)",
+            let message = match value.to_ascii_lowercase().as_str() {
+                "gratis" | "free" | "open" | "public" => msg!("r107-invalid-gratis", value = found(value)),
                 "restricted" | "paywall" | "closed" | "subscription" => {
-                    " (`restricted`: payment, subscription or other conditions)"
+                    msg!("r107-invalid-restricted", value = found(value))
                 }
-                _ => "",
+                _ => msg!("r107-invalid", value = found(value)),
             };
-            self.push(
-                R::R107,
-                Error,
-                v.pos,
-                format!(
-                    "accessRights must be exactly `gratis` or `restricted`; found {}{hint}",
-                    found(value)
-                ),
-            );
+            self.push(R::R107, Error, v.pos, message);
         }
     }
 
@@ -417,7 +402,7 @@ impl ItemCheck<'_> {
                 R::R108,
                 Warning,
                 self.item.pos,
-                "no `<dcterms:license>`; KB wants a licence URI for rights handling, e.g. `https://creativecommons.org/licenses/by/4.0/`",
+                msg!("r108-none"),
             );
             return;
         }
@@ -430,17 +415,14 @@ impl ItemCheck<'_> {
                 R::R108,
                 Error,
                 v.pos,
-                format!("dcterms:license must be a URI since profile 2.3: {e}"),
+                msg!("r108-invalid", error = e),
             ),
             Ok(scheme) if !syntax::is_http_scheme(scheme) => {
                 self.push(
                     R::R108,
                     Warning,
                     v.pos,
-                    format!(
-                        "licence URI {} is not http or https (profile §2)",
-                        found(value)
-                    ),
+                    msg!("r108-not-http", value = found(value)),
                 );
             }
             Ok(_) => {}
@@ -451,7 +433,7 @@ impl ItemCheck<'_> {
     pub(super) fn names(&mut self, rule: RuleId, name: &str, list: &[Value]) {
         for v in list {
             if self.text_only(rule, name, v) && v.trimmed().is_empty() {
-                self.push(rule, Warning, v.pos, format!("`dcterms:{name}` is empty; write `Efternamn, Förnamn` for a person or the name of the institution, or leave the element out"));
+                self.push(rule, Warning, v.pos, msg!("r115-empty", name = name));
             }
         }
     }
@@ -462,9 +444,7 @@ impl ItemCheck<'_> {
             R::R117,
             "dcterms:format",
             &self.item.formats,
-            Some(
-                "`<dcterms:format>text/html</dcterms:format>`, the MIME type of the file at `link`",
-            ),
+            Some(msg!("example-format")),
         ) else {
             return;
         };
@@ -480,9 +460,9 @@ impl ItemCheck<'_> {
                 rule,
                 Warning,
                 pos,
-                format!("{what} {}: `{t}` is not a registered top-level media type (application, audio, font, image, message, model, multipart, text, video …)", found(value)),
+                msg!("mime-top-level", what = what, value = found(value), top = t),
             ),
-            Err(e) => self.push(rule, Error, pos, format!("{what}: {e}")),
+            Err(e) => self.push(rule, Error, pos, msg!("named-error", what = what, error = e)),
         }
     }
 
@@ -494,7 +474,7 @@ impl ItemCheck<'_> {
                     rule,
                     Info,
                     v.pos,
-                    "`media:keywords` is empty; leave it out or list keywords separated by commas",
+                    msg!("keywords-empty"),
                 );
             }
         }

@@ -6,6 +6,7 @@
 use super::{ItemCheck, R, found};
 use crate::feed::{Copyright, Credit, Hash, License, MediaContent, trim_xml};
 use crate::profile::finding::Severity::{Error, Info, Warning};
+use crate::msg;
 use crate::profile::syntax;
 use crate::profile::vocabulary::Vocabulary;
 
@@ -15,13 +16,13 @@ impl ItemCheck<'_> {
         let item = self.item;
         for g in &item.groups {
             if g.nested {
-                self.push(R::S201Content, Warning, g.pos, "`media:group` inside another `media:group`; MediaRSS groups do not nest — flatten them");
+                self.push(R::S201Content, Warning, g.pos, msg!("s201-group-nested"));
             } else if g.contents == 0 {
                 self.push(
                     R::S201Content,
                     Warning,
                     g.pos,
-                    "`media:group` without `media:content`; remove it or put the files in it",
+                    msg!("s201-group-empty"),
                 );
             }
         }
@@ -36,7 +37,7 @@ impl ItemCheck<'_> {
                     R::S201Content,
                     Warning,
                     e.pos,
-                    format!("`<enclosure>` {} has no `media:content` with the same URL; KB reads only media:content — add `<media:content url=\"…\" type=\"…\"/>`", found(url)),
+                    msg!("s201-enclosure", url = found(url)),
                 );
             }
         }
@@ -58,11 +59,11 @@ impl ItemCheck<'_> {
     /// F302: `@url` present and an absolute http(s) URL (G-URL).
     fn content_url(&mut self, c: &MediaContent) {
         match &c.url {
-            None => self.push(R::F302, Error, c.pos, "`media:content` has no `url`; KB downloads every media:content, so give the file's absolute http(s) URL"),
+            None => self.push(R::F302, Error, c.pos, msg!("f302-missing")),
             Some(a) => match syntax::http_url(trim_xml(&a.value)) {
-                Ok(u) if u.non_ascii => self.push(R::F302, Info, a.pos, "the url contains non-ASCII characters; it works, but percent-encoding is safer"),
+                Ok(u) if u.non_ascii => self.push(R::F302, Info, a.pos, msg!("f302-non-ascii")),
                 Ok(_) => {}
-                Err(e) => self.push(R::F302, Error, a.pos, format!("media:content url: {e}")),
+                Err(e) => self.push(R::F302, Error, a.pos, msg!("named-error", what = "media:content url", error = e)),
             },
         }
     }
@@ -70,7 +71,7 @@ impl ItemCheck<'_> {
     /// F303: `@type` present and a MIME type (§0.3).
     fn content_type(&mut self, c: &MediaContent) {
         match &c.mime {
-            None => self.push(R::F303, Error, c.pos, "`media:content` has no `type`; add the file's MIME type, e.g. `type=\"application/pdf\"`"),
+            None => self.push(R::F303, Error, c.pos, msg!("f303-missing")),
             Some(a) => self.mime(R::F303, "media:content type", a.pos, trim_xml(&a.value)),
         }
     }
@@ -83,7 +84,7 @@ impl ItemCheck<'_> {
                 R::MarkerIsFormatOf,
                 Error,
                 extra.pos,
-                "a second `dcterms:isFormatOf` marker in this media:content; at most one",
+                msg!("marker-repeated"),
             );
         }
         let Some(m) = c.markers.first() else {
@@ -98,7 +99,7 @@ impl ItemCheck<'_> {
                 R::MarkerIsFormatOf,
                 Error,
                 m.pos,
-                "the alternative-form marker must repeat the item's `<link>`, but the item has none",
+                msg!("marker-no-link"),
             ),
             Some(text) => {
                 if !syntax::same_url(text, value) {
@@ -106,7 +107,7 @@ impl ItemCheck<'_> {
                         R::MarkerIsFormatOf,
                         Error,
                         m.pos,
-                        format!("the alternative-form marker {} differs from the item's link {}; it must be the same URL", found(value), found(text)),
+                        msg!("marker-differs", value = found(value), link = found(text)),
                     );
                 }
             }
@@ -118,11 +119,11 @@ impl ItemCheck<'_> {
     fn media_licenses(&mut self, licenses: &[License]) {
         for l in licenses {
             match &l.href {
-                None => self.push(R::F307, Error, l.value.pos, "`media:license` has no `href`; KB reads only href: write `href=\"https://creativecommons.org/licenses/by/4.0/\"`"),
+                None => self.push(R::F307, Error, l.value.pos, msg!("f307-no-href")),
                 Some(h) => match syntax::absolute_uri(trim_xml(&h.value)) {
-                    Err(e) => self.push(R::F307, Error, h.pos, format!("media:license href: {e}")),
+                    Err(e) => self.push(R::F307, Error, h.pos, msg!("named-error", what = "media:license href", error = e)),
                     Ok(s) if !syntax::is_http_scheme(s) => {
-                        self.push(R::F307, Warning, h.pos, format!("licence URI {} is not http or https (profile §2)", found(&h.value)));
+                        self.push(R::F307, Warning, h.pos, msg!("r108-not-http", value = found(&h.value)));
                     }
                     Ok(_) => {}
                 },
@@ -134,10 +135,7 @@ impl ItemCheck<'_> {
                     R::F307,
                     Warning,
                     t.pos,
-                    format!(
-                        "media:license type {} is not a MIME type; write e.g. `text/html`",
-                        found(&t.value)
-                    ),
+                    msg!("f307-type", value = found(&t.value)),
                 );
             }
         }
@@ -151,7 +149,7 @@ impl ItemCheck<'_> {
             if let Some((s, pos)) = scheme
                 && !Vocabulary::has(&self.voc.credit_schemes, s)
             {
-                self.push(R::F308Credit, Error, pos, format!("media:credit scheme {} is not `urn:ebu` or `urn:yvs`; leave it out for EBU roles", found(s)));
+                self.push(R::F308Credit, Error, pos, msg!("f308-scheme", value = found(s)));
             }
             if let Some(role) = &cr.role {
                 let r = trim_xml(&role.value);
@@ -160,16 +158,12 @@ impl ItemCheck<'_> {
                         R::F308Credit,
                         Warning,
                         role.pos,
-                        format!(
-                            "media:credit role {} must be lower case (MediaRSS): `{}`",
-                            found(r),
-                            r.to_lowercase()
-                        ),
+                        msg!("f308-role-case", value = found(r), lower = r.to_lowercase()),
                     );
                 }
                 let ebu = scheme.is_none_or(|(s, _)| s == "urn:ebu");
                 if ebu && !Vocabulary::has(&self.voc.ebu_roles, &r.to_lowercase()) {
-                    self.push(R::F308Credit, Info, role.pos, format!("role {} is not one of the EBU roles MediaRSS names (author, editor, photographer, …)", found(r)));
+                    self.push(R::F308Credit, Info, role.pos, msg!("f308-role-ebu", value = found(r)));
                 }
             }
         }
@@ -185,7 +179,7 @@ impl ItemCheck<'_> {
                     R::F308Copyright,
                     Error,
                     u.pos,
-                    format!("media:copyright url: {e}"),
+                    msg!("named-error", what = "media:copyright url", error = e),
                 );
             }
         }
@@ -219,11 +213,7 @@ impl ItemCheck<'_> {
                     R::F305,
                     Error,
                     pos,
-                    format!(
-                        "media:hash algo {} is not one of {}; KB wants `algo=\"md5\"`",
-                        found(algo),
-                        known.join(", ")
-                    ),
+                    msg!("f305-algo", value = found(algo), known = known.join(", ")),
                 );
                 continue;
             };
@@ -234,10 +224,12 @@ impl ItemCheck<'_> {
                     R::F305,
                     Error,
                     h.value.pos,
-                    format!(
-                        "{name} hash {} must be exactly {len} hexadecimal digits (found {})",
-                        found(value),
-                        value.chars().count()
+                    msg!(
+                        "f305-length",
+                        algo = name,
+                        value = found(value),
+                        len = len,
+                        count = value.chars().count()
                     ),
                 );
                 continue;
@@ -248,9 +240,7 @@ impl ItemCheck<'_> {
                         R::F305,
                         Error,
                         h.value.pos,
-                        format!(
-                            "two different {name} hashes for the same file; give one per algorithm"
-                        ),
+                        msg!("f305-two", algo = name),
                     );
                 }
             } else if hashes.len() > 1 {
@@ -262,7 +252,7 @@ impl ItemCheck<'_> {
             && !md5
             && let Some(h) = hashes.first()
         {
-            self.push(R::F305, Warning, h.value.pos, "no MD5 among the hashes; KB verifies files with MD5: add `<media:hash algo=\"md5\">…</media:hash>`");
+            self.push(R::F305, Warning, h.value.pos, msg!("f305-no-md5"));
         }
     }
 
@@ -284,7 +274,7 @@ impl ItemCheck<'_> {
                     R::F305,
                     Info,
                     s.hash.value.pos,
-                    format!("this media:hash applies to all {covered} files below it, which can't all have the same digest; put a media:hash in each media:content"),
+                    msg!("f305-scoped", files = covered),
                 );
             }
         }

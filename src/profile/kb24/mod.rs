@@ -25,6 +25,8 @@ use std::collections::{HashMap, HashSet};
 use super::finding::{Finding, RuleId, Severity};
 use super::vocabulary::{self, Vocabulary};
 use crate::feed::Item;
+use crate::i18n::Message;
+use crate::msg;
 use crate::xml::{KNOWN_NAMESPACES, Pos};
 
 use RuleId as R;
@@ -123,7 +125,7 @@ impl Kb24 {
                 R::R112,
                 Error,
                 item.pos,
-                "this feed's host publication is deposit-liable, so each item needs `<dcterms:isPartOf xsi:type=\"dcterms:issn\">` (or isbn) naming it",
+                msg!("r112-required"),
             );
         }
         c.typed_list(R::R113, "isFormatOf", &item.is_format_of);
@@ -159,10 +161,7 @@ impl Kb24 {
                         R::R101,
                         Error,
                         pos,
-                        format!(
-                            "guid {} is already used by item {first}; every item needs its own guid (a new version keeps its guid and gets a newer pubDate)",
-                            found(guid.unwrap_or_default())
-                        ),
+                        msg!("r101-duplicate", value = found(guid.unwrap_or_default()), first = *first),
                     );
                     out.insert(start + keys.guid_at, f);
                     inserted = 1;
@@ -180,9 +179,7 @@ impl Kb24 {
                     R::GOrder,
                     Error,
                     pos,
-                    format!(
-                        "items must be sorted by pubDate, newest first: this item is newer than item {prev_item} before it (compared as instants, zones applied); move it up"
-                    ),
+                    msg!("g-order", previous = prev_item),
                 );
                 out.insert(start + keys.date_at + inserted, f);
             }
@@ -237,7 +234,7 @@ struct ItemCheck<'a> {
 }
 
 impl ItemCheck<'_> {
-    fn push(&mut self, rule: RuleId, severity: Severity, pos: Pos, message: impl Into<String>) {
+    fn push(&mut self, rule: RuleId, severity: Severity, pos: Pos, message: Message) {
         self.out.push(Finding::new(rule, severity, pos, message));
     }
 }

@@ -6,6 +6,8 @@
 use super::{DCTERMS, Kb24, MRSS, R, XSI};
 use crate::profile::finding::Severity::{Error, Info, Warning};
 use crate::profile::finding::{Finding, RuleId, Severity};
+use crate::i18n::Message;
+use crate::msg;
 use crate::xml::{NsDecl, Pos};
 
 /// Normalises a namespace name for near-miss detection: lower case, no scheme, no
@@ -27,9 +29,7 @@ impl Kb24 {
             R::GNsDcelements,
             Error,
             pos,
-            format!(
-                "`{local}` is in the Dublin Core 1.1 namespace `http://purl.org/dc/elements/1.1/`, which the profile forbids; bind its prefix to `{DCTERMS}` (DCMI Terms) instead"
-            ),
+            msg!("ns-dc-elements", name = local, ns = DCTERMS),
         ));
     }
 
@@ -50,7 +50,7 @@ impl Kb24 {
         decl: &NsDecl,
         rule: RuleId,
         severity: Severity,
-        message: String,
+        message: Message,
         out: &mut Vec<Finding>,
     ) {
         let key = (rule, severity, prefix(decl).to_string(), decl.uri.clone());
@@ -81,9 +81,7 @@ impl Kb24 {
                 decl,
                 R::GNsMrss,
                 Error,
-                format!(
-                    "{shown}=\"{uri}\" is not the MediaRSS namespace; write exactly `{MRSS}` (with the trailing slash) — elements in this namespace are not read as MediaRSS"
-                ),
+                msg!("ns-mrss", decl = shown.as_str(), uri = uri, ns = MRSS),
                 out,
             );
         }
@@ -92,9 +90,7 @@ impl Kb24 {
                 decl,
                 R::GNsDcterms,
                 Error,
-                format!(
-                    "{shown}=\"{uri}\" is not the DCMI Terms namespace; write exactly `{DCTERMS}` — elements in this namespace are not read as DCMI Terms"
-                ),
+                msg!("ns-dcterms", decl = shown.as_str(), uri = uri, ns = DCTERMS),
                 out,
             );
         }
@@ -103,9 +99,7 @@ impl Kb24 {
                 decl,
                 R::GNsXsi,
                 Error,
-                format!(
-                    "{shown}=\"{uri}\" is not the XML Schema instance namespace; write exactly `{XSI}` (http, not https) — `type` attributes in this namespace are not xsi:type"
-                ),
+                msg!("ns-xsi", decl = shown.as_str(), uri = uri, ns = XSI),
                 out,
             );
         }
@@ -121,9 +115,7 @@ impl Kb24 {
                 decl,
                 R::GNsPrefix,
                 Info,
-                format!(
-                    "DCMI Terms are bound to the prefix `{prefix}`; this is allowed, but the profile recommends `dcterms`"
-                ),
+                msg!("ns-prefix-other", prefix = prefix),
                 out,
             );
         }
@@ -135,9 +127,7 @@ impl Kb24 {
                 decl,
                 R::GNsPrefix,
                 Warning,
-                format!(
-                    "DCMI Terms are bound to both `{first}` and `{prefix}`; use one prefix consistently (profile §2)"
-                ),
+                msg!("ns-prefix-two", first = first, prefix = prefix),
                 out,
             );
         }
@@ -146,9 +136,7 @@ impl Kb24 {
                 decl,
                 R::GNsPrefix,
                 Warning,
-                format!(
-                    "the prefix `{prefix}` is bound to DCMI Terms here and to `{other}` elsewhere; use the DCMI Terms prefix only for DCMI Terms (profile §2)"
-                ),
+                msg!("ns-prefix-elsewhere", prefix = prefix, other = other),
                 out,
             );
         }
@@ -165,9 +153,7 @@ impl Kb24 {
                 decl,
                 R::GNsPrefix,
                 Warning,
-                format!(
-                    "the prefix `{prefix}` is used for DCMI Terms and here for `{uri}`; use the DCMI Terms prefix only for DCMI Terms (profile §2)"
-                ),
+                msg!("ns-prefix-here", prefix = prefix, uri = uri),
                 out,
             );
         }

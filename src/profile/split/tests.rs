@@ -326,7 +326,7 @@ fn an_xml_declaration_ending_after_the_first_kib_gives_one_verdict() {
         report
             .findings
             .iter()
-            .all(|f| !f.message.contains("is not supported")),
+            .all(|f| !f.message.to_string().contains("is not supported")),
         "{report:#?}"
     );
 }

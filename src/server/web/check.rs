@@ -18,7 +18,7 @@ use serde::Deserialize;
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::Web;
-use super::i18n::{Lang, T};
+use super::i18n::{self, Lang, T};
 use crate::fetch::{self, FetchError, Policy, PrivateRule, Spool};
 use crate::profile::{self, Finding, Report, RuleId, Severity};
 use crate::report::{Json, Junit, Printer, Snippets, Source};
@@ -82,6 +82,8 @@ pub struct Intake {
     pub require_is_part_of: bool,
     /// `--max-findings` (the page: the CLI's default).
     pub max_findings: usize,
+    /// The language of the findings' messages (`--lang`).
+    pub lang: Lang,
 }
 
 /// Why a request gets no report. Each says what to do, in the visitor's language;
@@ -265,6 +267,7 @@ pub async fn run(web: &Web, intake: Intake, format: Format) -> Result<Outcome, R
             max_bytes,
             intake.require_is_part_of,
             intake.max_findings,
+            intake.lang,
         )
         // The spool file is deleted here, when the validation ends.
     })
@@ -302,24 +305,26 @@ fn validate(
     max_bytes: u64,
     require_is_part_of: bool,
     max_findings: usize,
+    lang: Lang,
 ) -> io::Result<Outcome> {
     let options =
         |junit| crate::report::options(max_bytes, require_is_part_of, max_findings, junit);
     let run = |junit| profile::validate_file(&spool.reader()?, &options(junit));
+    let (json_printer, junit_printer) = (Json { lang }, Junit { lang });
     match format {
-        Format::Json => Ok(Outcome::Bytes(print(&Json, &run(false)?, &name)?)),
-        Format::Junit => Ok(Outcome::Bytes(print(&Junit, &run(true)?, &name)?)),
+        Format::Json => Ok(Outcome::Bytes(print(&json_printer, &run(false)?, &name)?)),
+        Format::Junit => Ok(Outcome::Bytes(print(&junit_printer, &run(true)?, &name)?)),
         Format::Html => {
             let report = run(false)?;
-            let json = print(&Json, &report, &name)?;
+            let json = print(&json_printer, &report, &name)?;
             // JUnit keeps every finding: the same report unless some were left out.
             let junit = if report.omitted.is_empty() {
-                print(&Junit, &report, &name)?
+                print(&junit_printer, &report, &name)?
             } else {
-                print(&Junit, &run(true)?, &name)?
+                print(&junit_printer, &run(true)?, &name)?
             };
             Ok(Outcome::View(Box::new(view(
-                spool, name, &report, &json, &junit,
+                spool, name, &report, &json, &junit, lang,
             )?)))
         }
     }
@@ -364,7 +369,7 @@ pub struct RuleRow {
     /// Findings.
     pub count: u64,
     /// What the rule requires.
-    pub summary: &'static str,
+    pub summary: String,
 }
 
 /// The findings of one item (or of the feed and channel).
@@ -402,7 +407,7 @@ pub struct FindingView {
     /// What is wrong and what to write instead.
     pub message: String,
     /// What the rule requires (the CLI's help line).
-    pub hint: &'static str,
+    pub hint: String,
     /// The source line with the spot marked.
     pub source: Option<SourceLine>,
 }
@@ -445,6 +450,7 @@ fn view(
     report: &Report,
     json: &[u8],
     junit: &[u8],
+    lang: Lang,
 ) -> io::Result<ReportView> {
     let shown = &report.findings[..report.findings.len().min(MAX_SHOWN)];
     let snippets = Snippets::read(
@@ -471,7 +477,7 @@ fn view(
             rule: rule.as_str(),
             severity,
             count,
-            summary: rule.summary(),
+            summary: rule.summary(lang),
         })
         .collect();
 
@@ -495,7 +501,7 @@ fn view(
             Severity::Warning => g.warnings += 1,
             Severity::Info => g.infos += 1,
         }
-        g.findings.push(finding(f, &snippets));
+        g.findings.push(finding(f, &snippets, lang));
     }
     let mut groups: Vec<Group> = groups.into_values().collect();
     for g in groups.iter_mut().take(OPEN_GROUPS) {
@@ -517,7 +523,7 @@ fn view(
     })
 }
 
-fn finding(f: &Finding, snippets: &Snippets) -> FindingView {
+fn finding(f: &Finding, snippets: &Snippets, lang: Lang) -> FindingView {
     let source = f.pos.and_then(|p| {
         let s = snippets.line(p.line)?;
         let chars: Vec<char> = s.text.chars().collect();
@@ -543,8 +549,8 @@ fn finding(f: &Finding, snippets: &Snippets) -> FindingView {
         severity: f.severity,
         line: f.pos.map(|p| p.line),
         column: f.pos.map(|p| p.column),
-        message: f.message.clone(),
-        hint: f.rule.summary(),
+        message: f.message.render(lang),
+        hint: f.rule.summary(lang),
         source,
     }
 }
@@ -609,7 +615,7 @@ pub async fn api(
 ) -> Response {
     let peer = super::peer(&request);
     let (parts, body) = request.into_parts();
-    let lang = Lang::of(&parts.headers);
+    let lang = i18n::lang(&parts.headers);
     let t = T { lang };
     let web = state.web.clone();
     let answer = async {
@@ -660,6 +666,8 @@ pub async fn api(
                 input,
                 require_is_part_of: q.require_is_part_of.unwrap_or(false),
                 max_findings: q.max_findings.unwrap_or(MAX_FINDINGS),
+                // The JSON of machines: English unless the client asks for Swedish.
+                lang: i18n::lang_or(&parts.headers, Lang::En),
             };
             run(&web, intake, format).await
         };

@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 
-use super::i18n::{Lang, T};
+use super::i18n::{self, Lang, T};
 use super::pages::{render, switch_href};
 use crate::profile::Severity;
 use crate::server::{AppError, AppState, internal, operator};
@@ -62,7 +62,7 @@ pub async fn dashboard(
         return Err(AppError::OperatorsOnly);
     }
     let t = T {
-        lang: Lang::of(&headers),
+        lang: i18n::lang(&headers),
     };
     let config = state.config.clone();
     let since = Timestamp::from(

@@ -1,76 +1,29 @@
-//! Page texts: one Fluent catalogue per language (`i18n/sv.ftl`, `i18n/en.ftl`, STYLE
-//! habit 16), compiled into the binary and looked up by ID with named arguments. A test
-//! fails when an ID exists in one language only, or when a template or this module uses
-//! an ID that neither has.
+//! Page texts, from the catalogues of [`crate::i18n`] (`src/i18n/*/pages.ftl`): a test
+//! fails when a template or this module uses an ID that neither has.
 //!
 //! The language of a request: the `plikt-lang` cookie that the language switch
 //! (`/lang/{code}`) sets, else the first of Swedish or English in `Accept-Language`,
 //! else Swedish (KB writes to publishers in Swedish).
 
-use std::sync::OnceLock;
-
 use axum::http::{HeaderMap, header};
-use fluent_bundle::concurrent::FluentBundle;
-use fluent_bundle::{FluentArgs, FluentResource, FluentValue};
+use fluent_bundle::FluentValue;
 
 /// The name of the language cookie.
 pub const COOKIE: &str = "plikt-lang";
 
-/// A language of the pages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lang {
-    /// Svenska.
-    Sv,
-    /// English.
-    En,
+pub use crate::i18n::Lang;
+
+/// The language of a request: cookie, then `Accept-Language`, then Swedish.
+pub fn lang(headers: &HeaderMap) -> Lang {
+    lang_or(headers, Lang::Sv)
 }
 
-impl Lang {
-    /// Every language, the default first.
-    pub const ALL: [Lang; 2] = [Lang::Sv, Lang::En];
-
-    /// The BCP 47 code (`lang` attributes, the cookie, the switch's URL).
-    pub fn code(self) -> &'static str {
-        match self {
-            Lang::Sv => "sv",
-            Lang::En => "en",
-        }
-    }
-
-    /// The language's name in itself (the switch's link text).
-    pub fn name(self) -> &'static str {
-        match self {
-            Lang::Sv => "Svenska",
-            Lang::En => "English",
-        }
-    }
-
-    /// The other language (the one the switch offers).
-    pub fn other(self) -> Lang {
-        match self {
-            Lang::Sv => Lang::En,
-            Lang::En => Lang::Sv,
-        }
-    }
-
-    /// Parses `sv` or `en`.
-    pub fn parse(code: &str) -> Option<Lang> {
-        Self::ALL.into_iter().find(|l| l.code() == code)
-    }
-
-    /// The language of a request: cookie, then `Accept-Language`, then Swedish.
-    pub fn of(headers: &HeaderMap) -> Lang {
-        cookie(headers)
-            .or_else(|| accept_language(headers))
-            .unwrap_or(Lang::Sv)
-    }
-
-    fn source(self) -> &'static str {
-        match self {
-            Lang::Sv => include_str!("i18n/sv.ftl"),
-            Lang::En => include_str!("i18n/en.ftl"),
-        }
-    }
+/// The language of a request: cookie, then `Accept-Language`, then `default` (the
+/// API's: English).
+pub fn lang_or(headers: &HeaderMap, default: Lang) -> Lang {
+    cookie(headers)
+        .or_else(|| accept_language(headers))
+        .unwrap_or(default)
 }
 
 fn cookie(headers: &HeaderMap) -> Option<Lang> {
@@ -109,41 +62,9 @@ fn accept_language(headers: &HeaderMap) -> Option<Lang> {
     best.map(|(_, l)| l)
 }
 
-type Bundle = FluentBundle<FluentResource>;
-
-fn bundles() -> &'static [Bundle; 2] {
-    static BUNDLES: OnceLock<[Bundle; 2]> = OnceLock::new();
-    BUNDLES.get_or_init(|| Lang::ALL.map(bundle))
-}
-
-fn bundle(lang: Lang) -> Bundle {
-    let id: unic_langid::LanguageIdentifier = lang.code().parse().expect("constant language code");
-    let resource = FluentResource::try_new(lang.source().to_string())
-        .unwrap_or_else(|(_, errors)| panic!("i18n/{}.ftl: {errors:?}", lang.code()));
-    let mut bundle = FluentBundle::new_concurrent(vec![id]);
-    // Plain text into HTML: no Unicode isolation marks around arguments.
-    bundle.set_use_isolating(false);
-    bundle
-        .add_resource(resource)
-        .unwrap_or_else(|errors| panic!("i18n/{}.ftl: {errors:?}", lang.code()));
-    bundle
-}
-
-/// Looks up `id` in `lang`'s catalogue with `args`. An unknown ID gives the ID itself
-/// (and a test fails).
+/// Looks up `id` in `lang`'s catalogue with `args` (see [`crate::i18n::text`]).
 pub fn text(lang: Lang, id: &str, args: &[(&str, FluentValue<'_>)]) -> String {
-    let bundle = &bundles()[lang as usize];
-    let Some(pattern) = bundle.get_message(id).and_then(|m| m.value()) else {
-        return id.to_string();
-    };
-    let mut fargs = FluentArgs::new();
-    for (k, v) in args {
-        fargs.set(*k, v.clone());
-    }
-    let mut errors = Vec::new();
-    bundle
-        .format_pattern(pattern, Some(&fargs), &mut errors)
-        .into_owned()
+    crate::i18n::text(lang, id, args)
 }
 
 /// The texts of one page, in one language: templates call `get`, `n` and `arg` with
@@ -203,19 +124,6 @@ macro_rules! count {
 }
 count!(u32, u64, usize);
 
-/// The IDs of a catalogue, for the tests.
-#[cfg(test)]
-pub fn ids(lang: Lang) -> std::collections::BTreeSet<String> {
-    let resource = FluentResource::try_new(lang.source().to_string()).expect("catalogue parses");
-    resource
-        .entries()
-        .filter_map(|e| match e {
-            fluent_syntax::ast::Entry::Message(m) => Some(m.id.name.to_string()),
-            _ => None,
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,51 +141,35 @@ mod tests {
 
     #[test]
     fn the_cookie_wins_then_accept_language_then_swedish() {
-        assert_eq!(Lang::of(&headers(&[])), Lang::Sv);
+        assert_eq!(lang(&headers(&[])), Lang::Sv);
         assert_eq!(
-            Lang::of(&headers(&[("accept-language", "en-GB,en;q=0.9,sv;q=0.8")])),
+            lang(&headers(&[("accept-language", "en-GB,en;q=0.9,sv;q=0.8")])),
             Lang::En
         );
         assert_eq!(
-            Lang::of(&headers(&[(
+            lang(&headers(&[(
                 "accept-language",
                 "de, sv-SE;q=0.5, en;q=0.4"
             )])),
             Lang::Sv
         );
         assert_eq!(
-            Lang::of(&headers(&[("accept-language", "en;q=0, fr")])),
+            lang(&headers(&[("accept-language", "en;q=0, fr")])),
             Lang::Sv
         );
         assert_eq!(
-            Lang::of(&headers(&[
+            lang(&headers(&[
                 ("accept-language", "en"),
                 ("cookie", "a=b; plikt-lang=sv")
             ])),
             Lang::Sv
         );
-        assert_eq!(Lang::of(&headers(&[("cookie", "plikt-lang=xx")])), Lang::Sv);
-    }
-
-    #[test]
-    fn every_id_is_in_both_languages() {
-        let sv = ids(Lang::Sv);
-        let en = ids(Lang::En);
-        let only_sv: Vec<_> = sv.difference(&en).collect();
-        let only_en: Vec<_> = en.difference(&sv).collect();
-        assert!(
-            only_sv.is_empty() && only_en.is_empty(),
-            "only in sv.ftl: {only_sv:?}; only in en.ftl: {only_en:?}"
-        );
-        for lang in Lang::ALL {
-            // Every message formats without errors (arguments given where used).
-            bundle(lang);
-        }
+        assert_eq!(lang(&headers(&[("cookie", "plikt-lang=xx")])), Lang::Sv);
     }
 
     #[test]
     fn every_id_the_pages_use_exists() {
-        let known = ids(Lang::En);
+        let known = crate::i18n::ids(Lang::En);
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/server/web");
         let mut used = std::collections::BTreeSet::new();
         let mut files = Vec::new();

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use super::check::{
     self, FindingView, Format, Input, Intake, Outcome, Refusal, ReportView, RuleRow,
 };
-use super::i18n::{COOKIE, Lang, T};
+use super::i18n::{self, COOKIE, Lang, T};
 use super::rules::{self, RuleDoc};
 use crate::profile::{RuleId, Severity};
 use crate::server::AppState;
@@ -52,7 +52,7 @@ struct IndexPage {
 /// `GET /`.
 pub async fn index(headers: HeaderMap) -> Response {
     let t = T {
-        lang: Lang::of(&headers),
+        lang: i18n::lang(&headers),
     };
     render(
         &IndexPage {
@@ -131,7 +131,7 @@ impl FindingView {
     }
     /// The rule's text in runs.
     pub fn hint_runs(&self) -> Vec<Run<'_>> {
-        ticks(self.hint)
+        ticks(&self.hint)
     }
     /// The catalogue ID of the severity's name.
     pub fn sev_id(&self) -> &'static str {
@@ -146,7 +146,7 @@ impl FindingView {
 impl RuleRow {
     /// The rule's text in runs ([`ticks`]).
     pub fn summary_runs(&self) -> Vec<Run<'_>> {
-        ticks(self.summary)
+        ticks(&self.summary)
     }
     /// The catalogue ID of the severity's name.
     pub fn sev_id(&self) -> &'static str {
@@ -161,7 +161,7 @@ impl RuleRow {
 /// `GET /validate`.
 pub async fn validate_form(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let t = T {
-        lang: Lang::of(&headers),
+        lang: i18n::lang(&headers),
     };
     render(&ValidatePage::new(t, &state), StatusCode::OK)
 }
@@ -194,7 +194,7 @@ async fn small_text(field: axum::extract::multipart::Field<'_>) -> Result<String
 
 /// Reads the multipart form: the feed goes to a spool file while it arrives (capped),
 /// the other fields are small.
-async fn read_form(mut form: Multipart, max_bytes: u64) -> Result<Form, Refusal> {
+async fn read_form(mut form: Multipart, max_bytes: u64, lang: Lang) -> Result<Form, Refusal> {
     let bad =
         |e: axum::extract::multipart::MultipartError| Refusal::Bad("error-upload", e.body_text());
     let mut url = String::new();
@@ -251,6 +251,7 @@ async fn read_form(mut form: Multipart, max_bytes: u64) -> Result<Form, Refusal>
             input,
             require_is_part_of,
             max_findings: check::MAX_FINDINGS,
+            lang,
         },
         format,
         url,
@@ -261,7 +262,7 @@ async fn read_form(mut form: Multipart, max_bytes: u64) -> Result<Form, Refusal>
 /// `require_is_part_of`): the verdict as a page, or the report as a download.
 pub async fn validate_submit(State(state): State<AppState>, request: Request) -> Response {
     let t = T {
-        lang: Lang::of(request.headers()),
+        lang: i18n::lang(request.headers()),
     };
     let web = state.web.clone();
     let peer = super::peer(&request);
@@ -274,7 +275,7 @@ pub async fn validate_submit(State(state): State<AppState>, request: Request) ->
             .map_err(|_| Refusal::Unsupported)?;
         let limit = check::limit(&web);
         tokio::time::timeout(limit, async {
-            let form = read_form(form, web.config.max_bytes).await?;
+            let form = read_form(form, web.config.max_bytes, t.lang).await?;
             url.clone_from(&form.url);
             let outcome = check::run(&web, form.intake, form.format).await?;
             Ok((form.format, outcome))
@@ -304,30 +305,44 @@ pub async fn validate_submit(State(state): State<AppState>, request: Request) ->
 struct RuleItem {
     id: &'static str,
     clause: &'static str,
-    summary: Vec<Run<'static>>,
+    summary: String,
     severities: Vec<SevLine>,
+}
+
+impl RuleItem {
+    /// The summary in runs ([`ticks`]).
+    fn summary_runs(&self) -> Vec<Run<'_>> {
+        ticks(&self.summary)
+    }
 }
 
 /// A severity of a rule and when it is given.
 struct SevLine {
     class: &'static str,
     id: &'static str,
-    when: Vec<Run<'static>>,
+    when: String,
 }
 
-fn severities(doc: &'static RuleDoc) -> Vec<SevLine> {
+impl SevLine {
+    /// When, in runs ([`ticks`]).
+    fn when_runs(&self) -> Vec<Run<'_>> {
+        ticks(&self.when)
+    }
+}
+
+fn severities(rule: RuleId, doc: &'static RuleDoc, lang: Lang) -> Vec<SevLine> {
     // Errors first, as in reports.
-    let mut v: Vec<(Severity, &'static str)> = doc
+    let mut v: Vec<Severity> = doc
         .severities
         .iter()
-        .filter_map(|(s, when)| Some((Severity::parse(s)?, when.as_str())))
+        .filter_map(|s| Severity::parse(s))
         .collect();
     v.sort();
     v.into_iter()
-        .map(|(s, when)| SevLine {
+        .map(|s| SevLine {
             class: s.as_str(),
             id: check::severity_id(s),
-            when: ticks(when),
+            when: rule.when(s, lang),
         })
         .collect()
 }
@@ -345,7 +360,7 @@ struct RulesPage {
 /// `GET /rules`: every rule of the catalogue.
 pub async fn rules(headers: HeaderMap) -> Response {
     let t = T {
-        lang: Lang::of(&headers),
+        lang: i18n::lang(&headers),
     };
     let (mut feed, mut harvest) = (Vec::new(), Vec::new());
     for rule in RuleId::ALL.iter().copied() {
@@ -355,8 +370,8 @@ pub async fn rules(headers: HeaderMap) -> Response {
         let item = RuleItem {
             id: rule.as_str(),
             clause: doc.clause.as_str(),
-            summary: ticks(rule.summary()),
-            severities: severities(doc),
+            summary: rule.summary(t.lang),
+            severities: severities(rule, doc, t.lang),
         };
         if rule.is_harvest_time() {
             harvest.push(item);
@@ -399,7 +414,7 @@ struct RulePage {
     nav: &'static str,
     switch: String,
     id: &'static str,
-    summary: Vec<Run<'static>>,
+    summary: String,
     doc: &'static RuleDoc,
     harvest: bool,
     severities: Vec<SevLine>,
@@ -407,6 +422,13 @@ struct RulePage {
     reported: Vec<Reported>,
     prev: Option<&'static str>,
     next: Option<&'static str>,
+}
+
+impl RulePage {
+    /// The summary in runs ([`ticks`]).
+    fn summary_runs(&self) -> Vec<Run<'_>> {
+        ticks(&self.summary)
+    }
 }
 
 #[derive(Template)]
@@ -420,7 +442,7 @@ struct NotFoundPage {
 /// `GET /rules/{id}`.
 pub async fn rule(Path(id): Path<String>, headers: HeaderMap) -> Response {
     let t = T {
-        lang: Lang::of(&headers),
+        lang: i18n::lang(&headers),
     };
     let found = RuleId::parse(&id).and_then(|r| Some((r, rules::doc(r)?)));
     let Some((rule, doc)) = found else {
@@ -447,7 +469,7 @@ pub async fn rule(Path(id): Path<String>, headers: HeaderMap) -> Response {
                     .pos
                     .map(|p| format!("{}:{}", p.line, p.column))
                     .unwrap_or_default(),
-                message: f.message,
+                message: f.message.render(t.lang),
             })
             .collect()
     };
@@ -458,10 +480,10 @@ pub async fn rule(Path(id): Path<String>, headers: HeaderMap) -> Response {
             t,
             nav: "rules",
             id: rule.as_str(),
-            summary: ticks(rule.summary()),
+            summary: rule.summary(t.lang),
             doc,
             harvest,
-            severities: severities(doc),
+            severities: severities(rule, doc, t.lang),
             place: doc.place.text_id(),
             reported,
             prev: i.checked_sub(1).map(|j| RuleId::ALL[j].as_str()),

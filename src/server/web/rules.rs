@@ -19,8 +19,9 @@ pub struct RuleDoc {
     pub clause: String,
     /// Where in the feed.
     pub xpath: String,
-    /// Severity (`error`, `warning`, `info`) → when it is given.
-    pub severities: BTreeMap<String, String>,
+    /// The severities it gives (`error`, `warning`, `info`); when, in each language,
+    /// is [`RuleId::when`].
+    pub severities: Vec<String>,
     /// Where the examples go in the example feed: `item`, `item2`, `channel`, `rss`.
     #[serde(rename = "in")]
     pub place: Place,
@@ -199,11 +200,20 @@ mod tests {
                 .get(*id)
                 .unwrap_or_else(|| panic!("rules.toml has no [{id}]"));
             assert!(!d.severities.is_empty(), "{id}: no severities");
-            for s in d.severities.keys() {
-                assert!(
-                    profile::Severity::parse(s).is_some(),
-                    "{id}: unknown severity {s}"
-                );
+            for s in &d.severities {
+                let severity = profile::Severity::parse(s)
+                    .unwrap_or_else(|| panic!("{id}: unknown severity {s}"));
+                for lang in crate::i18n::Lang::ALL {
+                    let rule = RuleId::ALL.iter().find(|r| r.as_str() == *id).unwrap();
+                    // Each language's catalogue has the rule's text and when it gives
+                    // each of its severities.
+                    assert!(
+                        crate::i18n::has(lang, &format!("rule-{id}"))
+                            && crate::i18n::has(lang, &format!("rule-{id}-{s}")),
+                        "{lang}: no rule-{id} or rule-{id}-{s}"
+                    );
+                    assert!(!rule.when(severity, lang).starts_with("rule-"));
+                }
             }
             assert!(
                 !d.correct.is_empty() && !d.incorrect.is_empty() && d.correct != d.incorrect,
@@ -252,7 +262,7 @@ mod tests {
             // of the severities the page lists.
             if !bad
                 .iter()
-                .any(|f| d.severities.keys().any(|s| f.starts_with(s.as_str())))
+                .any(|f| d.severities.iter().any(|s| f.starts_with(s.as_str())))
             {
                 let all: Vec<String> = findings(d, &d.incorrect)
                     .iter()

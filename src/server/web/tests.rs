@@ -223,6 +223,64 @@ async fn the_api_answers_the_cli_document_and_the_page_groups_by_item() {
     assert_eq!(download, body);
 }
 
+/// Issue 16 §3: the page shows finding messages and rule texts in its language; the
+/// API answers English unless `Accept-Language` asks for Swedish.
+#[tokio::test]
+async fn finding_messages_follow_the_language_of_the_page_and_the_api() {
+    let (app, _dir) = service("languages", "");
+    let feed = fixture("r107-free.xml");
+    let sv_message = "accessRights ska vara exakt <code>gratis</code> eller <code>restricted</code>; här står <code>free</code>";
+    let en_message = "accessRights must be exactly <code>gratis</code> or <code>restricted</code>; found <code>free</code>";
+    let page = |lang: Option<&'static str>| {
+        let mut r = form(&[("xml", None, &feed)]);
+        if let Some(l) = lang {
+            r.headers_mut()
+                .insert(header::ACCEPT_LANGUAGE, l.parse().unwrap());
+        }
+        send(&app, r)
+    };
+    let (status, _, sv) = page(Some("sv-SE,sv;q=0.9")).await;
+    assert_eq!(status, StatusCode::OK, "{sv}");
+    assert!(sv.contains(sv_message), "{sv}");
+    assert!(sv.contains("obligatoriskt, en gång"), "the rule's text in Swedish: {sv}");
+    assert!(!sv.contains(en_message));
+    let (_, _, en) = page(Some("en-GB,en;q=0.9")).await;
+    assert!(en.contains(en_message), "{en}");
+    assert!(en.contains("mandatory, once"), "{en}");
+    let api = |lang: Option<&'static str>| {
+        let mut r = Request::post("/api/validate")
+            .body(Body::from(feed.clone()))
+            .unwrap();
+        if let Some(l) = lang {
+            r.headers_mut()
+                .insert(header::ACCEPT_LANGUAGE, l.parse().unwrap());
+        }
+        send(&app, r)
+    };
+    let message = |body: &str| {
+        let doc: serde_json::Value = serde_json::from_str(body).unwrap();
+        doc["findings"][0]["message"].as_str().unwrap().to_string()
+    };
+    let (_, _, default) = api(None).await;
+    assert_eq!(
+        message(&default),
+        "accessRights must be exactly `gratis` or `restricted`; found `free` (`gratis`: free to read when published)"
+    );
+    let (_, _, swedish) = api(Some("sv")).await;
+    assert_eq!(
+        message(&swedish),
+        "accessRights ska vara exakt `gratis` eller `restricted`; här står `free` (`gratis`: fritt att läsa vid publiceringen)"
+    );
+    // The rule pages in both languages.
+    let (_, _, rule_sv) = send(&app, get("/rules/R107")).await;
+    assert!(rule_sv.contains("obligatoriskt, en gång"), "{rule_sv}");
+    let mut r = get("/rules/R107");
+    r.headers_mut()
+        .insert(header::ACCEPT_LANGUAGE, "en".parse().unwrap());
+    let (_, _, rule_en) = send(&app, r).await;
+    assert!(rule_en.contains("mandatory, once"), "{rule_en}");
+}
+
 #[tokio::test]
 async fn bombs_and_hostile_feeds_get_a_finding() {
     let (app, _dir) = service("bombs", "");
@@ -355,7 +413,7 @@ async fn every_rule_has_a_page_and_the_list_links_them_all() {
         let (status, _, page) = send(&app, get(&format!("/rules/{}", rule.as_str()))).await;
         assert_eq!(status, StatusCode::OK, "{rule}");
         // The rule's text (the CLI's help line), its quoted parts as code.
-        for (i, run) in rule.summary().split('`').enumerate() {
+        for (i, run) in rule.summary(crate::i18n::Lang::Sv).split('`').enumerate() {
             let want = if i % 2 == 1 {
                 format!("<code>{}</code>", escape(run))
             } else {

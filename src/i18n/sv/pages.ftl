@@ -1,5 +1,5 @@
-# Sidtexter för plikts valideringstjänst, svenska. Varje ID finns också i en.ftl (ett
-# test kontrollerar det). Meddelandena om fynd är på engelska tills översättningen finns.
+# Sidtexter för plikts valideringstjänst, svenska. Varje ID finns också i en/pages.ftl
+# (ett test kontrollerar det). Fyndens meddelanden finns i findings.ftl, reglerna i rules.ftl.
 
 skip-to-content = Hoppa till innehållet
 site-tagline = KB e-plikt: leveransprofil för RSS 2.4

@@ -1,5 +1,5 @@
-# Page texts of plikt's validation service, English. Every ID is also in sv.ftl (a test
-# checks). Finding messages stay in English until their translation lands.
+# Page texts of plikt's validation service, English. Every ID is also in sv/pages.ftl
+# (a test checks). The findings' messages are in findings.ftl, the rules in rules.ftl.
 
 skip-to-content = Skip to content
 site-tagline = KB e-plikt: RSS delivery profile 2.4
