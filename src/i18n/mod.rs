@@ -299,9 +299,9 @@ pub fn ids(lang: Lang) -> std::collections::BTreeSet<String> {
         .collect()
 }
 
-/// Every `msg!("…"` ID in the crate's sources outside tests, with its file.
+/// Every `.rs` file under `src/`: (path, text).
 #[cfg(test)]
-pub fn used_ids() -> std::collections::BTreeSet<(String, String)> {
+fn crate_sources() -> Vec<(String, String)> {
     fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
         for e in std::fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();
@@ -317,19 +317,97 @@ pub fn used_ids() -> std::collections::BTreeSet<(String, String)> {
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
         &mut files,
     );
+    files
+        .iter()
+        .map(|p| (p.display().to_string(), std::fs::read_to_string(p).unwrap()))
+        .collect()
+}
+
+/// Every `msg!("…"` ID in the crate's sources outside tests, with its file.
+#[cfg(test)]
+pub fn used_ids() -> std::collections::BTreeSet<(String, String)> {
     let mut used = std::collections::BTreeSet::new();
-    for p in &files {
-        let s = std::fs::read_to_string(p).unwrap();
+    for (p, s) in crate_sources() {
         let s = s.split("#[cfg(test)]").next().unwrap_or("");
         for call in ["msg!(\"", "Message::new(\""] {
             for (i, _) in s.match_indices(call) {
                 let rest = &s[i + call.len()..];
                 let id = &rest[..rest.find('"').unwrap()];
-                used.insert((id.to_string(), p.display().to_string()));
+                used.insert((id.to_string(), p.clone()));
             }
         }
     }
     used
+}
+
+/// The variables each message of `lang`'s catalogues uses.
+#[cfg(test)]
+fn message_vars(
+    lang: Lang,
+) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    fn collect(
+        p: &fluent_syntax::ast::Pattern<&str>,
+        names: &mut std::collections::BTreeSet<String>,
+    ) {
+        use fluent_syntax::ast::{Expression, InlineExpression, PatternElement};
+        for el in &p.elements {
+            if let PatternElement::Placeable { expression } = el {
+                let (inline, variants) = match expression {
+                    Expression::Inline(i) => (i, None),
+                    Expression::Select { selector, variants } => (selector, Some(variants)),
+                };
+                if let InlineExpression::VariableReference { id } = inline {
+                    names.insert(id.name.to_string());
+                }
+                for v in variants.into_iter().flatten() {
+                    collect(&v.value, names);
+                }
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    for (_, source) in lang.sources() {
+        let resource = FluentResource::try_new(source.to_string()).unwrap();
+        for e in resource.entries() {
+            if let fluent_syntax::ast::Entry::Message(m) = e {
+                let mut names = std::collections::BTreeSet::new();
+                if let Some(p) = &m.value {
+                    collect(p, &mut names);
+                }
+                out.insert(m.id.name.to_string(), names);
+            }
+        }
+    }
+    out
+}
+
+/// The arguments a `msg!` call names: `name = value` at the call's top level.
+#[cfg(test)]
+fn call_args(call: &str) -> std::collections::BTreeSet<String> {
+    let mut given = std::collections::BTreeSet::new();
+    let (mut depth, mut part) = (0, String::new());
+    for c in call.chars().chain([',']) {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            _ => {}
+        }
+        if c == ',' && depth == 0 {
+            if let Some((name, _)) = part.split_once('=')
+                && name
+                    .trim()
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c == '_')
+                && !name.trim().is_empty()
+            {
+                given.insert(name.trim().to_string());
+            }
+            part.clear();
+        } else {
+            part.push(c);
+        }
+    }
+    given
 }
 
 #[cfg(test)]
@@ -361,47 +439,56 @@ mod tests {
             .iter()
             .filter(|(id, _)| Lang::ALL.iter().any(|l| !has(*l, id)))
             .collect();
-        assert!(missing.is_empty(), "IDs used but not in both catalogues: {missing:?}");
+        assert!(
+            missing.is_empty(),
+            "IDs used but not in both catalogues: {missing:?}"
+        );
+    }
+
+    /// Every `msg!` call names exactly the arguments its message uses (in English,
+    /// which the next test ties to Swedish): a misspelt or missing argument fails here,
+    /// not in front of a publisher.
+    #[test]
+    fn every_msg_call_gives_the_arguments_its_message_uses() {
+        let vars = message_vars(Lang::En);
+        let (mut calls, mut wrong) = (0, Vec::new());
+        for (file, source) in crate_sources() {
+            let source = source.split("#[cfg(test)]").next().unwrap_or("");
+            for (i, _) in source.match_indices("msg!(\"") {
+                let rest = &source[i + "msg!(\"".len()..];
+                let id = &rest[..rest.find('"').unwrap()];
+                // The call's text, up to its closing parenthesis.
+                let mut depth = 1;
+                let end = rest
+                    .char_indices()
+                    .find(|(_, c)| {
+                        match c {
+                            '(' | '[' | '{' => depth += 1,
+                            ')' | ']' | '}' => depth -= 1,
+                            _ => {}
+                        }
+                        depth == 0
+                    })
+                    .map_or(rest.len(), |(j, _)| j);
+                let given = call_args(&rest[..end]);
+                calls += 1;
+                if vars.get(id) != Some(&given) {
+                    wrong.push(format!(
+                        "{file}: {id}: gives {given:?}, uses {:?}",
+                        vars.get(id)
+                    ));
+                }
+            }
+        }
+        assert!(calls > 150, "{calls} calls");
+        assert!(wrong.is_empty(), "{wrong:#?}");
     }
 
     /// The variables a message of the catalogue uses, per language: the two must agree,
     /// or one language would drop (or miss) something the other says.
     #[test]
     fn both_languages_use_the_same_arguments() {
-        fn vars(lang: Lang) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
-            let mut out = std::collections::BTreeMap::new();
-            for (_, source) in lang.sources() {
-                let resource = FluentResource::try_new(source.to_string()).unwrap();
-                for e in resource.entries() {
-                    if let fluent_syntax::ast::Entry::Message(m) = e {
-                        let mut names = std::collections::BTreeSet::new();
-                        if let Some(p) = &m.value {
-                            collect(p, &mut names);
-                        }
-                        out.insert(m.id.name.to_string(), names);
-                    }
-                }
-            }
-            out
-        }
-        fn collect(p: &fluent_syntax::ast::Pattern<&str>, names: &mut std::collections::BTreeSet<String>) {
-            use fluent_syntax::ast::{Expression, InlineExpression, PatternElement};
-            for el in &p.elements {
-                if let PatternElement::Placeable { expression } = el {
-                    let (inline, variants) = match expression {
-                        Expression::Inline(i) => (i, None),
-                        Expression::Select { selector, variants } => (selector, Some(variants)),
-                    };
-                    if let InlineExpression::VariableReference { id } = inline {
-                        names.insert(id.name.to_string());
-                    }
-                    for v in variants.into_iter().flatten() {
-                        collect(&v.value, names);
-                    }
-                }
-            }
-        }
-        let (sv, en) = (vars(Lang::Sv), vars(Lang::En));
+        let (sv, en) = (message_vars(Lang::Sv), message_vars(Lang::En));
         let differ: Vec<_> = en
             .iter()
             .filter(|(id, names)| sv.get(*id).is_some_and(|s| s != *names))

@@ -173,7 +173,10 @@ fn day_of_week(c: &mut Cursor<'_>) -> Result<Option<usize>, DateError> {
     }
     let token = c.alpha();
     let Some(w) = name_index(&DAYS, token) else {
-        return err(msg!("date-day-name", value = String::from_utf8_lossy(token).into_owned()));
+        return err(msg!(
+            "date-day-name",
+            value = String::from_utf8_lossy(token).into_owned()
+        ));
     };
     c.fws();
     if !c.eat(b',') {
@@ -205,7 +208,10 @@ fn date(c: &mut Cursor<'_>) -> Result<Date, DateError> {
     }
     let month = c.alpha();
     let Some(month) = name_index(&MONTHS, month) else {
-        return err(msg!("date-month", value = String::from_utf8_lossy(month).into_owned()));
+        return err(msg!(
+            "date-month",
+            value = String::from_utf8_lossy(month).into_owned()
+        ));
     };
     let month = month as i64 + 1;
     if !c.fws() {

@@ -103,18 +103,12 @@ impl<R: Read> XmlReader<R> {
             {
                 Some(n) if w[i + n] == b';' => break i + n,
                 Some(_) => {
-                    return Err(self.err_at(
-                        Malformed::Syntax(msg!("xml-bare-amp")),
-                        start,
-                    ));
+                    return Err(self.err_at(Malformed::Syntax(msg!("xml-bare-amp")), start));
                 }
                 None => i = w.len(),
             }
             if !self.more(text_start)? {
-                return Err(self.err_at(
-                    Malformed::Syntax(msg!("xml-truncated-reference")),
-                    start,
-                ));
+                return Err(self.err_at(Malformed::Syntax(msg!("xml-truncated-reference")), start));
             }
         };
         let w = self.input.window();

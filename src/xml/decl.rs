@@ -5,8 +5,8 @@
 //! reading the document, so they are only checked; `dtd.rs` keeps what is used.
 
 use super::Malformed;
-use crate::msg;
 use super::names::{is_name, is_ncname, is_nmtoken, is_xml_space, name_run};
+use crate::msg;
 
 /// An error and the index in the text being parsed where it is.
 pub(super) type Fault = (Malformed, usize);
@@ -336,10 +336,7 @@ pub(super) fn comment(c: &mut Cur<'_>) -> Result<(), Fault> {
         return Err((comment_never_closed(), at));
     };
     if c.s.as_bytes().get(body + end + 2) != Some(&b'>') {
-        return Err((
-            Malformed::Syntax(msg!("xml-comment-dashes")),
-            at,
-        ));
+        return Err((Malformed::Syntax(msg!("xml-comment-dashes")), at));
     }
     c.i = body + end + 3;
     Ok(())
@@ -368,10 +365,7 @@ pub(super) fn instruction(c: &mut Cur<'_>) -> Result<(), Fault> {
             c.i += end + 2;
             Ok(())
         }
-        None => Err((
-            Malformed::Syntax(msg!("xml-pi-unclosed")),
-            at,
-        )),
+        None => Err((Malformed::Syntax(msg!("xml-pi-unclosed")), at)),
     }
 }
 

@@ -225,7 +225,9 @@ impl Parser<'_> {
                     )
                 };
                 if self.active.iter().any(|a| a == name) {
-                    return Err(wrap(Malformed::Syntax(msg!("xml-entity-recursion-parameter"))));
+                    return Err(wrap(Malformed::Syntax(msg!(
+                        "xml-entity-recursion-parameter"
+                    ))));
                 }
                 if self.active.len() >= self.budget.max_depth {
                     return Err((Malformed::EntitiesTooDeep(self.budget.max_depth), at));
@@ -449,7 +451,9 @@ pub(super) fn reference_end(s: &str, i: usize) -> Option<usize> {
 
 fn bad_reference(at: usize) -> Fault {
     (
-        super::decl::doctype("a bare `&` that starts no reference; write `&amp;`, `&name;` or `&#…;`".into()),
+        super::decl::doctype(
+            "a bare `&` that starts no reference; write `&amp;`, `&name;` or `&#…;`".into(),
+        ),
         at,
     )
 }

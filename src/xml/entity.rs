@@ -203,7 +203,9 @@ impl<'a> Normalizer<'a> {
                     return Err(in_entity(Malformed::Syntax(msg!("xml-entity-lt"))));
                 }
                 if text.contains("]]>") {
-                    return Err(in_entity(Malformed::BadCharacterData(msg!("xml-what-cdata-end"))));
+                    return Err(in_entity(Malformed::BadCharacterData(msg!(
+                        "xml-what-cdata-end"
+                    ))));
                 }
                 self.active.push(key);
                 let expanded = self.run(text, out, false);

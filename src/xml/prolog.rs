@@ -74,25 +74,16 @@ pub(super) fn xml_declaration(body: &str) -> Result<XmlDecl<'_>, (Malformed, usi
         let index = names.iter().position(|n| *n == key);
         match index {
             _ if spaced == 0 => {
-                return Err((
-                    wrong(msg!("xml-decl-space")),
-                    at,
-                ));
+                return Err((wrong(msg!("xml-decl-space")), at));
             }
             Some(0) if seen == 0 => seen = 1,
             Some(_) if seen == 0 => {
-                return Err((
-                    wrong(msg!("xml-decl-before-version", key = key)),
-                    at,
-                ));
+                return Err((wrong(msg!("xml-decl-before-version", key = key)), at));
             }
             Some(n) if n >= seen => seen = n + 1,
             Some(_) => return Err((wrong(msg!("xml-decl-order", key = key)), at)),
             None => {
-                return Err((
-                    wrong(msg!("xml-decl-unknown", key = key)),
-                    at,
-                ));
+                return Err((wrong(msg!("xml-decl-unknown", key = key)), at));
             }
         }
         i += key_len;

@@ -206,7 +206,9 @@ fn the_report_speaks_swedish_with_lang_sv_or_a_swedish_locale() {
     let english = stdout(&in_locale("sv_SE.UTF-8", &["--lang", "en"]));
     assert!(
         english.contains("accessRights must be exactly `gratis` or `restricted`; found `free`")
-            && english.trim_end().ends_with("1 error, 0 warnings, 0 infos in 1 item"),
+            && english
+                .trim_end()
+                .ends_with("1 error, 0 warnings, 0 infos in 1 item"),
         "{english}"
     );
     // JSON: the same names and verdict, the message in the language asked for.
@@ -226,7 +228,11 @@ fn the_report_speaks_swedish_with_lang_sv_or_a_swedish_locale() {
     );
     let bad = run(&["validate", "--lang", "de", feed]);
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
-    assert!(stderr(&bad).contains("use `sv` or `en`"), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("use `sv` or `en`"),
+        "{}",
+        stderr(&bad)
+    );
 }
 
 #[test]

@@ -46,14 +46,24 @@ impl Kb24 {
     pub fn channel_start(&mut self, pos: Pos, out: &mut Vec<Finding>) {
         self.channels += 1;
         if self.channels == 2 {
-            out.push(Finding::new(R::GRss, Error, pos, msg!("g-rss-two-channels")));
+            out.push(Finding::new(
+                R::GRss,
+                Error,
+                pos,
+                msg!("g-rss-two-channels"),
+            ));
         }
     }
 
     /// End of the document.
     pub fn end(&mut self, out: &mut Vec<Finding>) {
         if self.channels == 0 {
-            out.push(Finding::new(R::GRss, Error, self.root, msg!("g-rss-no-channel")));
+            out.push(Finding::new(
+                R::GRss,
+                Error,
+                self.root,
+                msg!("g-rss-no-channel"),
+            ));
         }
     }
 

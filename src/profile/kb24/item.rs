@@ -52,12 +52,7 @@ impl ItemCheck<'_> {
     /// Reports child elements inside a simple value; true if the value is usable.
     pub(super) fn text_only(&mut self, rule: RuleId, name: &str, v: &Value) -> bool {
         if v.has_children {
-            self.push(
-                rule,
-                Error,
-                v.pos,
-                msg!("item-children", name = name),
-            );
+            self.push(rule, Error, v.pos, msg!("item-children", name = name));
         }
         !v.has_children
     }
@@ -66,20 +61,10 @@ impl ItemCheck<'_> {
     /// guid, for uniqueness across items.
     pub(super) fn guid(&mut self) -> Option<(u64, Pos)> {
         let item = self.item;
-        let v = self.single(
-            R::R101,
-            "guid",
-            &item.guids,
-            Some(msg!("example-guid")),
-        )?;
+        let v = self.single(R::R101, "guid", &item.guids, Some(msg!("example-guid")))?;
         let value = v.trimmed();
         if value.is_empty() {
-            self.push(
-                R::R101,
-                Error,
-                v.pos,
-                msg!("r101-empty"),
-            );
+            self.push(R::R101, Error, v.pos, msg!("r101-empty"));
             return None;
         }
         let mut h = DefaultHasher::new();
@@ -118,12 +103,7 @@ impl ItemCheck<'_> {
             }
         }
         if !item.identifiers.iter().any(|t| t.xsi_type.is_some()) {
-            self.push(
-                R::R101a,
-                Warning,
-                item.pos,
-                msg!("r101a-none"),
-            );
+            self.push(R::R101a, Warning, item.pos, msg!("r101a-none"));
         }
     }
 
@@ -146,7 +126,12 @@ impl ItemCheck<'_> {
                     rule,
                     Error,
                     ty.pos,
-                    msg!("type-unbound", prefix = p, value = found(&ty.raw), ns = DCTERMS),
+                    msg!(
+                        "type-unbound",
+                        prefix = p,
+                        value = found(&ty.raw),
+                        ns = DCTERMS
+                    ),
                 );
                 return None;
             }
@@ -175,7 +160,12 @@ impl ItemCheck<'_> {
                 rule,
                 Error,
                 ty.pos,
-                msg!("type-unknown", kind = kind, types = types, lower = kind.to_ascii_lowercase()),
+                msg!(
+                    "type-unknown",
+                    kind = kind,
+                    types = types,
+                    lower = kind.to_ascii_lowercase()
+                ),
             );
             return None;
         }
@@ -216,7 +206,16 @@ impl ItemCheck<'_> {
             && !syntax::is_http_scheme(scheme)
         {
             if rule == R::S201References {
-                self.push(rule, Info, v.pos, msg!("s201-references-outside", value = found(value), scheme = scheme));
+                self.push(
+                    rule,
+                    Info,
+                    v.pos,
+                    msg!(
+                        "s201-references-outside",
+                        value = found(value),
+                        scheme = scheme
+                    ),
+                );
             } else {
                 self.push(
                     rule,
@@ -257,7 +256,12 @@ impl ItemCheck<'_> {
         match syntax::http_url(value) {
             Ok(u) => {
                 if u.non_ascii {
-                    self.push(R::R102, Info, v.pos, msg!("r102-non-ascii", value = found(value)));
+                    self.push(
+                        R::R102,
+                        Info,
+                        v.pos,
+                        msg!("r102-non-ascii", value = found(value)),
+                    );
                 }
             }
             Err(e) => self.push(R::R102, Error, v.pos, msg!("r102-invalid", error = e)),
@@ -272,12 +276,20 @@ impl ItemCheck<'_> {
             R::R103,
             "pubDate",
             &self.item.pub_dates,
-            Some(msg!("example-code", code = "`<pubDate>Sun, 22 Nov 2026 09:30:00 +0100</pubDate>`")),
+            Some(msg!(
+                "example-code",
+                code = "`<pubDate>Sun, 22 Nov 2026 09:30:00 +0100</pubDate>`"
+            )),
         )?;
         match date::parse(v.trimmed()) {
             Ok(d) => {
                 if let Some((given, actual)) = d.weekday_mismatch {
-                    self.push(R::R103, Warning, v.pos, msg!("r103-weekday", given = given, actual = actual));
+                    self.push(
+                        R::R103,
+                        Warning,
+                        v.pos,
+                        msg!("r103-weekday", given = given, actual = actual),
+                    );
                 }
                 if d.comment {
                     self.push(R::R103, Info, v.pos, msg!("r103-comment"));
@@ -331,7 +343,12 @@ impl ItemCheck<'_> {
                     self.push(R::R104, Info, v.pos, msg!("r104-space"));
                 }
                 if !syntax::luhn(orgnr) {
-                    self.push(R::R104, Info, v.pos, msg!("r104-check-digit", orgnr = orgnr));
+                    self.push(
+                        R::R104,
+                        Info,
+                        v.pos,
+                        msg!("r104-check-digit", orgnr = orgnr),
+                    );
                 }
             }
         }
@@ -348,12 +365,7 @@ impl ItemCheck<'_> {
             return;
         };
         if v.trimmed().is_empty() {
-            self.push(
-                R::R105,
-                Error,
-                v.pos,
-                msg!("r105-empty"),
-            );
+            self.push(R::R105, Error, v.pos, msg!("r105-empty"));
         }
     }
 
@@ -368,23 +380,23 @@ impl ItemCheck<'_> {
             R::R107,
             "dcterms:accessRights",
             &self.item.access_rights,
-            Some(msg!("example-code", code = "`<dcterms:accessRights>gratis</dcterms:accessRights>`")),
+            Some(msg!(
+                "example-code",
+                code = "`<dcterms:accessRights>gratis</dcterms:accessRights>`"
+            )),
         ) else {
             return;
         };
         let value = v.trimmed();
         if Vocabulary::has(&self.voc.access_rights, value) {
             if value.len() != v.raw.len() {
-                self.push(
-                    R::R107,
-                    Info,
-                    v.pos,
-                    msg!("r107-space"),
-                );
+                self.push(R::R107, Info, v.pos, msg!("r107-space"));
             }
         } else {
             let message = match value.to_ascii_lowercase().as_str() {
-                "gratis" | "free" | "open" | "public" => msg!("r107-invalid-gratis", value = found(value)),
+                "gratis" | "free" | "open" | "public" => {
+                    msg!("r107-invalid-gratis", value = found(value))
+                }
                 "restricted" | "paywall" | "closed" | "subscription" => {
                     msg!("r107-invalid-restricted", value = found(value))
                 }
@@ -398,12 +410,7 @@ impl ItemCheck<'_> {
     /// warning.
     pub(super) fn license(&mut self) {
         if self.item.licenses.is_empty() {
-            self.push(
-                R::R108,
-                Warning,
-                self.item.pos,
-                msg!("r108-none"),
-            );
+            self.push(R::R108, Warning, self.item.pos, msg!("r108-none"));
             return;
         }
         let Some(v) = self.single(R::R108, "dcterms:license", &self.item.licenses, None) else {
@@ -411,12 +418,7 @@ impl ItemCheck<'_> {
         };
         let value = v.trimmed();
         match syntax::absolute_uri(value) {
-            Err(e) => self.push(
-                R::R108,
-                Error,
-                v.pos,
-                msg!("r108-invalid", error = e),
-            ),
+            Err(e) => self.push(R::R108, Error, v.pos, msg!("r108-invalid", error = e)),
             Ok(scheme) if !syntax::is_http_scheme(scheme) => {
                 self.push(
                     R::R108,
@@ -462,7 +464,12 @@ impl ItemCheck<'_> {
                 pos,
                 msg!("mime-top-level", what = what, value = found(value), top = t),
             ),
-            Err(e) => self.push(rule, Error, pos, msg!("named-error", what = what, error = e)),
+            Err(e) => self.push(
+                rule,
+                Error,
+                pos,
+                msg!("named-error", what = what, error = e),
+            ),
         }
     }
 
@@ -470,12 +477,7 @@ impl ItemCheck<'_> {
     pub(super) fn keywords(&mut self, rule: RuleId, list: &[Value]) {
         for v in list {
             if v.trimmed().is_empty() && !v.has_children {
-                self.push(
-                    rule,
-                    Info,
-                    v.pos,
-                    msg!("keywords-empty"),
-                );
+                self.push(rule, Info, v.pos, msg!("keywords-empty"));
             }
         }
     }

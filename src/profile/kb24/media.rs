@@ -5,8 +5,8 @@
 
 use super::{ItemCheck, R, found};
 use crate::feed::{Copyright, Credit, Hash, License, MediaContent, trim_xml};
-use crate::profile::finding::Severity::{Error, Info, Warning};
 use crate::msg;
+use crate::profile::finding::Severity::{Error, Info, Warning};
 use crate::profile::syntax;
 use crate::profile::vocabulary::Vocabulary;
 
@@ -18,12 +18,7 @@ impl ItemCheck<'_> {
             if g.nested {
                 self.push(R::S201Content, Warning, g.pos, msg!("s201-group-nested"));
             } else if g.contents == 0 {
-                self.push(
-                    R::S201Content,
-                    Warning,
-                    g.pos,
-                    msg!("s201-group-empty"),
-                );
+                self.push(R::S201Content, Warning, g.pos, msg!("s201-group-empty"));
             }
         }
         for e in &item.enclosures {
@@ -63,7 +58,12 @@ impl ItemCheck<'_> {
             Some(a) => match syntax::http_url(trim_xml(&a.value)) {
                 Ok(u) if u.non_ascii => self.push(R::F302, Info, a.pos, msg!("f302-non-ascii")),
                 Ok(_) => {}
-                Err(e) => self.push(R::F302, Error, a.pos, msg!("named-error", what = "media:content url", error = e)),
+                Err(e) => self.push(
+                    R::F302,
+                    Error,
+                    a.pos,
+                    msg!("named-error", what = "media:content url", error = e),
+                ),
             },
         }
     }
@@ -95,12 +95,7 @@ impl ItemCheck<'_> {
         }
         let value = m.trimmed();
         match link {
-            None => self.push(
-                R::MarkerIsFormatOf,
-                Error,
-                m.pos,
-                msg!("marker-no-link"),
-            ),
+            None => self.push(R::MarkerIsFormatOf, Error, m.pos, msg!("marker-no-link")),
             Some(text) => {
                 if !syntax::same_url(text, value) {
                     self.push(
@@ -121,9 +116,19 @@ impl ItemCheck<'_> {
             match &l.href {
                 None => self.push(R::F307, Error, l.value.pos, msg!("f307-no-href")),
                 Some(h) => match syntax::absolute_uri(trim_xml(&h.value)) {
-                    Err(e) => self.push(R::F307, Error, h.pos, msg!("named-error", what = "media:license href", error = e)),
+                    Err(e) => self.push(
+                        R::F307,
+                        Error,
+                        h.pos,
+                        msg!("named-error", what = "media:license href", error = e),
+                    ),
                     Ok(s) if !syntax::is_http_scheme(s) => {
-                        self.push(R::F307, Warning, h.pos, msg!("r108-not-http", value = found(&h.value)));
+                        self.push(
+                            R::F307,
+                            Warning,
+                            h.pos,
+                            msg!("r108-not-http", value = found(&h.value)),
+                        );
                     }
                     Ok(_) => {}
                 },
@@ -149,7 +154,12 @@ impl ItemCheck<'_> {
             if let Some((s, pos)) = scheme
                 && !Vocabulary::has(&self.voc.credit_schemes, s)
             {
-                self.push(R::F308Credit, Error, pos, msg!("f308-scheme", value = found(s)));
+                self.push(
+                    R::F308Credit,
+                    Error,
+                    pos,
+                    msg!("f308-scheme", value = found(s)),
+                );
             }
             if let Some(role) = &cr.role {
                 let r = trim_xml(&role.value);
@@ -163,7 +173,12 @@ impl ItemCheck<'_> {
                 }
                 let ebu = scheme.is_none_or(|(s, _)| s == "urn:ebu");
                 if ebu && !Vocabulary::has(&self.voc.ebu_roles, &r.to_lowercase()) {
-                    self.push(R::F308Credit, Info, role.pos, msg!("f308-role-ebu", value = found(r)));
+                    self.push(
+                        R::F308Credit,
+                        Info,
+                        role.pos,
+                        msg!("f308-role-ebu", value = found(r)),
+                    );
                 }
             }
         }
@@ -236,12 +251,7 @@ impl ItemCheck<'_> {
             }
             if let Some((_, other)) = seen.iter().find(|(n, _)| *n == name) {
                 if !other.eq_ignore_ascii_case(value) {
-                    self.push(
-                        R::F305,
-                        Error,
-                        h.value.pos,
-                        msg!("f305-two", algo = name),
-                    );
+                    self.push(R::F305, Error, h.value.pos, msg!("f305-two", algo = name));
                 }
             } else if hashes.len() > 1 {
                 seen.push((name, value));

@@ -121,12 +121,7 @@ impl Kb24 {
         c.typed_list(R::R112, "isPartOf", &item.is_part_of);
         if self.options.require_is_part_of && !item.is_part_of.iter().any(|t| t.xsi_type.is_some())
         {
-            c.push(
-                R::R112,
-                Error,
-                item.pos,
-                msg!("r112-required"),
-            );
+            c.push(R::R112, Error, item.pos, msg!("r112-required"));
         }
         c.typed_list(R::R113, "isFormatOf", &item.is_format_of);
         c.names(R::R115Creator, "creator", &item.creators);
@@ -161,7 +156,11 @@ impl Kb24 {
                         R::R101,
                         Error,
                         pos,
-                        msg!("r101-duplicate", value = found(guid.unwrap_or_default()), first = *first),
+                        msg!(
+                            "r101-duplicate",
+                            value = found(guid.unwrap_or_default()),
+                            first = *first
+                        ),
                     );
                     out.insert(start + keys.guid_at, f);
                     inserted = 1;
@@ -175,12 +174,7 @@ impl Kb24 {
             if let Some((prev, prev_item)) = self.previous
                 && instant > prev
             {
-                let f = Finding::new(
-                    R::GOrder,
-                    Error,
-                    pos,
-                    msg!("g-order", previous = prev_item),
-                );
+                let f = Finding::new(R::GOrder, Error, pos, msg!("g-order", previous = prev_item));
                 out.insert(start + keys.date_at + inserted, f);
             }
             self.previous = Some((instant, index));

@@ -4,10 +4,10 @@
 //! in the DC 1.1 namespace). Each distinct declaration is reported once.
 
 use super::{DCTERMS, Kb24, MRSS, R, XSI};
-use crate::profile::finding::Severity::{Error, Info, Warning};
-use crate::profile::finding::{Finding, RuleId, Severity};
 use crate::i18n::Message;
 use crate::msg;
+use crate::profile::finding::Severity::{Error, Info, Warning};
+use crate::profile::finding::{Finding, RuleId, Severity};
 use crate::xml::{NsDecl, Pos};
 
 /// Normalises a namespace name for near-miss detection: lower case, no scheme, no

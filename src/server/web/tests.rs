@@ -242,7 +242,10 @@ async fn finding_messages_follow_the_language_of_the_page_and_the_api() {
     let (status, _, sv) = page(Some("sv-SE,sv;q=0.9")).await;
     assert_eq!(status, StatusCode::OK, "{sv}");
     assert!(sv.contains(sv_message), "{sv}");
-    assert!(sv.contains("obligatoriskt, en gång"), "the rule's text in Swedish: {sv}");
+    assert!(
+        sv.contains("obligatoriskt, en gång"),
+        "the rule's text in Swedish: {sv}"
+    );
     assert!(!sv.contains(en_message));
     let (_, _, en) = page(Some("en-GB,en;q=0.9")).await;
     assert!(en.contains(en_message), "{en}");
