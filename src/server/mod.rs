@@ -22,6 +22,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
+mod cache;
 mod hub;
 mod ops;
 mod resource;
@@ -47,8 +48,10 @@ pub struct AppState {
     /// The validation service's limits and rate limiter.
     web: web::Web,
     /// The catalog is SQLite and the blobs a local folder: quick lookups are made in
-    /// place rather than on a blocking thread.
+    /// place rather than on a blocking thread, and their answers kept ([`cache`]).
     local: bool,
+    /// Deposits' files and small blobs' bytes, as served.
+    cache: Arc<cache::Cache>,
 }
 
 impl AppState {
@@ -59,6 +62,7 @@ impl AppState {
             store.catalog.backend() == crate::store::Backend::Sqlite && !store.blobs.is_remote();
         Ok(Self {
             local,
+            cache: Arc::default(),
             hub_client: crate::notify::client(&config)?,
             web: web::Web::new(&config.web),
             config,

@@ -7,20 +7,23 @@
 //! allows) for resources.
 
 use std::ops::RangeInclusive;
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
 use headers::HeaderMapExt;
 
+use super::cache::{DepositFiles, Headers};
 use super::{AppError, AppState, authorised, internal};
 use crate::resourcesync;
-use crate::store::{Access, Timestamp};
+use crate::store::Access;
 
-/// Resources up to this size are read whole with their catalog lookup, in one trip to
-/// a blocking thread; larger ones are streamed.
-const SMALL: u64 = 256 << 10;
+/// Resources up to this size are read whole (and, with a local blob folder, kept in
+/// memory: [`super::cache`]); larger ones are streamed.
+pub(super) const SMALL: u64 = 256 << 10;
 
 /// A resource (its current version).
 pub(super) async fn resource(
@@ -56,36 +59,27 @@ pub(super) async fn deposit(
 }
 
 /// The headers every answer about a resource or record carries.
-fn common_headers(
-    state: &AppState,
-    publisher: &str,
-    access: Access,
-    content_type: &str,
-    etag: &str,
-    modified: Option<Timestamp>,
-) -> Result<HeaderMap, AppError> {
-    let value = |s: &str| HeaderValue::from_str(s).map_err(internal);
-    let mut headers = HeaderMap::new();
-    headers.insert(header::CONTENT_TYPE, value(content_type)?);
-    headers.insert(header::ETAG, value(etag)?);
-    if let Some(t) = modified {
-        let date = httpdate::fmt_http_date(std::time::SystemTime::from(t.get()));
-        headers.insert(header::LAST_MODIFIED, value(&date)?);
+fn common_headers(h: &Headers) -> HeaderMap {
+    let mut headers = HeaderMap::with_capacity(8);
+    headers.insert(header::CONTENT_TYPE, h.content_type.clone());
+    headers.insert(header::ETAG, h.etag.clone());
+    if let Some(date) = &h.last_modified {
+        headers.insert(header::LAST_MODIFIED, date.clone());
     }
-    let link = format!(
-        "<{}{}>; rel=\"resourcesync\"",
-        state.config.base_url,
-        resourcesync::capability_list_path(publisher, access)
-    );
-    headers.insert(header::LINK, value(&link)?);
-    Ok(headers)
+    headers.insert(header::LINK, h.link.clone());
+    headers
 }
 
 /// Whether the request's `If-None-Match` matches `etag` (weak comparison, `*` too).
-fn not_modified(request: &HeaderMap, etag: &str) -> bool {
-    let (Some(given), Ok(tag)) = (
+fn not_modified(request: &HeaderMap, etag: &HeaderValue) -> bool {
+    if !request.contains_key(header::IF_NONE_MATCH) {
+        return false;
+    }
+    let (Some(given), Some(tag)) = (
         request.typed_get::<headers::IfNoneMatch>(),
-        etag.parse::<headers::ETag>(),
+        etag.to_str()
+            .ok()
+            .and_then(|e| e.parse::<headers::ETag>().ok()),
     ) else {
         return false;
     };
@@ -106,73 +100,79 @@ async fn send_file(
     if key == "metadata.xml" {
         return send_record(state, publisher, deposit, version, request).await;
     }
-    // The catalog's answer, and a small resource's bytes when it is a local file that
-    // the request may read whole (the common case), in one step.
-    let (p, blobs, catalog) = (
-        publisher.clone(),
-        state.blobs.clone(),
-        state.catalog.clone(),
-    );
-    let whole_ok =
-        request.get(header::RANGE).is_none() && request.get(header::IF_NONE_MATCH).is_none();
-    let lookup = move || {
-        let files = catalog
+    let (files, bytes) = if state.local {
+        // With SQLite, the files of the deposit as served, kept from an earlier request
+        // while the catalog has not changed ([`super::cache`]); a lookup made now takes
+        // microseconds (a prepared query, the page cache): done in place, it costs less
+        // than the trip to a blocking thread (BENCHMARKS.md, `plikt serve`). The bytes
+        // come below.
+        let catalog = state
+            .catalog
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .deposit_files(&p, deposit, version)?;
-        let Some(f) = files
-            .into_iter()
-            .find(|f| resourcesync::url_key(&f.url) == key)
-        else {
-            return Ok((None, None));
-        };
-        let small = whole_ok && f.length <= SMALL && (f.access == Access::Gratis);
-        let bytes = if small {
-            blobs
-                .read_local(&f.sha256, 0, f.length as usize)
-                .transpose()
-                .map_err(|source| crate::store::StoreError::Io {
-                    path: blobs.location(&f.sha256).into(),
-                    source,
-                })?
-        } else {
-            None
-        };
-        Ok::<_, crate::store::StoreError>((Some(f), bytes))
-    };
-    // A SQLite lookup and a small local read take microseconds (a prepared query, the
-    // page cache): done in place, they cost less than the trip to a blocking thread
-    // (BENCHMARKS.md, `plikt serve`); PostgreSQL and object stores take the trip.
-    let (found, bytes) = if state.local {
-        lookup()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let files = state
+            .cache
+            .deposit_files(
+                &catalog,
+                state.config.base_url.as_str(),
+                &publisher,
+                deposit,
+                version,
+            )
+            .map_err(internal)?;
+        (files, None)
     } else {
-        tokio::task::spawn_blocking(lookup)
-            .await
-            .map_err(internal)?
-    }
-    .map_err(internal)?;
-    let Some(f) = found else {
+        // PostgreSQL or an object store: the catalog's answer, and a small resource's
+        // bytes when it is a local file that the request may read whole, in one trip to
+        // a blocking thread.
+        let (p, k, blobs, catalog, base) = (
+            publisher.clone(),
+            key.clone(),
+            state.blobs.clone(),
+            state.catalog.clone(),
+            state.config.base_url.clone(),
+        );
+        let whole_ok =
+            request.get(header::RANGE).is_none() && request.get(header::IF_NONE_MATCH).is_none();
+        tokio::task::spawn_blocking(move || {
+            let catalog = catalog
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let files = Arc::new(DepositFiles::read(
+                &catalog,
+                base.as_str(),
+                &p,
+                deposit,
+                version,
+            )?);
+            drop(catalog);
+            let bytes = match files.find(&k) {
+                Some(f) if whole_ok && f.length <= SMALL && f.access == Access::Gratis => blobs
+                    .read_local(&f.sha256, 0, f.length as usize)
+                    .transpose()
+                    .map_err(|source| crate::store::StoreError::Io {
+                        path: blobs.location(&f.sha256).into(),
+                        source,
+                    })?,
+                _ => None,
+            };
+            Ok::<_, crate::store::StoreError>((files, bytes))
+        })
+        .await
+        .map_err(internal)?
+        .map_err(internal)?
+    };
+    let Some(f) = files.find(&key) else {
         return Err(AppError::NotFound);
     };
     // A resource of a restricted set is served only to Destinations allowed to see it.
     if f.access != Access::Gratis && !authorised(&state.config, &request, Some(&publisher)) {
         return Err(AppError::Unauthorized);
     }
-    let etag = format!("\"{}\"", f.sha256);
-    let content_type = f
-        .content_type
-        .as_deref()
-        .unwrap_or("application/octet-stream");
-    let mut headers = common_headers(
-        &state,
-        &publisher,
-        f.access,
-        content_type,
-        &etag,
-        Timestamp::parse(&f.stored_at),
-    )?;
+    let h = f.headers.as_ref().map_err(internal)?;
+    let mut headers = common_headers(h);
     headers.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
-    if not_modified(&request, &etag) {
+    if not_modified(&request, &h.etag) {
         return Ok((StatusCode::NOT_MODIFIED, headers).into_response());
     }
     let value = |s: String| HeaderValue::from_str(&s).map_err(internal);
@@ -200,6 +200,28 @@ async fn send_file(
     headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
     if let Some(bytes) = bytes {
         return Ok((status, headers, Body::from(bytes)).into_response());
+    }
+    // A small local file: its bytes kept from an earlier request, or read now (in
+    // place, like the lookup) and kept.
+    if state.local && f.length <= SMALL {
+        let whole = match state.cache.blob(&f.sha256) {
+            Some(b) => Some(b),
+            None => state
+                .blobs
+                .read_local(&f.sha256, 0, f.length as usize)
+                .transpose()
+                .map_err(|e| internal(format!("{}: {e}", state.blobs.location(&f.sha256))))?
+                .map(|b| {
+                    let b = Bytes::from(b);
+                    state.cache.keep_blob(&f.sha256, b.clone());
+                    b
+                }),
+        };
+        if let Some(whole) = whole {
+            // Within the blob: `byte_range` keeps ranges inside the length.
+            let part = whole.slice(start as usize..(start + len) as usize);
+            return Ok((status, headers, Body::from(part)).into_response());
+        }
     }
     // The range of the file, or a ranged GET of the object (issue 17 §2).
     let bytes = state
@@ -260,15 +282,17 @@ async fn send_record(
     let bytes = resourcesync::record_bytes(&metadata).map_err(internal)?;
     use sha2::Digest;
     let etag = format!("\"{}\"", hex::encode(sha2::Sha256::digest(&bytes)));
-    let headers = common_headers(
-        &state,
+    let h = Headers::new(
+        state.config.base_url.as_str(),
         &publisher,
         access,
         "application/xml; charset=utf-8",
         &etag,
         Some(at),
-    )?;
-    if not_modified(&request, &etag) {
+    )
+    .map_err(internal)?;
+    let headers = common_headers(&h);
+    if not_modified(&request, &h.etag) {
         return Ok((StatusCode::NOT_MODIFIED, headers).into_response());
     }
     Ok((headers, bytes).into_response())
@@ -306,11 +330,16 @@ mod tests {
             header::IF_NONE_MATCH,
             HeaderValue::from_static("\"a\", \"b\""),
         );
-        assert!(not_modified(&m, "\"b\""));
-        assert!(!not_modified(&m, "\"c\""));
+        let (b, c) = (
+            HeaderValue::from_static("\"b\""),
+            HeaderValue::from_static("\"c\""),
+        );
+        assert!(not_modified(&m, &b));
+        assert!(!not_modified(&m, &c));
         m.insert(header::IF_NONE_MATCH, HeaderValue::from_static("*"));
-        assert!(not_modified(&m, "\"c\""));
+        assert!(not_modified(&m, &c));
         m.insert(header::IF_NONE_MATCH, HeaderValue::from_static("W/\"c\""));
-        assert!(not_modified(&m, "\"c\""));
+        assert!(not_modified(&m, &c));
+        assert!(!not_modified(&HeaderMap::new(), &c));
     }
 }

@@ -485,6 +485,22 @@ impl Catalog {
             .map_err(sql("reading the change journal"))
     }
 
+    /// A stamp that changes whenever the catalog may have changed, read without a
+    /// lock: SQLite's `PRAGMA data_version` (which changes with every commit of another
+    /// connection, in this process or another) with this connection's own changes
+    /// ([`Db::total_changes`]). `None` on PostgreSQL, which has no such number. For
+    /// what `plikt serve` keeps of the catalog's answers (`server::cache`).
+    pub fn change_stamp(&self) -> Result<Option<(i64, u64)>, StoreError> {
+        let Some(own) = self.db().total_changes() else {
+            return Ok(None);
+        };
+        let version = self
+            .db()
+            .one("PRAGMA data_version", params![])
+            .map_err(sql("reading the catalog's version"))?;
+        Ok(Some((version, own)))
+    }
+
     /// The stored files of a deposited version of a deposit — `version`, or the latest
     /// (for serving a resource or its version-specific URL; the caller checks their
     /// access).
@@ -494,23 +510,25 @@ impl Catalog {
         deposit: i64,
         version: Option<i64>,
     ) -> Result<Vec<PublishedFile>, StoreError> {
-        let mut files = self
-            .db()
-            .query(
-                &format!(
-                    "SELECT {FILE_COLUMNS} FROM deposits d
+        // Made once: this query runs for every resource served, and the same text finds
+        // its prepared statement in the connection's cache.
+        static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        let text = SQL.get_or_init(|| {
+            format!(
+                "SELECT {FILE_COLUMNS} FROM deposits d
                  JOIN versions v ON v.deposit_id = d.id AND v.state = {deposited}
                    AND v.id = coalesce(?3, ({current}))
                  JOIN files f ON f.version_id = v.id {RECORD_JOIN}
                  WHERE d.publisher = ?1 AND d.id = ?2 AND f.state = {stored}
                  ORDER BY f.ord",
-                    deposited = lit(VersionState::Deposited),
-                    current = current_version(),
-                    stored = lit(FileState::Stored),
-                ),
-                params![publisher, deposit, version],
-                file,
+                deposited = lit(VersionState::Deposited),
+                current = current_version(),
+                stored = lit(FileState::Stored),
             )
+        });
+        let mut files = self
+            .db()
+            .query(text, params![publisher, deposit, version], file)
             .map_err(sql("finding a resource"))?;
         if let Some(first) = files.first_mut() {
             first.first_of_version = true;

@@ -529,6 +529,15 @@ impl Db {
         }
     }
 
+    /// SQLite: the rows this connection has changed since it was opened
+    /// (`sqlite3_total_changes64`); `None` on PostgreSQL.
+    pub fn total_changes(&self) -> Option<u64> {
+        match &self.conn {
+            Conn::Sqlite(c) => Some(c.total_changes()),
+            Conn::Postgres(_) => None,
+        }
+    }
+
     /// Runs statements without parameters (schema, `BEGIN`, `COMMIT`).
     pub fn batch(&self, sql: &str) -> Result<(), DbError> {
         match &self.conn {

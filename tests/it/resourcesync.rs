@@ -206,10 +206,34 @@ fn resync_baseline_incremental_and_audit_against_plikt_serve() {
     // 2 deposits: their records and 4 files.
     assert_mirror(&env, &dest, 6);
 
+    // item-1's PDF, served (and kept in plikt serve's memory: server::cache).
+    let (_, rl) = get(&format!("{}resourcesync/test/resourcelist.xml", srv.base));
+    let pdf1 = String::from_utf8(rl)
+        .unwrap()
+        .split("<url>")
+        .find(|u| u.contains("/1.pdf\""))
+        .and_then(|u| u.split("<loc>").nth(1))
+        .and_then(|u| u.split('<').next())
+        .unwrap()
+        .to_string();
+    let (head1, gen1) = get(&pdf1);
+    assert_eq!(gen1, b"%PDF-1.4 item 1 generation 1\n", "{head1}");
+
     // A further harvest: item-1 updated (newer pubDate, new PDF), item-3 new.
     std::thread::sleep(Duration::from_millis(1100));
     generation.store(2, Ordering::SeqCst);
     assert_eq!(env.harvest().status.code(), Some(0));
+    // Served at once, before any publish: the new version, never the one kept from
+    // before the harvest (another process's commit empties the cache).
+    let (head2, gen2) = get(&pdf1);
+    assert_eq!(gen2, b"%PDF-1.4 item 1 generation 2\n", "{head2}");
+    let etag = |h: &str| {
+        h.to_lowercase()
+            .split("etag: ")
+            .nth(1)
+            .map(|e| e[..66].to_string())
+    };
+    assert_ne!(etag(&head1), etag(&head2), "{head1}\n{head2}");
     assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
     // resync 2.0.1 reads no capability list in incremental mode: name the Change List.
     let changes = format!("{}resourcesync/test/changelist.xml", srv.base);
