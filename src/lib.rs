@@ -50,7 +50,9 @@
 //!           Change Dumps, the four Archives (dated snapshots of Resource Lists and
 //!           Dumps, dump packages named by content and shared), and change
 //!           notification payloads; metadata records are made by the `mappings/` record
-//!           mapping when listed, served or packed
+//!           mapping when listed, served or packed; with an object store the documents
+//!           are shared through it (`mirror`: pull before a publish, push after,
+//!           leaves first), and served from it
 //! notify    Change Notification over WebSub: `enqueue` (after a publish) stores each
 //!           topic's notifications with a delivery per subscriber (an outbox in the
 //!           catalog); the hub (subscription requests, verification of intent); the

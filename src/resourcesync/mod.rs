@@ -59,6 +59,7 @@ mod chunks;
 mod entries;
 mod files;
 pub mod layout;
+mod mirror;
 mod notification;
 mod package;
 pub mod record;
@@ -170,6 +171,23 @@ pub fn publish(config: &Config, dumps: Dumps) -> Result<Published, PublishError>
     // Among workers on one PostgreSQL catalog, one publish at a time (the file lock
     // above covers the processes of one machine).
     catalog.lock_publishing()?;
+    let blobs =
+        crate::store::Blobs::open(&config.data_dir, &config.blobs).map_err(StoreError::from)?;
+    // With the object store, the documents are shared: first what another worker
+    // published since this one last did (issue 17 §2).
+    let mirror = match blobs.documents() {
+        Some(documents) => {
+            let (mirror, pulled) = mirror::pull(documents, &www)?;
+            tracing::debug!(
+                files = pulled.files,
+                bytes = pulled.bytes,
+                removed = pulled.removed,
+                "documents pulled from the object store"
+            );
+            Some(mirror)
+        }
+        None => None,
+    };
     // Records newly deposited (or all, after the mapping changed) are digested once.
     let started = std::time::Instant::now();
     let digested = catalog.fill_record_digests(&record::kb24().id, &|metadata| {
@@ -186,8 +204,6 @@ pub fn publish(config: &Config, dumps: Dumps) -> Result<Published, PublishError>
     let now = Timestamp::now();
     let mut published = Published::default();
     write_source_descriptions(config, &www)?;
-    let blobs =
-        crate::store::Blobs::open(&config.data_dir, &config.blobs).map_err(StoreError::from)?;
     for p in &config.publishers {
         let fingerprint = format!(
             "{} {LAYOUT} {} {base}",
@@ -237,6 +253,15 @@ pub fn publish(config: &Config, dumps: Dumps) -> Result<Published, PublishError>
             published.resources += resources;
             published.changes += changes;
         }
+    }
+    if let Some(mirror) = mirror {
+        let pushed = mirror.push()?;
+        tracing::info!(
+            files = pushed.files,
+            bytes = pushed.bytes,
+            removed = pushed.removed,
+            "documents copied to the object store"
+        );
     }
     Ok(published)
 }

@@ -276,7 +276,7 @@ async fn source_description(
     } else {
         resourcesync::SOURCE_DESCRIPTION
     };
-    static_file(resourcesync::www(&state.config).join(file)).await
+    static_file(&state, file).await
 }
 
 /// Everything below `resourcesync/<publisher>/`: the documents and packages of the
@@ -300,33 +300,51 @@ async fn set_file(
     }
     match request.target {
         SetTarget::File(file) => {
-            let path = resourcesync::www(&state.config)
-                .join(resourcesync::set_path(&publisher, request.access))
-                .join(file);
-            static_file(path).await
+            let path = format!(
+                "{}/{file}",
+                resourcesync::set_path(&publisher, request.access)
+            );
+            static_file(&state, &path).await
         }
         SetTarget::Topic => hub::topic(&state, &publisher, request.access, &method).await,
     }
 }
 
-/// A published file, streamed (dump packages can be large), typed by its extension.
-async fn static_file(path: std::path::PathBuf) -> Result<Response, AppError> {
-    let file = match tokio::fs::File::open(&path).await {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(AppError::NotFound),
-        Err(e) => return Err(internal(format!("{}: {e}", path.display()))),
+/// A published file (`path` under `data_dir/www`), streamed (dump packages can be
+/// large), typed by its extension: from the object store when the blobs are there
+/// (any node serves what the last publish wrote, issue 17 §2), else from the folder.
+async fn static_file(state: &AppState, path: &str) -> Result<Response, AppError> {
+    let (len, body) = match state.blobs.documents() {
+        Some(documents) => match documents.stream(path).await {
+            Ok(Some((len, stream))) => (len, Body::from_stream(stream)),
+            Ok(None) => return Err(AppError::NotFound),
+            Err(e) => return Err(internal(format!("document {path}: {e}"))),
+        },
+        None => {
+            let path = resourcesync::www(&state.config).join(path);
+            let file = match tokio::fs::File::open(&path).await {
+                Ok(f) => f,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(AppError::NotFound);
+                }
+                Err(e) => return Err(internal(format!("{}: {e}", path.display()))),
+            };
+            let len = file
+                .metadata()
+                .await
+                .map_err(|e| internal(format!("{}: {e}", path.display())))?
+                .len();
+            (
+                len,
+                Body::from_stream(tokio_util::io::ReaderStream::new(file)),
+            )
+        }
     };
-    let len = file
-        .metadata()
-        .await
-        .map_err(|e| internal(format!("{}: {e}", path.display())))?
-        .len();
-    let mime = if path.extension().is_some_and(|e| e == "zip") {
+    let mime = if path.ends_with(".zip") {
         "application/zip"
     } else {
         "application/xml; charset=utf-8"
     };
-    let body = Body::from_stream(tokio_util::io::ReaderStream::new(file));
     Ok((
         [
             (header::CONTENT_TYPE, HeaderValue::from_static(mime)),

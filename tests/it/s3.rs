@@ -9,7 +9,8 @@ use object_store::path::Path as Key;
 use sha2::Digest;
 
 use crate::support::{
-    Body, Env, Garage, Proxy, Response, Serving, TestItem, date, feed, get_with, noise, serve, text,
+    Body, Env, Garage, OwnPostgres, Proxy, Response, Server, Serving, TestItem, date, feed,
+    free_port, get, get_with, noise, own_catalog, serve, text,
 };
 
 const HTML: &[u8] = b"<!DOCTYPE html><html><body>Artikel</body></html>";
@@ -568,7 +569,7 @@ fn s3_credentials_come_from_the_environment_or_a_file_and_are_never_shown() {
         ]
     });
     // An endpoint where nothing listens: every request fails at once.
-    let nothing = crate::support::free_port();
+    let nothing = free_port();
     let env = Env::plain("s3-credentials", &publisher.url("/feed.xml"), "").with_config(&format!(
         "[blobs]\ns3_endpoint = \"http://127.0.0.1:{nothing}\"\nbucket = \"plikt\"\nregion = \"garage\"\naccess_key_id_env = \"PLIKT_TEST_S3_KEY_ID\"\nsecret_access_key_file = \"s3-secret\"\nretry_timeout_secs = 1\n"
     ));
@@ -605,4 +606,218 @@ fn s3_credentials_come_from_the_environment_or_a_file_and_are_never_shown() {
         !all.contains(crate::support::GARAGE_SECRET),
         "the secret was shown"
     );
+}
+
+/// The documents of `www` (not the publisher's own state files or temporaries), by
+/// path relative to it.
+fn documents(www: &std::path::Path) -> Vec<String> {
+    fn walk(dir: &std::path::Path, root: &std::path::Path, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, root, out);
+            } else {
+                let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                if !name.starts_with('.') || rel.starts_with(".well-known/") {
+                    out.push(rel);
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if www.exists() {
+        walk(www, www, &mut out);
+    }
+    out.sort();
+    out
+}
+
+/// The URL path `plikt serve` answers a document of `www` under.
+fn served_path(rel: &str) -> Option<String> {
+    if rel.starts_with(".well-known/resourcesync-with-restricted") {
+        return None; // Served at /.well-known/resourcesync to authenticated Destinations.
+    }
+    if rel.starts_with("notifications/") {
+        return None;
+    }
+    Some(rel.to_string())
+}
+
+/// Issue 17 §2: the published ResourceSync documents and dump packages live in the
+/// object store, so any number of `plikt serve` nodes serve one collection. Two nodes
+/// with their own data folders share one PostgreSQL catalog and one bucket: what node A
+/// publishes, node B serves byte for byte (with nothing in its own folder); then B
+/// harvests and publishes, carrying on from A's documents (archives, change lists), and
+/// A serves what B wrote.
+#[test]
+fn s3_documents_published_by_one_node_are_served_by_any_node() {
+    let garage = Garage::start("documents");
+    let pg = OwnPostgres::start();
+    let generation = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(1));
+    let g = generation.clone();
+    let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let publisher = Server::with_handler(move |r| {
+        let n = 2 + i64::from(g.load(std::sync::atomic::Ordering::SeqCst));
+        if r.path == "/feed.xml" {
+            let base = b2.get().unwrap();
+            // Newest first: a new generation adds a newer item at the top.
+            let items: Vec<TestItem> = (1..=n)
+                .rev()
+                .map(|i| TestItem::new(&format!("d-{i}"), &date(i), &format!("{base}/d-{i}.html")))
+                .collect();
+            return Response::ok(feed(&items));
+        }
+        if r.path.starts_with("/d-") {
+            return Response::file(HTML, "text/html");
+        }
+        Response::status(404)
+    });
+    let _ = base.set(publisher.url(""));
+    let mut a = Env::plain("docs-a", &publisher.url("/feed.xml"), "");
+    let base_a = a.listen_on_free_port();
+    own_catalog(&mut a, &pg, "documents");
+    let a = garage.configure(a, "kb/", "");
+    // Node B: the same configuration (one base URL for the collection, as behind a load
+    // balancer), its own folder and port.
+    let port_b = free_port();
+    let base_b = format!("http://127.0.0.1:{port_b}/");
+    let mut b = Env::plain("docs-b", &publisher.url("/feed.xml"), "");
+    let listen_a = base_a
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    std::fs::write(
+        &b.config,
+        std::fs::read_to_string(&a.config).unwrap().replace(
+            &format!("listen = \"{listen_a}\""),
+            &format!("listen = \"127.0.0.1:{port_b}\""),
+        ),
+    )
+    .unwrap();
+    std::fs::copy(a.dir.join("s3-secret"), b.dir.join("s3-secret")).unwrap();
+    b.env = a.env.clone();
+    b.postgres = a.postgres.clone();
+
+    let o = a.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = a.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let www_a = a.data().join("www");
+    let published = documents(&www_a);
+    assert!(
+        published.iter().any(|d| d.ends_with("capabilitylist.xml")),
+        "{published:?}"
+    );
+    let in_store = objects(&garage, "kb/www");
+    assert!(
+        in_store.iter().any(|(k, _)| k == "kb/www/.manifest.json"),
+        "{in_store:?}"
+    );
+
+    // B has published nothing, and serves all of it from the object store.
+    let node_b = Serving::start(&b, &base_b);
+    let mut served = 0;
+    for rel in &published {
+        let Some(path) = served_path(rel) else {
+            continue;
+        };
+        let (status, _, body) = get(&format!("{base_b}{path}"), None);
+        if rel.contains("/restricted/") || rel.contains("-restricted") {
+            assert_eq!(status, 401, "{rel}");
+            continue;
+        }
+        assert_eq!(status, 200, "{rel}");
+        assert_eq!(body, std::fs::read(www_a.join(rel)).unwrap(), "{rel}");
+        served += 1;
+    }
+    assert!(served >= 4, "{served} documents served of {published:?}");
+    assert!(
+        documents(&b.data().join("www")).is_empty(),
+        "node B served from its own folder: {:?}",
+        documents(&b.data().join("www"))
+    );
+    let (status, _, _) = get(
+        &format!("{base_b}resourcesync/test/changedump/1999-01-01.zip"),
+        None,
+    );
+    assert_eq!(status, 404);
+    node_b.stop();
+
+    // B harvests a new item and publishes: it carries on from A's documents.
+    generation.store(2, std::sync::atomic::Ordering::SeqCst);
+    let o = b.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = b.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let www_b = b.data().join("www");
+    let now = documents(&www_b);
+    // What B's publish kept of A's (everything but the day's dump packages, which a
+    // publish on one machine replaces too), B had pulled: B never wrote A's documents.
+    for rel in published.iter().filter(|r| !r.contains("dump/")) {
+        assert!(
+            now.contains(rel),
+            "{rel} of A's publish is gone after B's: {now:?}"
+        );
+    }
+    // A serves what B wrote, and the documents say four items now.
+    let node_a = Serving::start(&a, &base_a);
+    for rel in &now {
+        let Some(path) = served_path(rel) else {
+            continue;
+        };
+        if rel.contains("/restricted/") || rel.contains("-restricted") {
+            continue;
+        }
+        let (status, _, body) = get(&format!("{base_a}{path}"), None);
+        assert_eq!(status, 200, "{rel}");
+        assert_eq!(
+            body,
+            std::fs::read(www_b.join(rel)).unwrap(),
+            "{rel} served by A"
+        );
+    }
+    // Every link of every public document B wrote resolves on A: nothing B links to
+    // was left behind in B's folder.
+    let mut links = 0;
+    for rel in now
+        .iter()
+        .filter(|r| r.ends_with(".xml") && !r.contains("/restricted/"))
+    {
+        let text = std::fs::read_to_string(www_b.join(rel)).unwrap();
+        let hrefs = text
+            .split("href=\"")
+            .skip(1)
+            .map(|t| &t[..t.find('"').unwrap()]);
+        let locs = text
+            .split("<loc>")
+            .skip(1)
+            .map(|t| &t[..t.find("</loc>").unwrap()]);
+        for url in hrefs.chain(locs) {
+            let Some(path) = url.strip_prefix(&base_a) else {
+                continue;
+            };
+            if !(path.starts_with("resourcesync/") || path.starts_with(".well-known/")) {
+                continue;
+            }
+            let (status, _, _) = get(url, None);
+            let want = if path.contains("/restricted/") {
+                401
+            } else {
+                200
+            };
+            assert_eq!(status, want, "{url} in {rel}");
+            links += 1;
+        }
+    }
+    assert!(links > 10, "{links} links followed");
+    let (_, _, list) = get(&format!("{base_a}resourcesync/test/resourcelist.xml"), None);
+    let list = String::from_utf8(list).unwrap();
+    let before = std::fs::read_to_string(www_a.join("resourcesync/test/resourcelist.xml")).unwrap();
+    assert!(
+        list.matches("<url>").count() > before.matches("<url>").count(),
+        "{list}"
+    );
+    node_a.stop();
 }

@@ -311,6 +311,54 @@ impl Blobs {
             Backend::S3(s) => s.list(),
         }
     }
+
+    /// Where the published documents are shared among nodes: on the object store, when
+    /// the blobs are there (`None`: the local folder, the documents stay in
+    /// `data_dir/www`).
+    pub fn documents(&self) -> Option<Documents> {
+        match &self.0 {
+            Backend::Local(_) => None,
+            Backend::S3(s) => Some(Documents(s.clone())),
+        }
+    }
+}
+
+/// The published ResourceSync documents and dump packages on the object store
+/// (`<prefix>www/<path>`, issue 17 §2), by their path under `data_dir/www`. The blocking
+/// methods belong on blocking threads, as [`Blobs`]' do.
+#[derive(Debug, Clone)]
+pub struct Documents(s3::S3);
+
+impl Documents {
+    /// A small document, whole (`None`: there is none).
+    pub fn get(&self, path: &str) -> Result<Option<Bytes>, BlobError> {
+        self.0.document(path)
+    }
+
+    /// Writes `bytes` as the document `path`.
+    pub fn put(&self, path: &str, bytes: Bytes) -> Result<(), BlobError> {
+        self.0.put_document(path, bytes)
+    }
+
+    /// Copies the file `from` to the document `path`, streamed in parts.
+    pub fn upload(&self, path: &str, from: &Path) -> Result<(), BlobError> {
+        self.0.upload_document(path, from)
+    }
+
+    /// Copies the document `path` into the file `to` (created, written, synced).
+    pub fn download(&self, path: &str, to: &Path) -> Result<(), BlobError> {
+        self.0.download_document(path, to)
+    }
+
+    /// Removes the document `path`.
+    pub fn delete(&self, path: &str) -> Result<(), BlobError> {
+        self.0.delete_document(path)
+    }
+
+    /// The document `path`, streamed, with its length (`None`: there is none).
+    pub async fn stream(&self, path: &str) -> Result<Option<(u64, ByteStream)>, BlobError> {
+        self.0.stream_document(path).await
+    }
 }
 
 /// A blob being written: bytes go to a temporary file or object and to both digests at

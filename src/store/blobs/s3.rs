@@ -7,7 +7,9 @@
 //! Object names:
 //! - `<prefix>blobs/ab/<sha256>`: a blob, named by its content;
 //! - `<prefix>tmp/<token>/<n>`: a blob being written, `token` being this process's
-//!   (process id and 32 random bits), so that what a process leaves is told apart.
+//!   (process id and 32 random bits), so that what a process leaves is told apart;
+//! - `<prefix>www/<path>`: the published ResourceSync documents and dump packages
+//!   (`documents.rs`), as `data_dir/www/<path>` holds them on the node that published.
 //!
 //! **Writing** ([`Upload`]): a file smaller than one part (`part_size_mib`) is kept in
 //! memory while it streams in and then sent with one PUT straight to its name, which its
@@ -55,6 +57,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::{BlobError, ByteStream};
 use crate::config::S3Settings;
+
+mod documents;
 
 /// The runtime every object-store request runs on (two worker threads, made once).
 fn runtime() -> &'static tokio::runtime::Runtime {
@@ -462,7 +466,7 @@ impl S3 {
         key: Path,
         range: Option<GetRange>,
     ) -> (
-        oneshot::Receiver<Result<(), BlobError>>,
+        oneshot::Receiver<Result<u64, BlobError>>,
         mpsc::Receiver<io::Result<Bytes>>,
     ) {
         let (answer_tx, answer) = oneshot::channel();
@@ -480,7 +484,7 @@ impl S3 {
                     return;
                 }
             };
-            let _ = answer_tx.send(Ok(()));
+            let _ = answer_tx.send(Ok(result.meta.size));
             let mut stream = result.into_stream();
             loop {
                 let next = tokio::time::timeout(s3.settings.timeout, stream.next()).await;
@@ -519,7 +523,7 @@ impl S3 {
             Some(GetRange::Bounded(start..start + length)),
         );
         match answer.await {
-            Ok(Ok(())) => {}
+            Ok(Ok(_)) => {}
             Ok(Err(e)) => return Err(e),
             Err(_) => return Err(self.error("reading", sha256, "the request was dropped", false)),
         }
@@ -533,7 +537,7 @@ impl S3 {
     pub(super) fn reader(&self, sha256: &str) -> Result<Box<dyn Read + Send>, BlobError> {
         let (answer, rx) = self.get(self.blob_key(sha256), None);
         match answer.blocking_recv() {
-            Ok(Ok(())) => Ok(Box::new(ChannelReader {
+            Ok(Ok(_)) => Ok(Box::new(ChannelReader {
                 rx,
                 chunk: Bytes::new(),
             })),

@@ -1,0 +1,145 @@
+//! The published documents on the object store (issue 17 §2): `<prefix>www/<path>` for
+//! `data_dir/www/<path>`, so that every `plikt serve` node serves the collection the
+//! last publish wrote, whichever worker wrote it. What to copy, and in which order, is
+//! `resourcesync::mirror`'s; these are the requests.
+
+use std::io;
+use std::path::Path as FsPath;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use object_store::buffered::BufWriter;
+use object_store::path::Path;
+use object_store::{ObjectStore, PutPayload};
+use tokio::io::AsyncWriteExt;
+
+use super::{BlobError, ByteStream, S3, block};
+
+impl S3 {
+    fn document_key(&self, rel: &str) -> Path {
+        Path::from(format!("{}www/{rel}", self.settings.prefix))
+    }
+
+    /// A small document, whole (`None`: there is none). Blocks.
+    pub(in crate::store::blobs) fn document(&self, rel: &str) -> Result<Option<Bytes>, BlobError> {
+        let (s3, key) = (self.clone(), self.document_key(rel));
+        block(async move {
+            match s3.ops.get(&key).await {
+                Ok(r) => r
+                    .bytes()
+                    .await
+                    .map(Some)
+                    .map_err(|e| s3.err("reading", &key, e)),
+                Err(object_store::Error::NotFound { .. }) => Ok(None),
+                Err(e) => Err(s3.err("reading", &key, e)),
+            }
+        })
+    }
+
+    /// Writes `bytes` as the document `rel`. Blocks.
+    pub(in crate::store::blobs) fn put_document(
+        &self,
+        rel: &str,
+        bytes: Bytes,
+    ) -> Result<(), BlobError> {
+        let (s3, key) = (self.clone(), self.document_key(rel));
+        block(async move {
+            s3.ops
+                .put(&key, PutPayload::from(bytes))
+                .await
+                .map(|_| ())
+                .map_err(|e| s3.err("writing", &key, e))
+        })
+    }
+
+    /// Copies the file `from` to the document `rel`, in parts while it is read (dump
+    /// packages can be large). Blocks.
+    pub(in crate::store::blobs) fn upload_document(
+        &self,
+        rel: &str,
+        from: &FsPath,
+    ) -> Result<(), BlobError> {
+        let (s3, key, from) = (self.clone(), self.document_key(rel), from.to_path_buf());
+        block(async move {
+            let io_err = |e: io::Error| BlobError::Io {
+                path: from.clone(),
+                source: e,
+            };
+            let mut file = tokio::fs::File::open(&from).await.map_err(io_err)?;
+            let mut writer = BufWriter::with_capacity(s3.ops.clone(), key.clone(), 8 << 20);
+            let copied = tokio::io::copy(&mut file, &mut writer).await;
+            match copied {
+                Ok(_) => writer
+                    .shutdown()
+                    .await
+                    .map_err(|e| s3.error("writing", key.as_ref(), e, false)),
+                Err(e) => {
+                    let _ = writer.abort().await;
+                    Err(s3.error("writing", key.as_ref(), e, false))
+                }
+            }
+        })
+    }
+
+    /// Copies the document `rel` into the file `to` (written whole, then renamed by the
+    /// caller). Blocks.
+    pub(in crate::store::blobs) fn download_document(
+        &self,
+        rel: &str,
+        to: &FsPath,
+    ) -> Result<(), BlobError> {
+        let (s3, key, to) = (self.clone(), self.document_key(rel), to.to_path_buf());
+        let (answer, mut rx) = self.get(key.clone(), None);
+        match answer.blocking_recv() {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => return Err(e),
+            Err(_) => {
+                return Err(s3.error("reading", key.as_ref(), "the request was dropped", false));
+            }
+        }
+        let io_err = |e: io::Error| BlobError::Io {
+            path: to.clone(),
+            source: e,
+        };
+        let mut file = io::BufWriter::new(std::fs::File::create(&to).map_err(io_err)?);
+        while let Some(chunk) = rx.blocking_recv() {
+            let chunk = chunk.map_err(|e| s3.error("reading", key.as_ref(), e, false))?;
+            io::Write::write_all(&mut file, &chunk).map_err(io_err)?;
+        }
+        let file = file.into_inner().map_err(|e| io_err(e.into_error()))?;
+        file.sync_all().map_err(io_err)
+    }
+
+    /// Removes the document `rel` (absent already is fine). Blocks.
+    pub(in crate::store::blobs) fn delete_document(&self, rel: &str) -> Result<(), BlobError> {
+        let (s3, key) = (self.clone(), self.document_key(rel));
+        block(async move {
+            match s3.ops.delete(&key).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+                Err(e) => Err(s3.err("deleting", &key, e)),
+            }
+        })
+    }
+
+    /// The document `rel` streamed, with its length (`None`: there is none).
+    pub(in crate::store::blobs) async fn stream_document(
+        &self,
+        rel: &str,
+    ) -> Result<Option<(u64, ByteStream)>, BlobError> {
+        let key = self.document_key(rel);
+        let (answer, rx) = self.get(key.clone(), None);
+        let length = match answer.await {
+            Ok(Ok(length)) => length,
+            Ok(Err(e)) if e.is_not_found() => return Ok(None),
+            Ok(Err(e)) => return Err(e),
+            Err(_) => {
+                return Err(self.error("reading", key.as_ref(), "the request was dropped", false));
+            }
+        };
+        let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|item| (item, rx))
+        })
+        .boxed();
+        Ok(Some((length, stream)))
+    }
+}
