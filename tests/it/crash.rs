@@ -104,29 +104,34 @@ fn sigkill_at_random_instants_loses_nothing_and_duplicates_nothing() {
     eprintln!(
         "crash test seed {seed} (replay: PLIKT_CRASH_SEED={seed} cargo test --test it crash)"
     );
+    // PostgreSQL takes longer to reach the feed (connections, schema check): kills within
+    // the first 300 ms would all land before any work there.
+    let window = if env.postgres.is_some() { 1500 } else { 300 };
     let mut x = seed;
     let mut hits = 0;
     let mut attempts = 0;
     // The feed changes half-way, once the first generation is staged (the whole feed
-    // is staged in one transaction): on a loaded machine the first kills may all come
-    // before any harvest got that far, and an update of a version never seen is only a
-    // new version.
-    while hits < KILLS || generation.load(Ordering::SeqCst) == 1 {
+    // is staged in one transaction): on a loaded machine every kill may come before a
+    // harvest got that far, and an update of a version never seen is only a new
+    // version; then one harvest is let run to stage the first generation.
+    while hits < KILLS {
         attempts += 1;
         assert!(
-            attempts < 6 * KILLS,
+            attempts < 3 * KILLS,
             "the harvest finished before {KILLS} kills hit it ({hits} did)"
         );
-        if hits >= KILLS / 2
-            && generation.load(Ordering::SeqCst) == 1
-            && env.one("SELECT count(*) FROM versions") == ITEMS.to_string()
-        {
+        if hits == KILLS / 2 && generation.load(Ordering::SeqCst) == 1 {
+            if env.one("SELECT count(*) FROM versions") != ITEMS.to_string() {
+                eprintln!("no kill let a harvest stage the feed: one runs to the end");
+                let o = env.harvest();
+                assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+            }
             generation.store(2, Ordering::SeqCst);
         }
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        let at = Duration::from_millis(x % 300);
+        let at = Duration::from_millis(x % window);
         let mut child = crate::support::plikt()
             .args(["harvest", "--config"])
             .arg(&env.config)
