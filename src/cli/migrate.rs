@@ -12,8 +12,8 @@ pub struct MigrateArgs {
     /// The configuration whose `[catalog]` and `[blobs]` receive the copy.
     #[arg(long, short, default_value = "plikt.toml")]
     pub config: std::path::PathBuf,
-    /// The data folder to copy from: its `catalog.sqlite` and `blobs/` (only read;
-    /// stop `plikt run` on it first).
+    /// The data folder to copy from: its `catalog.sqlite`, `blobs/` and published
+    /// documents `www/` (only read; stop `plikt run` on it first).
     #[arg(long)]
     pub from: std::path::PathBuf,
 }
@@ -89,6 +89,14 @@ pub fn run(args: &MigrateArgs) -> Result<Exit, Error> {
         started.elapsed().as_secs_f64()
     );
     if problems.is_empty() {
+        // The published documents last: what the archives list moves with the
+        // collection (verified by the object store's checksums on upload).
+        let (copied, pushed) =
+            crate::resourcesync::move_documents(&config, &args.from.join("www"))?;
+        println!(
+            "documents: {copied} copied into {}, {pushed} to the object store",
+            crate::resourcesync::www(&config).display()
+        );
         println!(
             "verified: every row count, the change journal and every blob's length and SHA-256 match"
         );

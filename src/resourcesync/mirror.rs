@@ -74,7 +74,7 @@ fn store_err(e: crate::store::BlobError) -> PublishError {
 
 /// Files under `www` that are documents (not the lock, the record, or a temporary
 /// file), by path relative to `www` with `/`.
-fn local_files(www: &Path) -> Result<Vec<String>, PublishError> {
+pub(super) fn local_files(www: &Path) -> Result<Vec<String>, PublishError> {
     fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) -> io::Result<()> {
         for e in fs::read_dir(dir)? {
             let e = e?;

@@ -266,6 +266,55 @@ pub fn publish(config: &Config, dumps: Dumps) -> Result<Published, PublishError>
     Ok(published)
 }
 
+/// Copies the documents another data folder published (`from_www`: its `www/`, of the
+/// embedded default) to where `config` keeps them — its own `www/`, and the object store
+/// when `[blobs]` is there — so that what the archives list (snapshots, closed change
+/// lists, dump packages) moves with the collection (`plikt migrate`). Files already
+/// there with the same length are left alone, so it resumes. Returns the files copied
+/// into the folder, and those copied to the object store.
+pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), PublishError> {
+    let www = www(config);
+    if !from_www.is_dir() || from_www == www {
+        return Ok((0, 0));
+    }
+    let _lock = lock(&www)?;
+    let catalog = Catalog::open(&crate::store::Location::of(config)?)?;
+    catalog.lock_publishing()?;
+    let mut copied = 0;
+    for rel in mirror::local_files(from_www)? {
+        let (src, dst) = (from_www.join(&rel), www.join(&rel));
+        let same = match (std::fs::metadata(&src), std::fs::metadata(&dst)) {
+            (Ok(a), Ok(b)) => a.len() == b.len(),
+            _ => false,
+        };
+        if same {
+            continue;
+        }
+        if let Some(parent) = dst.parent() {
+            std::fs::create_dir_all(parent).map_err(files::write_err(parent))?;
+        }
+        let tmp = dst.with_file_name(format!(
+            ".{}.{}.tmp",
+            dst.file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default(),
+            std::process::id()
+        ));
+        std::fs::copy(&src, &tmp).map_err(files::write_err(&dst))?;
+        std::fs::rename(&tmp, &dst).map_err(files::write_err(&dst))?;
+        copied += 1;
+    }
+    let blobs =
+        crate::store::Blobs::open(&config.data_dir, &config.blobs).map_err(StoreError::from)?;
+    let pushed = match blobs.documents() {
+        // What the folder has and the object store not yet, up (the pull brings down
+        // only what the object store has that differs).
+        Some(documents) => mirror::pull(documents, &www)?.0.push()?.files,
+        None => 0,
+    };
+    Ok((copied, pushed))
+}
+
 /// Takes the data folder's publish lock, waiting for a publish in progress.
 fn lock(www: &Path) -> Result<File, PublishError> {
     let path = www.join(".publish.lock");

@@ -61,6 +61,9 @@ fn migrate_copies_resumes_after_sigkill_verifies_and_the_copy_works() {
     }
     let o = source.harvest();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // Its published documents: what Destinations have seen, archives included.
+    let o = source.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let sqlite = |q: &str| -> String {
         let c = rusqlite::Connection::open(source.data().join("catalog.sqlite")).unwrap();
         c.query_row(q, [], |r| r.get::<_, i64>(0))
@@ -117,6 +120,41 @@ fn migrate_copies_resumes_after_sigkill_verifies_and_the_copy_works() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("verified: every row count"), "{out}");
     assert!(out.contains(&format!("versions: {ITEMS} rows")), "{out}");
+    // The published documents moved too: every one of the source's is in the object
+    // store with its length, where every node serves it from.
+    assert!(out.contains("documents: "), "{out}");
+    let stored: std::collections::BTreeMap<String, u64> =
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async {
+                use futures_util::TryStreamExt;
+                garage
+                    .client()
+                    .list(Some(&object_store::path::Path::from("kb/www")))
+                    .map_ok(|o| (o.location.to_string(), o.size))
+                    .try_collect()
+                    .await
+                    .unwrap()
+            });
+    let www = from.join("www");
+    let mut documents = 0;
+    for e in walk(&www) {
+        let rel = e.strip_prefix(&www).unwrap().to_string_lossy().into_owned();
+        let name = e.file_name().unwrap().to_string_lossy().into_owned();
+        if name == ".publish.lock" || name.ends_with(".tmp") {
+            continue;
+        }
+        let len = std::fs::metadata(&e).unwrap().len();
+        assert_eq!(
+            stored.get(&format!("kb/www/{rel}")),
+            Some(&len),
+            "{rel}: {stored:?}"
+        );
+        documents += 1;
+    }
+    assert!(documents > 5, "{documents}");
 
     // The copy is the collection: counts, the journal, an audit that re-reads every
     // object, and a re-harvest of the unchanged feed deposits nothing new.
@@ -175,4 +213,18 @@ fn migrate_copies_resumes_after_sigkill_verifies_and_the_copy_works() {
         "{}",
         text(&o)
     );
+}
+
+/// Every file below `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }
