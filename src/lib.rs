@@ -58,7 +58,9 @@
 //!           catalog); the hub (subscription requests, verification of intent); the
 //!           delivery loop (claims with a lease, signed POSTs, backoff)
 //! server    axum routes of `plikt run` / `plikt serve` (`fn app(state) -> Router`):
-//!           documents, resources from the blob store, topics, the hub, status; the
+//!           documents, resources from the blob store (with SQLite + the local folder,
+//!           kept in memory by `server::cache`, emptied when the catalog changes),
+//!           topics, the hub, status; the
 //!           validation service for publishers (`server::web`: /validate, /rules,
 //!           POST /api/validate; askama templates, Fluent texts per language, limits)
 //!           and the operators' dashboard (/dashboard: publishers, SVG charts)
