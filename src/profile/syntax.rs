@@ -75,7 +75,7 @@ pub fn http_url(value: &str) -> Result<HttpUrl, Message> {
         Err(url::ParseError::RelativeUrlWithoutBase) => {
             return Err(msg!("url-relative", value = value));
         }
-        Err(e) => return Err(msg!("url-invalid", value = value, error = e.to_string())),
+        Err(e) => return Err(msg!("url-invalid", value = value, error = url_error(e))),
     };
     if !is_http_scheme(url.scheme()) {
         return Err(msg!("url-scheme", value = value, scheme = url.scheme()));
@@ -86,6 +86,22 @@ pub fn http_url(value: &str) -> Result<HttpUrl, Message> {
     Ok(HttpUrl {
         non_ascii: !value.is_ascii(),
     })
+}
+
+/// What the URL parser found wrong, in the reader's language (its own text for what
+/// a newer `url` adds).
+fn url_error(e: url::ParseError) -> Message {
+    use url::ParseError as P;
+    match e {
+        P::EmptyHost => msg!("url-error-empty-host"),
+        P::IdnaError => msg!("url-error-idna"),
+        P::InvalidPort => msg!("url-error-port"),
+        P::InvalidIpv4Address => msg!("url-error-ipv4"),
+        P::InvalidIpv6Address => msg!("url-error-ipv6"),
+        P::InvalidDomainCharacter => msg!("url-error-domain-character"),
+        P::Overflow => msg!("url-error-overflow"),
+        other => msg!("url-error-other", detail = other.to_string()),
+    }
 }
 
 /// R104: `<10-digit organisation number>[-suffix]` (the part after `SE`); returns the
@@ -353,6 +369,19 @@ fn isrc_ok(value: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn url_parser_errors_are_said_in_both_languages() {
+        let e = http_url("http://exempel.se:99999/a").unwrap_err();
+        assert_eq!(
+            e.render(crate::i18n::Lang::En),
+            "`http://exempel.se:99999/a` is not a valid URL (invalid port number)"
+        );
+        assert_eq!(
+            e.render(crate::i18n::Lang::Sv),
+            "`http://exempel.se:99999/a` är inte en giltig URL (ogiltigt portnummer)"
+        );
+    }
 
     #[test]
     fn http_urls() {
