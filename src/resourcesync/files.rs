@@ -6,7 +6,7 @@
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{DocumentWriter, Ln, MAX_BYTES, MAX_ENTRIES, Md, PublishError, Root};
 use crate::store::sync_dir;
@@ -29,6 +29,33 @@ pub(super) fn atomic_write(
     atomic_replace(path, |out| write(out).map(|()| true)).map(drop)
 }
 
+/// The temporary file a document is written to beside `path` before it is renamed into
+/// place (`.name.<pid>.tmp`: a publish and the object store's copy skip such names).
+pub(super) fn tmp_beside(path: &Path) -> PathBuf {
+    path.with_file_name(format!(
+        ".{}.{}.tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("doc"),
+        std::process::id()
+    ))
+}
+
+/// `path` filled by `fill` on a temporary file beside it, then renamed into place (its
+/// folder made first): a reader never sees half of it.
+pub(super) fn fill_then_rename(
+    path: &Path,
+    fill: impl FnOnce(&Path) -> Result<(), PublishError>,
+) -> Result<(), PublishError> {
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).map_err(write_err(parent))?;
+    }
+    let tmp = tmp_beside(path);
+    let result = fill(&tmp).and_then(|()| fs::rename(&tmp, path).map_err(write_err(path)));
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
 /// [`atomic_write`], where `write` may return false: the new content is dropped and
 /// `path` left as it was. Returns whether `path` was replaced.
 pub(super) fn atomic_replace(
@@ -37,11 +64,7 @@ pub(super) fn atomic_replace(
 ) -> Result<bool, PublishError> {
     let dir = path.parent().expect("documents live in folders");
     fs::create_dir_all(dir).map_err(write_err(path))?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("doc"),
-        std::process::id()
-    ));
+    let tmp = tmp_beside(path);
     let result = (|| {
         let mut out = BufWriter::new(File::create(&tmp)?);
         if !write(&mut out)? {

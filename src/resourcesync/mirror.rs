@@ -49,6 +49,16 @@ struct Synced {
     sha256: String,
 }
 
+impl Synced {
+    fn of(length: u64, modified_ns: u128, sha256: &str) -> Self {
+        Self {
+            length,
+            modified_ns,
+            sha256: sha256.to_string(),
+        }
+    }
+}
+
 /// What a publish copies back: the object store's manifest as pulled.
 #[derive(Debug)]
 pub(super) struct Mirror {
@@ -176,27 +186,11 @@ pub(super) fn pull(documents: Documents, www: &Path) -> Result<(Mirror, Copied),
         if known {
             continue;
         }
-        if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent).map_err(write_err(parent))?;
-        }
-        let tmp = path.with_file_name(format!(
-            ".{}.{}.pull.tmp",
-            path.file_name()
-                .map(|n| n.to_string_lossy())
-                .unwrap_or_default(),
-            std::process::id()
-        ));
-        documents.download(rel, &tmp).map_err(store_err)?;
-        fs::rename(&tmp, &path).map_err(write_err(&path))?;
+        super::files::fill_then_rename(&path, |tmp| {
+            documents.download(rel, tmp).map_err(store_err)
+        })?;
         let (length, modified_ns) = stamp(&path).map_err(write_err(&path))?;
-        synced.insert(
-            rel.clone(),
-            Synced {
-                length,
-                modified_ns,
-                sha256: entry.sha256.clone(),
-            },
-        );
+        synced.insert(rel.clone(), Synced::of(length, modified_ns, &entry.sha256));
         copied.files += 1;
         copied.bytes += length;
     }
@@ -245,14 +239,7 @@ impl Mirror {
             if self.remote.get(&rel) != Some(&entry) {
                 changed.push((rank(&rel), rel.clone(), length));
             }
-            synced.insert(
-                rel.clone(),
-                Synced {
-                    length,
-                    modified_ns,
-                    sha256: entry.sha256.clone(),
-                },
-            );
+            synced.insert(rel.clone(), Synced::of(length, modified_ns, &entry.sha256));
             now.insert(rel, entry);
         }
         synced.retain(|rel, _| now.contains_key(rel));

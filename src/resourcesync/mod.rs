@@ -290,18 +290,11 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
         if same {
             continue;
         }
-        if let Some(parent) = dst.parent() {
-            std::fs::create_dir_all(parent).map_err(files::write_err(parent))?;
-        }
-        let tmp = dst.with_file_name(format!(
-            ".{}.{}.tmp",
-            dst.file_name()
-                .map(|n| n.to_string_lossy())
-                .unwrap_or_default(),
-            std::process::id()
-        ));
-        std::fs::copy(&src, &tmp).map_err(files::write_err(&dst))?;
-        std::fs::rename(&tmp, &dst).map_err(files::write_err(&dst))?;
+        files::fill_then_rename(&dst, |tmp| {
+            std::fs::copy(&src, tmp)
+                .map(drop)
+                .map_err(files::write_err(&dst))
+        })?;
         copied += 1;
     }
     let blobs =
