@@ -144,6 +144,11 @@ pub fn text(lang: Lang, id: &str, args: &[(&str, FluentValue<'_>)]) -> String {
     s.into_owned()
 }
 
+/// The text `id` for a count `$n` (the catalogues' plural forms, e.g. `count-errors`).
+pub fn count(lang: Lang, id: &str, n: u64) -> String {
+    text(lang, id, &[("n", FluentValue::from(n))])
+}
+
 /// Whether `lang`'s catalogue has `id`.
 pub fn has(lang: Lang, id: &str) -> bool {
     bundles()[lang as usize].has_message(id)

@@ -40,11 +40,6 @@ impl Style {
     }
 }
 
-/// `n` of something, in the catalogues' plural forms (`count-errors`, …).
-fn count(lang: Lang, id: &str, n: u64) -> String {
-    i18n::text(lang, id, &[("n", fluent_bundle::FluentValue::from(n))])
-}
-
 impl Text {
     fn finding(
         &self,
@@ -153,10 +148,10 @@ impl Printer for Text {
         let summary = crate::msg!(
             "text-summary",
             verdict = verdict,
-            errors = count(lang, "count-errors", report.errors),
-            warnings = count(lang, "count-warnings", report.warnings),
-            infos = count(lang, "count-infos", report.infos),
-            items = count(lang, "count-items", u64::from(report.items)),
+            errors = i18n::count(lang, "count-errors", report.errors),
+            warnings = i18n::count(lang, "count-warnings", report.warnings),
+            infos = i18n::count(lang, "count-infos", report.infos),
+            items = i18n::count(lang, "count-items", u64::from(report.items)),
         );
         writeln!(out, "{}: {}", source.name, summary.render(lang))
     }

@@ -165,14 +165,7 @@ pub enum Dumps {
 /// Waits for a publish in progress (of this process or another) to end first.
 pub fn publish(config: &Config, dumps: Dumps) -> Result<Published, PublishError> {
     let www = www(config);
-    let _lock = lock(&www)?;
-    let catalog_path = crate::store::Location::of(config)?;
-    let mut catalog = Catalog::open(&catalog_path)?;
-    // Among workers on one PostgreSQL catalog, one publish at a time (the file lock
-    // above covers the processes of one machine).
-    catalog.lock_publishing()?;
-    let blobs =
-        crate::store::Blobs::open(&config.data_dir, &config.blobs).map_err(StoreError::from)?;
+    let (_lock, catalog_path, mut catalog, blobs) = begin(config, &www)?;
     // With the object store, the documents are shared: first what another worker
     // published since this one last did (issue 17 §2).
     let mirror = match blobs.documents() {
@@ -277,9 +270,7 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
     if !from_www.is_dir() || from_www == www {
         return Ok((0, 0));
     }
-    let _lock = lock(&www)?;
-    let catalog = Catalog::open(&crate::store::Location::of(config)?)?;
-    catalog.lock_publishing()?;
+    let (_lock, _, _catalog, blobs) = begin(config, &www)?;
     let mut copied = 0;
     for rel in mirror::local_files(from_www)? {
         let (src, dst) = (from_www.join(&rel), www.join(&rel));
@@ -297,8 +288,6 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
         })?;
         copied += 1;
     }
-    let blobs =
-        crate::store::Blobs::open(&config.data_dir, &config.blobs).map_err(StoreError::from)?;
     let pushed = match blobs.documents() {
         // What the folder has and the object store not yet, up (the pull brings down
         // only what the object store has that differs).
@@ -306,6 +295,23 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
         None => 0,
     };
     Ok((copied, pushed))
+}
+
+/// What writing `www` needs, taken in the order every writer takes it: the data folder's
+/// publish lock (the processes of one machine), the catalog, its publish lock (among
+/// workers on one PostgreSQL catalog: one publish at a time), the blob store. Waits for a
+/// publish in progress; the locks last as long as the file and the catalog returned.
+fn begin(
+    config: &Config,
+    www: &Path,
+) -> Result<(File, crate::store::Location, Catalog, crate::store::Blobs), PublishError> {
+    let file = lock(www)?;
+    let location = crate::store::Location::of(config)?;
+    let catalog = Catalog::open(&location)?;
+    catalog.lock_publishing()?;
+    let blobs =
+        crate::store::Blobs::open(&config.data_dir, &config.blobs).map_err(StoreError::from)?;
+    Ok((file, location, catalog, blobs))
 }
 
 /// Takes the data folder's publish lock, waiting for a publish in progress.

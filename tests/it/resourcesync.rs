@@ -208,14 +208,7 @@ fn resync_baseline_incremental_and_audit_against_plikt_serve() {
 
     // item-1's PDF, served (and kept in plikt serve's memory: server::cache).
     let (_, rl) = get(&format!("{}resourcesync/test/resourcelist.xml", srv.base));
-    let pdf1 = String::from_utf8(rl)
-        .unwrap()
-        .split("<url>")
-        .find(|u| u.contains("/1.pdf\""))
-        .and_then(|u| u.split("<loc>").nth(1))
-        .and_then(|u| u.split('<').next())
-        .unwrap()
-        .to_string();
+    let pdf1 = loc_of(&String::from_utf8(rl).unwrap(), "/1.pdf\"");
     let (head1, gen1) = get(&pdf1);
     assert_eq!(gen1, b"%PDF-1.4 item 1 generation 1\n", "{head1}");
 
@@ -363,13 +356,7 @@ fn resync_baseline_incremental_and_audit_against_plikt_serve() {
     let (head, old) = get(&first_pdf_memento);
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
     assert_eq!(old, b"%PDF-1.4 item 1 generation 1\n");
-    let current = rl
-        .split("<url>")
-        .find(|u| u.contains("/1.pdf\""))
-        .and_then(|u| u.split("<loc>").nth(1))
-        .and_then(|u| u.split('<').next())
-        .unwrap()
-        .to_string();
+    let current = loc_of(&rl, "/1.pdf\"");
     assert_eq!(get(&current).1, b"%PDF-1.4 item 1 generation 2\n");
     // Unknown resources are 404 without internals.
     let (head, body) = get(&format!("{}d/test/999/0000000000000000", srv.base));
@@ -1258,4 +1245,14 @@ fn change_list_entries_are_in_forward_chronological_order() {
     let earlier = list.find("p.example/earlier").expect("listed");
     let harvested = list.find("/a.html").expect("listed");
     assert!(earlier < harvested, "{list}");
+}
+
+/// The `<loc>` of the first `<url>` of `list` that contains `needle`.
+fn loc_of(list: &str, needle: &str) -> String {
+    list.split("<url>")
+        .find(|u| u.contains(needle))
+        .and_then(|u| u.split("<loc>").nth(1))
+        .and_then(|u| u.split('<').next())
+        .unwrap_or_else(|| panic!("no <url> with {needle} in {list}"))
+        .to_string()
 }

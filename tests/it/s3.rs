@@ -633,15 +633,10 @@ fn documents(www: &std::path::Path) -> Vec<String> {
     out
 }
 
-/// The URL path `plikt serve` answers a document of `www` under.
-fn served_path(rel: &str) -> Option<String> {
-    if rel.starts_with(".well-known/resourcesync-with-restricted") {
-        return None; // Served at /.well-known/resourcesync to authenticated Destinations.
-    }
-    if rel.starts_with("notifications/") {
-        return None;
-    }
-    Some(rel.to_string())
+/// Whether `plikt serve` answers the document `rel` of `www` at the same path: all but
+/// the Source Description of authenticated Destinations (at `/.well-known/resourcesync`).
+fn served_at_its_path(rel: &str) -> bool {
+    !rel.starts_with(".well-known/resourcesync-with-restricted")
 }
 
 /// Issue 17 §2: the published ResourceSync documents and dump packages live in the
@@ -719,12 +714,9 @@ fn s3_documents_published_by_one_node_are_served_by_any_node() {
     // B has published nothing, and serves all of it from the object store.
     let node_b = Serving::start(&b, &base_b);
     let mut served = 0;
-    for rel in &published {
-        let Some(path) = served_path(rel) else {
-            continue;
-        };
-        let (status, _, body) = get(&format!("{base_b}{path}"), None);
-        if rel.contains("/restricted/") || rel.contains("-restricted") {
+    for rel in published.iter().filter(|r| served_at_its_path(r)) {
+        let (status, _, body) = get(&format!("{base_b}{rel}"), None);
+        if rel.contains("/restricted/") {
             assert_eq!(status, 401, "{rel}");
             continue;
         }
@@ -763,14 +755,11 @@ fn s3_documents_published_by_one_node_are_served_by_any_node() {
     }
     // A serves what B wrote, and the documents say four items now.
     let node_a = Serving::start(&a, &base_a);
-    for rel in &now {
-        let Some(path) = served_path(rel) else {
-            continue;
-        };
-        if rel.contains("/restricted/") || rel.contains("-restricted") {
-            continue;
-        }
-        let (status, _, body) = get(&format!("{base_a}{path}"), None);
+    for rel in now
+        .iter()
+        .filter(|r| served_at_its_path(r) && !r.contains("/restricted/"))
+    {
+        let (status, _, body) = get(&format!("{base_a}{rel}"), None);
         assert_eq!(status, 200, "{rel}");
         assert_eq!(
             body,

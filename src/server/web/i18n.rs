@@ -62,11 +62,6 @@ fn accept_language(headers: &HeaderMap) -> Option<Lang> {
     best.map(|(_, l)| l)
 }
 
-/// Looks up `id` in `lang`'s catalogue with `args` (see [`crate::i18n::text`]).
-pub fn text(lang: Lang, id: &str, args: &[(&str, FluentValue<'_>)]) -> String {
-    crate::i18n::text(lang, id, args)
-}
-
 /// The texts of one page, in one language: templates call `get`, `n` and `arg` with
 /// an ID.
 #[derive(Debug, Clone, Copy)]
@@ -78,17 +73,17 @@ pub struct T {
 impl T {
     /// The text `id`.
     pub fn get(&self, id: &str) -> String {
-        text(self.lang, id, &[])
+        crate::i18n::text(self.lang, id, &[])
     }
 
     /// The text `id` with a count `$n` (plural forms).
     pub fn n(&self, id: &str, n: impl Count) -> String {
-        text(self.lang, id, &[("n", FluentValue::from(n.count()))])
+        crate::i18n::count(self.lang, id, n.count())
     }
 
     /// The text `id` with one string argument.
     pub fn arg(&self, id: &str, name: &str, value: &str) -> String {
-        text(self.lang, id, &[(name, FluentValue::from(value))])
+        crate::i18n::text(self.lang, id, &[(name, FluentValue::from(value))])
     }
 
     /// The `lang` code.
