@@ -365,8 +365,13 @@ fn settle(
         .into_iter()
         .map(|(id, guid, url, w)| ((id, guid, url), w))
         .unzip();
-    let known = |sha: &str| catalog.has_blob(sha).unwrap_or(false);
+    let shas: Vec<&str> = blobs_written
+        .iter()
+        .map(|w| w.digests.sha256.as_str())
+        .collect();
     // A lookup that fails counts as unknown: the blob is copied, which is harmless.
+    let known = catalog.known_blobs(&shas).unwrap_or_default();
+    let known = |sha: &str| known.contains(sha);
     let committed = blobs
         .commit(blobs_written, &known)
         .map_err(StoreError::from)?;

@@ -10,7 +10,7 @@ use super::HarvestError;
 use super::item::{self, Candidate, Plan, harvest_finding, organisation_id, plan, stored};
 use crate::config::PublisherConfig;
 use crate::profile::{self, Checked, Finding, RuleId, Severity, Validator};
-use crate::store::{Catalog, NewVersion, StoreError, StoredFinding, Timestamp};
+use crate::store::{Catalog, NewItem, NewVersion, StoreError, StoredFinding, Timestamp};
 
 /// What staging a feed needs to know.
 #[derive(Debug)]
@@ -73,6 +73,8 @@ pub(super) fn stage(
     let tx = catalog.stage()?;
     let mut findings: Vec<StoredFinding> = Vec::new();
     let mut oldest: Option<i64> = None;
+    // Items to collect, compared with the catalog DIFF_BATCH at a time.
+    let mut collected: Vec<(u32, Candidate)> = Vec::new();
     let mut validator = Validator::new(open()?, &ctx.options);
     while let Some(c) = validator.next() {
         match c.map_err(io_err)? {
@@ -96,8 +98,10 @@ pub(super) fn stage(
                     Plan::Collect(c) => {
                         oldest = Some(oldest.map_or(c.instant, |o| o.min(c.instant)));
                         unagreed_publishers(&c, item.index, &agreed, &mut findings);
-                        if diff(&tx, ctx, &c, item.index, now, &mut findings)? {
-                            staged.new_versions += 1;
+                        collected.push((item.index, *c));
+                        if collected.len() >= DIFF_BATCH {
+                            staged.new_versions += diff(&tx, ctx, &collected, now, &mut findings)?;
+                            collected.clear();
                         }
                     }
                 }
@@ -105,6 +109,7 @@ pub(super) fn stage(
             }
         }
     }
+    staged.new_versions += diff(&tx, ctx, &collected, now, &mut findings)?;
     feed_findings(&validator, oldest, ctx.last_success, &mut findings);
     tx.findings(ctx.run, &findings)?;
     tx.prune_findings(&p.id, ctx.keep_runs)?;
@@ -214,64 +219,79 @@ fn fatal(catalog: &mut Catalog, run: i64, f: Finding) -> Result<Staged, HarvestE
     })
 }
 
-/// Compares one item with the catalog; records a new deposit or version. True when
-/// something new was recorded.
+/// Items compared with the catalog at a time: a few statements for all of them
+/// ([`crate::store::Stage::known`], [`crate::store::Stage::new_versions`]).
+const DIFF_BATCH: usize = 512;
+
+/// Compares items with the catalog; records their new deposits and versions. Returns
+/// how many were recorded.
 fn diff(
     tx: &crate::store::Stage<'_>,
     ctx: &StageContext,
-    c: &Candidate,
-    index: u32,
+    items: &[(u32, Candidate)],
     now: Timestamp,
     findings: &mut Vec<StoredFinding>,
-) -> Result<bool, HarvestError> {
+) -> Result<u64, HarvestError> {
+    if items.is_empty() {
+        return Ok(0);
+    }
     let p = &ctx.publisher;
-    let version = NewVersion {
-        pub_date: c.pub_date,
-        pub_date_raw: &c.pub_date_raw,
-        item_hash: &c.item_hash,
-        metadata: &c.metadata,
-        findings: &c.findings,
-        conforming: c.conforming,
-        access: c.access,
-        files: &c.files,
-    };
-    let deposit = match tx.known(&p.id, &c.guid)? {
-        None => tx.new_deposit(&p.id, &c.guid, now)?,
-        Some(known) => {
-            match known.pub_date {
-                Some(latest) if c.pub_date == latest => {
-                    if known.item_hash.as_deref() != Some(c.item_hash.as_str()) {
+    let guids: Vec<&str> = items.iter().map(|(_, c)| c.guid.as_str()).collect();
+    let known = tx.known(&p.id, &guids)?;
+    let mut new = Vec::new();
+    for (index, c) in items {
+        let deposit = match known.get(&c.guid) {
+            None => None,
+            Some(known) => {
+                match known.pub_date {
+                    Some(latest) if c.pub_date == latest => {
+                        if known.item_hash.as_deref() != Some(c.item_hash.as_str()) {
+                            findings.push(harvest_finding(
+                                RuleId::HVersion,
+                                Severity::Warning,
+                                Some(&c.guid),
+                                None,
+                                format!(
+                                    "item {index} (guid `{}`) changed but its pubDate did not (H-VERSION); plikt keeps the version it has — give a changed item a newer pubDate so it is harvested again",
+                                    c.guid
+                                ),
+                            ));
+                        }
+                        continue;
+                    }
+                    Some(latest) if c.pub_date < latest => {
                         findings.push(harvest_finding(
                             RuleId::HVersion,
                             Severity::Warning,
                             Some(&c.guid),
                             None,
                             format!(
-                                "item {index} (guid `{}`) changed but its pubDate did not (H-VERSION); plikt keeps the version it has — give a changed item a newer pubDate so it is harvested again",
-                                c.guid
+                                "item {index} (guid `{}`) has pubDate {}, older than the version plikt already has ({latest}) (H-VERSION); a new version needs a newer pubDate",
+                                c.guid, c.pub_date_raw
                             ),
                         ));
+                        continue;
                     }
-                    return Ok(false);
+                    _ => {}
                 }
-                Some(latest) if c.pub_date < latest => {
-                    findings.push(harvest_finding(
-                        RuleId::HVersion,
-                        Severity::Warning,
-                        Some(&c.guid),
-                        None,
-                        format!(
-                            "item {index} (guid `{}`) has pubDate {}, older than the version plikt already has ({latest}) (H-VERSION); a new version needs a newer pubDate",
-                            c.guid, c.pub_date_raw
-                        ),
-                    ));
-                    return Ok(false);
-                }
-                _ => {}
+                Some(known.deposit_id)
             }
-            known.deposit_id
-        }
-    };
-    tx.new_version(deposit, ctx.run, &version, now)?;
-    Ok(true)
+        };
+        new.push(NewItem {
+            guid: &c.guid,
+            deposit,
+            version: NewVersion {
+                pub_date: c.pub_date,
+                pub_date_raw: &c.pub_date_raw,
+                item_hash: &c.item_hash,
+                metadata: &c.metadata,
+                findings: &c.findings,
+                conforming: c.conforming,
+                access: c.access,
+                files: &c.files,
+            },
+        });
+    }
+    tx.new_versions(&p.id, ctx.run, &new, now)?;
+    Ok(new.len() as u64)
 }

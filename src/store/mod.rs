@@ -45,7 +45,7 @@ pub use query::{
     Unsettled, UnsettledState,
 };
 pub use sql::{Backend, DbError};
-pub use stage::Stage;
+pub use stage::{NewItem, Stage};
 pub use state::{
     Access, Change, DeliveryState, FileRole, FileState, Outcome, Timestamp, VersionState,
 };

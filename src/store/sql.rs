@@ -149,6 +149,63 @@ macro_rules! params {
 }
 pub(crate) use params;
 
+/// The most rows one multi-row statement carries ([`chunks`]).
+const ROWS: usize = 128;
+
+/// `items` cut into the pieces that multi-row statements carry (a feed's new versions, a
+/// batch of stored files): as many pieces of [`ROWS`] as fit, then one each of 64, 32,
+/// …, 1 rows as the rest needs, so that a statement's text is one of eight whatever the
+/// number of rows (PostgreSQL prepares each once per connection, SQLite caches it). One
+/// statement per piece instead of one per row: on PostgreSQL a round trip and a
+/// statement's overhead each (issue 17 §6).
+pub(super) fn chunks<T>(items: &[T]) -> impl Iterator<Item = &[T]> {
+    let mut rest = items;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let n = if rest.len() >= ROWS {
+            ROWS
+        } else {
+            1 << rest.len().ilog2()
+        };
+        let (piece, tail) = rest.split_at(n);
+        rest = tail;
+        Some(piece)
+    })
+}
+
+/// The rows of a `VALUES` list: `n` rows of `width` parameters numbered from `?first`,
+/// `(?1, ?2), (?3, ?4)`. With `types` (one per column), every parameter is cast,
+/// `CAST(?1 AS BIGINT)`: PostgreSQL has no other way to know the column types of a
+/// `VALUES` list in `FROM`.
+pub(super) fn value_rows(n: usize, width: usize, first: usize, types: Option<&[&str]>) -> String {
+    let mut out = String::with_capacity(n * width * 8);
+    for r in 0..n {
+        out.push_str(if r == 0 { "(" } else { ", (" });
+        for c in 0..width {
+            if c > 0 {
+                out.push_str(", ");
+            }
+            let p = first + r * width + c;
+            match types {
+                Some(t) => out.push_str(&format!("CAST(?{p} AS {})", t[c])),
+                None => out.push_str(&format!("?{p}")),
+            }
+        }
+        out.push(')');
+    }
+    out
+}
+
+/// `?first, …`: `n` parameters of an `IN` list.
+pub(super) fn in_list(n: usize, first: usize) -> String {
+    (first..first + n)
+        .map(|p| format!("?{p}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 macro_rules! int_param {
     ($($t:ty),*) => {$(
         impl Param for $t {

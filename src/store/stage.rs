@@ -2,9 +2,11 @@
 //! the run's findings, rejected items, new deposits, versions and files, and the feed's
 //! validators, all or nothing.
 
+use std::collections::HashMap;
+
 use super::StoreError;
-use super::catalog::{KnownVersion, NewVersion, StoredFinding, sql};
-use super::sql::{Db, Tx, params};
+use super::catalog::{KnownVersion, NewFile, NewVersion, StoredFinding, sql};
+use super::sql::{Db, DbError, Param, Tx, chunks, in_list, params};
 use super::state::{FileState, Timestamp, VersionState};
 
 pub(super) fn insert_findings(
@@ -23,6 +25,28 @@ pub(super) fn insert_findings(
         .map_err(sql("recording findings"))?;
     }
     Ok(())
+}
+
+/// A new version of a feed's item to record ([`Stage::new_versions`]).
+#[derive(Debug, Clone)]
+pub struct NewItem<'a> {
+    /// The item's guid.
+    pub guid: &'a str,
+    /// Its deposit, or `None` for a guid the catalog does not know yet.
+    pub deposit: Option<i64>,
+    /// The version.
+    pub version: NewVersion<'a>,
+}
+
+/// A version whose deposit was neither known nor made: a bug.
+fn missing_deposit(guid: &str) -> StoreError {
+    StoreError::Sql {
+        context: "recording versions",
+        source: DbError::Column {
+            index: 0,
+            reason: format!("no deposit was recorded for guid `{guid}`"),
+        },
+    }
 }
 
 /// The transaction staging one feed ([`Catalog::stage`]). Dropped without
@@ -55,89 +79,196 @@ impl Stage<'_> {
         Ok(())
     }
 
-    /// What is known of `guid`: its deposit and latest version.
-    pub fn known(&self, publisher: &str, guid: &str) -> Result<Option<KnownVersion>, StoreError> {
-        self.tx
-            .query_opt(
-                "SELECT d.id, v.pub_date, v.item_hash FROM deposits d
-                 LEFT JOIN versions v ON v.deposit_id = d.id
-                 WHERE d.publisher = ?1 AND d.guid = ?2
-                 ORDER BY v.pub_date DESC LIMIT 1",
-                params![publisher, guid],
-                |r| {
-                    Ok(KnownVersion {
-                        deposit_id: r.get(0)?,
-                        pub_date: r.get(1)?,
-                        item_hash: r.get(2)?,
-                    })
-                },
-            )
-            .map_err(sql("looking up a guid"))
-    }
-
-    /// Creates the deposit for a new guid.
-    pub fn new_deposit(
+    /// What is known of each of `guids`: its deposit and latest version (a guid the
+    /// catalog does not know is missing from the map). One query per [`chunks`] piece.
+    pub fn known(
         &self,
         publisher: &str,
-        guid: &str,
-        now: Timestamp,
-    ) -> Result<i64, StoreError> {
-        self.tx
-            .one(
-                "INSERT INTO deposits (publisher, guid, created_at) VALUES (?1, ?2, ?3) RETURNING id",
-                params![publisher, guid, now],
-            )
-            .map_err(sql("recording a deposit"))
+        guids: &[&str],
+    ) -> Result<HashMap<String, KnownVersion>, StoreError> {
+        let mut out = HashMap::new();
+        for piece in chunks(guids) {
+            let mut p: Vec<&dyn Param> = vec![&publisher];
+            p.extend(piece.iter().map(|g| g as &dyn Param));
+            self.tx
+                .each(
+                    &format!(
+                        "SELECT d.guid, d.id, v.pub_date, v.item_hash FROM deposits d
+                         LEFT JOIN versions v ON v.id = (SELECT l.id FROM versions l
+                           WHERE l.deposit_id = d.id ORDER BY l.pub_date DESC, l.id DESC LIMIT 1)
+                         WHERE d.publisher = ?1 AND d.guid IN ({})",
+                        in_list(piece.len(), 2)
+                    ),
+                    &p,
+                    |r| {
+                        let known = KnownVersion {
+                            deposit_id: r.get(1)?,
+                            pub_date: r.get(2)?,
+                            item_hash: r.get(3)?,
+                        };
+                        out.insert(r.get::<String>(0)?, known);
+                        Ok::<_, DbError>(())
+                    },
+                )
+                .map_err(sql("looking up guids"))?;
+        }
+        Ok(out)
     }
 
-    /// Records a new pending version with its files.
-    pub fn new_version(
+    /// Records new pending versions with their files, and the deposits of the guids
+    /// that have none yet (`deposit` `None`). A few multi-row statements per
+    /// [`chunks`] piece (issue 17 §6: a feed of 10,000 new items costs PostgreSQL
+    /// hundreds of round trips, not 50,000).
+    pub fn new_versions(
         &self,
-        deposit: i64,
+        publisher: &str,
         run: i64,
-        v: &NewVersion<'_>,
+        new: &[NewItem<'_>],
         now: Timestamp,
-    ) -> Result<i64, StoreError> {
-        let id: i64 = self
-            .tx
-            .one(
-                "INSERT INTO versions (deposit_id, pub_date, pub_date_raw, item_hash, metadata, findings,
-                   conforming, access, state, found_run, found_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?11, ?9, ?10) RETURNING id",
-                params![
-                deposit,
-                v.pub_date,
-                v.pub_date_raw,
-                v.item_hash,
-                v.metadata,
-                v.findings,
-                v.conforming,
-                v.access,
-                run,
-                now,
-                VersionState::Pending
-            ],
-            )
-            .map_err(sql("recording a version"))?;
-        for (ord, f) in v.files.iter().enumerate() {
-            self.tx.execute(
-                "INSERT INTO files (version_id, ord, role, url, declared_type, declared_size, declared_md5, state)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![
-                id,
-                ord,
-                f.role,
-                f.url,
-                f.declared_type,
-                f.declared_size
-                    .map(|s| i64::try_from(s).unwrap_or(i64::MAX)),
-                f.declared_md5,
-                FileState::Pending
-            ],
-            )
-            .map_err(sql("recording a file"))?;
+    ) -> Result<(), StoreError> {
+        // New guids' deposits, by guid.
+        let guids: Vec<&str> = new
+            .iter()
+            .filter(|n| n.deposit.is_none())
+            .map(|n| n.guid)
+            .collect();
+        let mut deposits: HashMap<String, i64> = HashMap::new();
+        for piece in chunks(&guids) {
+            let mut p: Vec<&dyn Param> = vec![&publisher, &now];
+            p.extend(piece.iter().map(|g| g as &dyn Param));
+            let rows: String = (0..piece.len())
+                .map(|i| format!("(?1, ?{}, ?2)", i + 3))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let made = self
+                .tx
+                .query(
+                    &format!(
+                        "INSERT INTO deposits (publisher, guid, created_at) VALUES {rows}
+                         RETURNING guid, id"
+                    ),
+                    &p,
+                    |r| Ok((r.get::<String>(0)?, r.get::<i64>(1)?)),
+                )
+                .map_err(sql("recording deposits"))?;
+            deposits.extend(made);
         }
-        Ok(id)
+        let deposit_of = |n: &NewItem<'_>| n.deposit.or_else(|| deposits.get(n.guid).copied());
+        // Versions, by deposit (a feed has one new version per deposit at most: its
+        // guids are unique).
+        let mut versions: HashMap<i64, i64> = HashMap::new();
+        for piece in chunks(new) {
+            let ids: Vec<i64> = piece
+                .iter()
+                .map(|n| deposit_of(n).ok_or_else(|| missing_deposit(n.guid)))
+                .collect::<Result<_, _>>()?;
+            let mut p: Vec<&dyn Param> = vec![&run, &now, &VersionState::Pending];
+            for (n, id) in piece.iter().zip(&ids) {
+                let v = &n.version;
+                p.extend([
+                    id as &dyn Param,
+                    &v.pub_date,
+                    &v.pub_date_raw,
+                    &v.item_hash,
+                    &v.metadata,
+                    &v.findings,
+                    &v.conforming,
+                    &v.access,
+                ]);
+            }
+            let rows: String = (0..piece.len())
+                .map(|i| {
+                    let c = 4 + i * 8;
+                    format!(
+                        "(?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?3, ?1, ?2)",
+                        c,
+                        c + 1,
+                        c + 2,
+                        c + 3,
+                        c + 4,
+                        c + 5,
+                        c + 6,
+                        c + 7
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            let made = self
+                .tx
+                .query(
+                    &format!(
+                        "INSERT INTO versions (deposit_id, pub_date, pub_date_raw, item_hash,
+                           metadata, findings, conforming, access, state, found_run, found_at)
+                         VALUES {rows} RETURNING deposit_id, id"
+                    ),
+                    &p,
+                    |r| Ok((r.get::<i64>(0)?, r.get::<i64>(1)?)),
+                )
+                .map_err(sql("recording versions"))?;
+            versions.extend(made);
+        }
+        // Files, in their items' order.
+        let mut files: Vec<(i64, usize, &NewFile)> = Vec::new();
+        for n in new {
+            let deposit = deposit_of(n).ok_or_else(|| missing_deposit(n.guid))?;
+            let version = *versions
+                .get(&deposit)
+                .ok_or_else(|| missing_deposit(n.guid))?;
+            files.extend(
+                n.version
+                    .files
+                    .iter()
+                    .enumerate()
+                    .map(|(ord, f)| (version, ord, f)),
+            );
+        }
+        for piece in chunks(&files) {
+            let sizes: Vec<Option<i64>> = piece
+                .iter()
+                .map(|(_, _, f)| {
+                    f.declared_size
+                        .map(|s| i64::try_from(s).unwrap_or(i64::MAX))
+                })
+                .collect();
+            let mut p: Vec<&dyn Param> = vec![&FileState::Pending];
+            for ((version, ord, f), size) in piece.iter().zip(&sizes) {
+                p.extend([
+                    version as &dyn Param,
+                    ord,
+                    &f.role,
+                    &f.url,
+                    &f.declared_type,
+                    size,
+                    &f.declared_md5,
+                ]);
+            }
+            let rows: String = (0..piece.len())
+                .map(|i| {
+                    let c = 2 + i * 7;
+                    format!(
+                        "(?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?1)",
+                        c,
+                        c + 1,
+                        c + 2,
+                        c + 3,
+                        c + 4,
+                        c + 5,
+                        c + 6
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            self.tx
+                .execute(
+                    &format!(
+                        "INSERT INTO files (version_id, ord, role, url, declared_type,
+                           declared_size, declared_md5, state) VALUES {rows}"
+                    ),
+                    &p,
+                )
+                .map_err(sql("recording files"))?;
+        }
+        Ok(())
     }
 
     /// Keeps the run findings of only the latest `keep` runs of `publisher` that read
