@@ -76,7 +76,7 @@ pub async fn fetch_file(
         match fetch_once(client, blobs, &job, &mut findings, bytes).await {
             Ok((stored, written)) => {
                 blob = Some(written);
-                break (FileResult::Stored(stored), None);
+                break (FileResult::Stored(Box::new(stored)), None);
             }
             Err(FileError::Fetch(e)) => match client.retry(&e, attempt) {
                 Retry::After(delay) if !*shutdown.borrow() => {
@@ -211,6 +211,7 @@ async fn fetch_once(
             .content_disposition
             .as_deref()
             .and_then(safe_filename),
+        pack: None,
     };
     Ok((stored, written))
 }

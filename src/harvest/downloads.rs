@@ -18,7 +18,7 @@ use crate::config::{HarvestConfig, PublisherConfig};
 use crate::fetch::Client;
 use crate::profile::Severity;
 use crate::store::{
-    Blobs, Catalog, FileResult, Settled, StoreError, StoredFinding, Timestamp, Written,
+    Blobs, Catalog, FileResult, Packing, Settled, StoreError, StoredFinding, Timestamp, Written,
 };
 
 /// The download loop of one run.
@@ -126,9 +126,13 @@ impl<'a> Downloads<'a> {
             }
             // Batches amortise the catalog's commit and the blobs' sync; the settler
             // takes one batch at a time while the downloads go on.
+            if self.batch.held >= 2 * HELD_FLUSH && !self.settler.idle() {
+                self.settled(state).await?;
+            }
             let b = &self.batch;
             if (b.ready.len() >= 256
                 || b.results.len() >= 1024
+                || b.held >= HELD_FLUSH
                 || self.last_flush.elapsed() > Duration::from_secs(1))
                 && self.settler.idle()
             {
@@ -251,6 +255,7 @@ impl<'a> Downloads<'a> {
         self.batch.findings.extend(outcome.findings);
         if let Some(blob) = outcome.blob {
             let job = &outcome.job;
+            self.batch.held += blob.held_bytes();
             self.batch
                 .written
                 .push((job.file_id, job.guid.clone(), job.file.url.clone(), blob));
@@ -285,7 +290,15 @@ struct Batch {
     postponed: Vec<(i64, Duration)>,
     /// Versions with a stored file that has a harvest-time error (H-DRM).
     nonconforming: Vec<(i64, StoredFinding)>,
+    /// Bytes of `written` held in memory until their commit (small blobs for a pack on
+    /// an object store).
+    held: u64,
 }
+
+/// A batch goes to the settler once it holds this many bytes of small blobs in memory
+/// (a pack's worth); the downloads wait for the settler while it holds twice as many,
+/// so memory stays bounded whatever the files' number.
+const HELD_FLUSH: u64 = 8 << 20;
 
 /// Records batches of file results on a blocking thread with a catalog connection of
 /// its own, one batch at a time, so that the download loop never waits for SQLite or
@@ -354,6 +367,7 @@ fn settle(
         findings,
         postponed,
         nonconforming,
+        held: _,
     } = batch;
     if results.is_empty() && ready.is_empty() && findings.is_empty() && postponed.is_empty() {
         return Ok(SettledBatch::default());
@@ -373,18 +387,32 @@ fn settle(
     let known = catalog.known_blobs(&shas).unwrap_or_default();
     let known = |sha: &str| known.contains(sha);
     let committed = blobs
-        .commit(blobs_written, &known)
+        .commit(blobs_written, &known, Packing::Small)
         .map_err(StoreError::from)?;
     let mut not_stored = Vec::new();
-    for ((id, guid, url), error) in files.into_iter().zip(committed) {
-        let Some(e) = error else { continue };
-        // The file stays pending: its version is retried by a later run, as for a
-        // download that failed.
-        let reason = format!("{url}: storing the file failed: {e}");
-        if let Some(r) = results.iter_mut().find(|(f, _, _)| *f == id) {
-            r.1 = FileResult::Failed(reason.clone());
+    let at: HashMap<i64, usize> = results
+        .iter()
+        .enumerate()
+        .map(|(i, (f, _, _))| (*f, i))
+        .collect();
+    for ((id, guid, url), placed) in files.into_iter().zip(committed) {
+        let Some(r) = at.get(&id).and_then(|&i| results.get_mut(i)) else {
+            continue;
+        };
+        match placed {
+            Ok(pack) => {
+                if let FileResult::Stored(s) = &mut r.1 {
+                    s.pack = pack;
+                }
+            }
+            Err(e) => {
+                // The file stays pending: its version is retried by a later run, as
+                // for a download that failed.
+                let reason = format!("{url}: storing the file failed: {e}");
+                r.1 = FileResult::Failed(reason.clone());
+                not_stored.push((guid, url, reason));
+            }
         }
-        not_stored.push((guid, url, reason));
     }
     let retry_at = |attempts: u32| {
         let secs = h

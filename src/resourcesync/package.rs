@@ -224,7 +224,7 @@ impl PackageWriter {
         // An object is streamed a few chunks at a time (issue 17 §2).
         let mut input = set
             .blobs
-            .reader(&f.sha256)
+            .reader(&f.sha256, f.pack.as_ref())
             .map_err(crate::store::StoreError::from)?;
         self.put(&path, &mut input, f.length)?;
         self.bytes += f.length;

@@ -40,6 +40,8 @@ pub(super) struct Served {
     pub key: String,
     /// SHA-256 of the bytes (the blob's name).
     pub sha256: String,
+    /// Where the blob is in a pack on the object store.
+    pub pack: Option<crate::store::Packed>,
     /// Byte count.
     pub length: u64,
     /// The version's effective access.
@@ -68,6 +70,7 @@ impl Served {
         Self {
             key: resourcesync::url_key(&f.url),
             sha256: f.sha256.clone(),
+            pack: f.pack.clone(),
             length: f.length,
             access: f.access,
             headers: Headers::new(

@@ -226,7 +226,7 @@ async fn send_file(
     // The range of the file, or a ranged GET of the object (issue 17 §2).
     let bytes = state
         .blobs
-        .stream(&f.sha256, start, len)
+        .stream(&f.sha256, f.pack.as_ref(), start, len)
         .await
         .map_err(|e| internal(format!("blob {}: {e}", f.sha256)))?;
     Ok((status, headers, Body::from_stream(bytes)).into_response())

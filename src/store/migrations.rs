@@ -222,7 +222,15 @@ CREATE TABLE record_digests (
     super::lease::MIGRATION,
     // 7: the operators' dashboard reads deposits and runs by day.
     DASHBOARD,
+    // 8: small blobs in packs on an object store.
+    PACKS,
 ];
+
+/// Migration 8, the same on both backends (issue 17 §6): a blob stored in a pack on the
+/// object store names the pack (its SHA-256) and its first byte there; both are NULL for
+/// a blob at its own name (every blob of the local folder).
+const PACKS: &str =
+    "ALTER TABLE blobs ADD COLUMN pack TEXT; ALTER TABLE blobs ADD COLUMN pack_offset BIGINT;";
 
 /// Migration 7, the same on both backends: deposits by the day they were journalled,
 /// runs by the day they started (the dashboard's charts, issue 16 §6).
@@ -422,6 +430,9 @@ CREATE INDEX leases_due ON leases(due_at);
 "#,
     // 7: the operators' dashboard.
     DASHBOARD,
+    // 8: small blobs in packs; a file's row is filled in where it was written.
+    r#"ALTER TABLE blobs ADD COLUMN pack TEXT; ALTER TABLE blobs ADD COLUMN pack_offset BIGINT;
+ALTER TABLE files SET (fillfactor = 50);"#,
 ];
 
 #[cfg(test)]

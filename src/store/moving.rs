@@ -18,7 +18,7 @@ use bytes::Bytes;
 
 use super::catalog::{Catalog, sql};
 use super::sql::{Backend, Cell, Param, Value, params};
-use super::{Blobs, StoreError};
+use super::{Blobs, Packed, Packing, StoreError};
 
 /// Rows per target transaction.
 pub const BATCH: usize = 2_000;
@@ -154,7 +154,7 @@ pub async fn copy_blobs(
     };
     for (i, (sha256, _)) in wanted.iter().enumerate() {
         if !there.contains(sha256) {
-            let mut input = from.reader(sha256)?;
+            let mut input = from.reader(sha256, None)?;
             let mut writer = to.writer()?;
             let mut buf = vec![0u8; 1 << 20];
             loop {
@@ -178,8 +178,11 @@ pub async fn copy_blobs(
                 });
             }
             copied.bytes_copied += written.digests.length;
-            let results = tokio::task::block_in_place(|| to.commit(vec![written], &|_| false))?;
-            if let Some(Some(e)) = results.into_iter().next() {
+            // At its own name: the catalog's rows, copied as they are, name no pack.
+            let results = tokio::task::block_in_place(|| {
+                to.commit(vec![written], &|_| false, Packing::None)
+            })?;
+            if let Some(Err(e)) = results.into_iter().next() {
                 return Err(e.into());
             }
             copied.blobs_copied += 1;
@@ -311,20 +314,31 @@ pub fn verify(
             b.get(i)
         ));
     }
-    let blobs: Vec<(String, u64)> = dst
+    let blobs: Vec<(String, u64, Option<Packed>)> = dst
         .db()
         .query(
-            "SELECT sha256, length FROM blobs ORDER BY sha256",
+            "SELECT sha256, length, pack, pack_offset FROM blobs ORDER BY sha256",
             params![],
-            |r| Ok((r.get(0)?, r.get(1)?)),
+            |r| {
+                let length: u64 = r.get(1)?;
+                let pack = match r.get::<Option<String>>(2)? {
+                    Some(pack) => Some(Packed {
+                        pack,
+                        offset: r.get(3)?,
+                        length,
+                    }),
+                    None => None,
+                };
+                Ok((r.get(0)?, length, pack))
+            },
         )
         .map_err(sql("listing the target's blobs"))?;
-    for (i, (sha256, length)) in blobs.iter().enumerate() {
-        match to.digest(sha256) {
+    for (i, (sha256, length, pack)) in blobs.iter().enumerate() {
+        match to.digest(sha256, pack.as_ref()) {
             Ok(d) if d.sha256 == *sha256 && d.length == *length => {}
             Ok(d) => problems.push(format!(
                 "blob {sha256} at {}: {} bytes with SHA-256 {}, expected {length} bytes",
-                to.location(sha256),
+                to.location_of(sha256, pack.as_ref()),
                 d.length,
                 d.sha256
             )),

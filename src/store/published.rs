@@ -4,6 +4,7 @@
 use super::catalog::sql;
 use super::sql::{Db, DbError, Param, Row, params};
 
+use super::Packed;
 use super::StoreError;
 use super::catalog::Catalog;
 use super::digest::Digests;
@@ -41,6 +42,8 @@ pub struct PublishedFile {
     /// Length and digests of the version's metadata record, if known
     /// ([`Catalog::fill_record_digests`]).
     pub record: Option<Digests>,
+    /// Where its blob is in a pack on the object store (`None`: at its own name).
+    pub pack: Option<Packed>,
 }
 
 impl PublishedFile {
@@ -127,12 +130,14 @@ fn journal_from(join: &str) -> String {
 }
 
 /// The columns [`read_file`] reads; the query joins `versions v`, `files f` and
-/// `LEFT JOIN record_digests rd ON rd.version_id = v.id` ([`RECORD_JOIN`]).
+/// [`RECORD_JOIN`] (the record's digests, the blob's place in a pack).
 const FILE_COLUMNS: &str = "v.deposit_id, v.id, f.url, f.sha256, f.md5, f.length,
     coalesce(f.content_type, f.declared_type), f.fetched_at, v.pub_date, v.access,
-    coalesce(v.deposited_at, v.found_at), rd.length, rd.md5, rd.sha256, f.ord";
+    coalesce(v.deposited_at, v.found_at), rd.length, rd.md5, rd.sha256, f.ord,
+    b.pack, b.pack_offset";
 
-const RECORD_JOIN: &str = "LEFT JOIN record_digests rd ON rd.version_id = v.id";
+const RECORD_JOIN: &str = "LEFT JOIN record_digests rd ON rd.version_id = v.id
+    LEFT JOIN blobs b ON b.sha256 = f.sha256";
 
 fn file(r: &Row<'_>) -> Result<PublishedFile, DbError> {
     let mut f = PublishedFile::default();
@@ -179,6 +184,14 @@ fn read_file(r: &Row<'_>, i: usize, f: &mut PublishedFile) -> Result<(), DbError
     } else {
         f.record = None;
     }
+    f.pack = match r.get::<Option<String>>(i + 15)? {
+        Some(pack) => Some(Packed {
+            pack,
+            offset: r.get::<i64>(i + 16)?.max(0).unsigned_abs(),
+            length: f.length,
+        }),
+        None => None,
+    };
     Ok(())
 }
 

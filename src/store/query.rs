@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::catalog::{Catalog, RunCounts, StoredFinding};
 use super::state::{FileState, Outcome, Timestamp, VersionState, sql as lit};
-use super::{BlobError, Blobs, StoreError};
+use super::{BlobError, Blobs, Packed, StoreError};
 use crate::profile::Severity;
 
 /// The last run of a publisher.
@@ -340,16 +340,39 @@ impl Catalog {
         let mut known = std::collections::HashSet::new();
         let rows = c
             .query(
-                "SELECT sha256, length, md5 FROM blobs ORDER BY sha256",
+                "SELECT sha256, length, md5, pack, pack_offset FROM blobs ORDER BY sha256",
                 params![],
-                |r| Ok((r.get::<String>(0)?, r.get::<i64>(1)?, r.get::<String>(2)?)),
+                |r| {
+                    let length = r.get::<i64>(1)?;
+                    let pack = match r.get::<Option<String>>(3)? {
+                        Some(pack) => Some(Packed {
+                            pack,
+                            offset: r.get::<i64>(4)?.max(0).unsigned_abs(),
+                            length: length.max(0).unsigned_abs(),
+                        }),
+                        None => None,
+                    };
+                    Ok((r.get::<String>(0)?, length, r.get::<String>(2)?, pack))
+                },
             )
             .map_err(sql("listing blobs"))?;
         for row in rows {
-            let (sha, length, md5) = row;
+            let (sha, length, md5, pack) = row;
             known.insert(sha.clone());
+            // A pack is known when a blob the catalog names is in it.
+            if let Some(p) = &pack {
+                known.insert(p.pack.clone());
+            }
             report.blobs_checked += 1;
-            check_blob(blobs, &sha, length, &md5, &mut report, progress)?;
+            check_blob(
+                blobs,
+                &sha,
+                pack.as_ref(),
+                length,
+                &md5,
+                &mut report,
+                progress,
+            )?;
         }
         let rows = c
             .query(
@@ -401,13 +424,14 @@ params![VersionState::Deposited, FileState::Stored],
 fn check_blob(
     blobs: &Blobs,
     sha: &str,
+    pack: Option<&Packed>,
     length: i64,
     md5: &str,
     report: &mut AuditReport,
     progress: &dyn Fn(u64),
 ) -> Result<(), BlobError> {
-    let path = blobs.location(sha);
-    let d = match blobs.digest(sha) {
+    let path = blobs.location_of(sha, pack);
+    let d = match blobs.digest(sha, pack) {
         Err(e) if e.is_not_found() => {
             report.missing.push(format!("{path}: no such file"));
             return Ok(());

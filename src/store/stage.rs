@@ -90,8 +90,9 @@ impl Stage<'_> {
         for piece in chunks(guids) {
             let mut p: Vec<&dyn Param> = vec![&publisher];
             p.extend(piece.iter().map(|g| g as &dyn Param));
-            self.tx
-                .each(
+            let rows = self
+                .tx
+                .query(
                     &format!(
                         "SELECT d.guid, d.id, v.pub_date, v.item_hash FROM deposits d
                          LEFT JOIN versions v ON v.id = (SELECT l.id FROM versions l
@@ -106,11 +107,11 @@ impl Stage<'_> {
                             pub_date: r.get(2)?,
                             item_hash: r.get(3)?,
                         };
-                        out.insert(r.get::<String>(0)?, known);
-                        Ok::<_, DbError>(())
+                        Ok((r.get::<String>(0)?, known))
                     },
                 )
                 .map_err(sql("looking up guids"))?;
+            out.extend(rows);
         }
         Ok(out)
     }

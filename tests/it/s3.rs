@@ -119,14 +119,27 @@ fn s3_harvest_streams_parts_stores_identical_bytes_once_serves_ranges_packs_and_
         env.one("SELECT count(*) FROM versions WHERE state = 'deposited'"),
         "4"
     );
-    // Eight files, four distinct contents: four blobs, four objects, nothing temporary.
+    // Eight files, four distinct contents: four blobs; the two larger than 1 MiB each an
+    // object of its own, the two small ones (the PDF, the link page) in packs (issue 17
+    // §6), each once; nothing temporary.
     assert_eq!(
         env.one("SELECT count(*) FROM files WHERE state = 'stored'"),
         "8"
     );
     assert_eq!(env.one("SELECT count(*) FROM blobs"), "4");
+    assert_eq!(
+        env.one("SELECT count(*) FROM blobs WHERE pack IS NOT NULL"),
+        "2"
+    );
     let stored = objects(&garage, "kb/blobs");
-    assert_eq!(stored.len(), 4, "{stored:?}");
+    assert_eq!(stored.len(), 2, "{stored:?}");
+    let packs = objects(&garage, "kb/packs");
+    assert!(!packs.is_empty() && packs.len() <= 2, "{packs:?}");
+    assert_eq!(
+        packs.iter().map(|(_, n)| n).sum::<u64>(),
+        (HTML.len() + PDF.len()) as u64,
+        "{packs:?}"
+    );
     let big_sha = hex::encode(sha2::Sha256::digest(&big));
     let big_key = format!("kb/blobs/{}/{big_sha}", &big_sha[..2]);
     assert!(
@@ -137,9 +150,8 @@ fn s3_harvest_streams_parts_stores_identical_bytes_once_serves_ranges_packs_and_
     assert_eq!(env.blobs().leftovers().unwrap(), Vec::<String>::new());
     // What went over the wire: the two files past one part in parts (the large file in
     // three, the EPUB in two), each with its SHA-256 for the server to check, into
-    // temporary objects then copied to their names; each of the six small files (two
-    // PDFs, four link pages) in one PUT straight to its name, with its SHA-256 too
-    // (identical bytes land on the same name: two objects for the six).
+    // temporary objects then copied to their names; the six small files (two PDFs, four
+    // link pages) as the packs' PUTs, with their SHA-256 too: none to a name of its own.
     let heads = proxy.heads();
     let parts: Vec<&String> = heads.iter().filter(|h| h.contains("partNumber=")).collect();
     assert_eq!(parts.len(), 3 + 2, "{heads:#?}");
@@ -153,8 +165,8 @@ fn s3_harvest_streams_parts_stores_identical_bytes_once_serves_ranges_packs_and_
         .iter()
         .filter(|h| h.starts_with("PUT /plikt/kb/blobs/"))
         .collect();
-    assert_eq!(direct.len(), 6, "{heads:#?}");
-    assert_eq!(puts.len(), 3 + 2 + 6, "{heads:#?}");
+    assert_eq!(direct.len(), 0, "{heads:#?}");
+    assert_eq!(puts.len(), 3 + 2 + packs.len(), "{heads:#?}");
     assert!(
         puts.iter()
             .all(|h| h.to_ascii_lowercase().contains("x-amz-checksum-sha256: ")),
@@ -205,6 +217,16 @@ fn s3_harvest_streams_parts_stores_identical_bytes_once_serves_ranges_packs_and_
     );
     let (status, _, body) = get_with(&url, &[("Range", "bytes=-10")]);
     assert_eq!((status, &body[..]), (206, &big[big.len() - 10..]));
+    // And a small file, from its pack: whole and in a range.
+    let deposit = env.one("SELECT id FROM deposits WHERE guid = 'a-3'");
+    let url = format!(
+        "{base}d/test/{deposit}/{}",
+        url_key(&publisher.url("/same-2.pdf"))
+    );
+    let (status, head, body) = get_with(&url, &[]);
+    assert_eq!((status, &body[..]), (200, PDF), "{head}");
+    let (status, _, body) = get_with(&url, &[("Range", "bytes=3-9")]);
+    assert_eq!((status, &body[..]), (206, &PDF[3..=9]));
     serving.stop();
 
     // Dump packages read the blobs from the object store.
@@ -224,11 +246,13 @@ fn s3_harvest_streams_parts_stores_identical_bytes_once_serves_ranges_packs_and_
             }
         }
     }
-    assert!(
-        packed.iter().any(|(_, b)| *b == big),
-        "no package holds the large file: {:?}",
-        packed.iter().map(|(n, _)| n).collect::<Vec<_>>()
-    );
+    for (what, bytes) in [("the large file", &big[..]), ("the PDF", PDF)] {
+        assert!(
+            packed.iter().any(|(_, b)| *b == bytes),
+            "no package holds {what}: {:?}",
+            packed.iter().map(|(n, _)| n).collect::<Vec<_>>()
+        );
+    }
 
     // `plikt audit` re-reads every object; then an object is replaced behind plikt's back.
     let o = env.cmd(&["audit"]);
@@ -241,21 +265,33 @@ fn s3_harvest_streams_parts_stores_identical_bytes_once_serves_ranges_packs_and_
         "{}",
         text(&o)
     );
+    // The PDF's pack, one byte of the PDF changed (the same length): the PDF is
+    // corrupt, the other blob of the pack (if any) is not.
     let pdf_sha = hex::encode(sha2::Sha256::digest(PDF));
-    let pdf_key = Key::from(format!("kb/blobs/{}/{pdf_sha}", &pdf_sha[..2]));
+    let row = env.sql(&format!(
+        "SELECT pack, pack_offset FROM blobs WHERE sha256 = '{pdf_sha}'"
+    ));
+    let (pack, offset): (String, usize) = (row[0][0].clone(), row[0][1].parse().unwrap());
+    let pack_key = Key::from(format!("kb/packs/{}/{pack}", &pack[..2]));
+    let client = garage.client();
+    let mut bytes = runtime()
+        .block_on(async { client.get(&pack_key).await.unwrap().bytes().await })
+        .unwrap()
+        .to_vec();
+    assert_eq!(&bytes[offset..offset + PDF.len()], PDF);
+    bytes[offset + 5] ^= 0x20;
     runtime()
-        .block_on(
-            garage
-                .client()
-                .put(&pdf_key, b"%PDF-1.4 something else".to_vec().into()),
-        )
+        .block_on(client.put(&pack_key, bytes.into()))
         .unwrap();
     let o = env.cmd(&["audit"]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("0 missing, 1 corrupt"), "{out}");
     assert!(
-        out.contains(&format!("corrupt: s3://plikt/{pdf_key}")),
+        out.contains(&format!(
+            "corrupt: s3://plikt/{pack_key} (bytes {offset}–{})",
+            offset + PDF.len() - 1
+        )),
         "{out}"
     );
 }

@@ -19,6 +19,8 @@
 mod local;
 mod s3;
 
+pub use s3::{Packed, Packing};
+
 use std::fs::File;
 use std::io::{self, Read, Seek};
 use std::path::{Path, PathBuf};
@@ -126,9 +128,14 @@ impl Blobs {
     /// Where the blob with this SHA-256 is (or would be), for messages and reports: a
     /// path, or `s3://bucket/key`.
     pub fn location(&self, sha256: &str) -> String {
+        self.location_of(sha256, None)
+    }
+
+    /// [`Blobs::location`] of a blob that may be in a pack (as the catalog says).
+    pub fn location_of(&self, sha256: &str, packed: Option<&Packed>) -> String {
         match &self.0 {
             Backend::Local(l) => l.path(sha256).display().to_string(),
-            Backend::S3(s) => s.location(sha256),
+            Backend::S3(s) => s.location_of(sha256, packed),
         }
     }
 
@@ -150,15 +157,18 @@ impl Blobs {
     /// Moves a batch of written blobs to their names, durably; only then may the
     /// catalog record them. `known(sha256)` says whether the catalog has the blob
     /// already: then its new copy is dropped (identical bytes are stored once, decided
-    /// in the catalog). Returns, per blob, `None` when it is stored and the error
-    /// otherwise (an object store that failed for one blob: that file stays pending);
-    /// `Err` when the batch as a whole failed (the local folder cannot be synced).
-    /// Blocks.
+    /// in the catalog). On an object store, `packing` says whether blobs of at most
+    /// 1 MiB go into packs (issue 17 §6: one PUT for hundreds of small files); the local
+    /// folder keeps every blob as a file. Returns, per blob, where it is stored (`None`:
+    /// at its own name; or its place in a pack, which the catalog records) or the error
+    /// (an object store that failed for one blob: that file stays pending); `Err` when
+    /// the batch as a whole failed (the local folder cannot be synced). Blocks.
     pub fn commit(
         &self,
         batch: Vec<Written>,
         known: &dyn Fn(&str) -> bool,
-    ) -> Result<Vec<Option<BlobError>>, BlobError> {
+        packing: Packing,
+    ) -> Result<Vec<Result<Option<Packed>, BlobError>>, BlobError> {
         match &self.0 {
             Backend::Local(l) => {
                 let n = batch.len();
@@ -170,7 +180,7 @@ impl Blobs {
                     })
                     .collect();
                 l.commit(files).map_err(BlobError::io(l.root()))?;
-                Ok((0..n).map(|_| None).collect())
+                Ok((0..n).map(|_| Ok(None)).collect())
             }
             Backend::S3(s) => {
                 let batch = batch
@@ -183,7 +193,7 @@ impl Blobs {
                         }
                     })
                     .collect();
-                Ok(s.commit(batch))
+                Ok(s.commit(batch, packing))
             }
         }
     }
@@ -213,6 +223,7 @@ impl Blobs {
     pub async fn stream(
         &self,
         sha256: &str,
+        packed: Option<&Packed>,
         start: u64,
         length: u64,
     ) -> Result<ByteStream, BlobError> {
@@ -237,7 +248,7 @@ impl Blobs {
                         .boxed(),
                 )
             }
-            Backend::S3(s) => s.stream(sha256, start, length).await,
+            Backend::S3(s) => s.stream(sha256, packed, start, length).await,
         }
     }
 
@@ -267,21 +278,25 @@ impl Blobs {
 
     /// Reads a whole blob from the start (dump packages, `plikt audit`): the file, or
     /// the object streamed a few chunks at a time. Blocks.
-    pub fn reader(&self, sha256: &str) -> Result<Box<dyn Read + Send>, BlobError> {
+    pub fn reader(
+        &self,
+        sha256: &str,
+        packed: Option<&Packed>,
+    ) -> Result<Box<dyn Read + Send>, BlobError> {
         match &self.0 {
             Backend::Local(l) => {
                 let path = l.path(sha256);
                 let file = File::open(&path).map_err(BlobError::io(&path))?;
                 Ok(Box::new(file))
             }
-            Backend::S3(s) => s.reader(sha256),
+            Backend::S3(s) => s.reader(sha256, packed),
         }
     }
 
     /// Re-reads a blob and computes its digests (`plikt audit`), in constant memory.
     /// Blocks.
-    pub fn digest(&self, sha256: &str) -> Result<Digests, BlobError> {
-        let mut input = self.reader(sha256)?;
+    pub fn digest(&self, sha256: &str, packed: Option<&Packed>) -> Result<Digests, BlobError> {
+        let mut input = self.reader(sha256, packed)?;
         let mut d = Digester::new();
         let mut buf = vec![0u8; 1 << 20];
         loop {
@@ -303,7 +318,7 @@ impl Blobs {
         }
     }
 
-    /// Every blob stored: (SHA-256 from its name, [`Blobs::location`]), sorted. For
+    /// Every blob and pack stored: (SHA-256 from its name, its location), sorted. For
     /// `plikt audit`. Blocks.
     pub fn list(&self) -> Result<Vec<(String, String)>, BlobError> {
         match &self.0 {
@@ -430,6 +445,14 @@ enum Tmp {
 }
 
 impl Written {
+    /// Bytes of it held in memory until its commit (a small blob for a pack).
+    pub fn held_bytes(&self) -> u64 {
+        match &self.tmp {
+            Tmp::S3(t) => t.held().map_or(0, |b| b.len() as u64),
+            Tmp::Local(_) => 0,
+        }
+    }
+
     /// Reads the temporary blob back, for checks that need more than the stream gave
     /// them (an EPUB's ZIP directory, H-DRM): the file, or ranged reads of the object.
     /// Blocks.
@@ -439,7 +462,10 @@ impl Written {
                 let file = File::open(t.path()).map_err(BlobError::io(t.path()))?;
                 Ok(Box::new(io::BufReader::new(file)))
             }
-            Tmp::S3(t) => Ok(Box::new(t.ranged(self.digests.length))),
+            Tmp::S3(t) => match t.held() {
+                Some(b) => Ok(Box::new(io::Cursor::new(b.clone()))),
+                None => Ok(Box::new(t.ranged(self.digests.length))),
+            },
         }
     }
 }
@@ -471,19 +497,19 @@ mod tests {
                 shas.push(written.digests.sha256.clone());
                 batch.push(written);
             }
-            let done = blobs.commit(batch, &|_| false).unwrap();
-            assert!(done.iter().all(Option::is_none));
+            let done = blobs.commit(batch, &|_| false, Packing::Small).unwrap();
+            assert!(done.iter().all(|d| matches!(d, Ok(None))));
         }
         assert!(shas.iter().all(|s| *s == shas[0]));
         let mut back = String::new();
         blobs
-            .reader(&shas[0])
+            .reader(&shas[0], None)
             .unwrap()
             .read_to_string(&mut back)
             .unwrap();
         assert_eq!(back, "hello world");
         assert_eq!(blobs.list().unwrap().len(), 1);
-        assert_eq!(blobs.digest(&shas[0]).unwrap().length, 11);
+        assert_eq!(blobs.digest(&shas[0], None).unwrap().length, 11);
         // An abandoned writer, or a written blob never committed, leaves nothing behind.
         let mut w = blobs.writer().unwrap();
         w.write(&Bytes::from_static(b"partial")).await.unwrap();

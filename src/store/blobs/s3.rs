@@ -239,81 +239,219 @@ impl S3 {
                 key,
                 armed: true,
                 in_place: false,
+                held: None,
             }),
         }
     }
 
-    /// Moves each temporary object to its blob's name, or drops it when `known` (the
-    /// catalog has the blob). Per blob: `None` when it is in place, or the error.
-    pub(super) fn commit(&self, batch: Vec<(String, TmpObject, bool)>) -> Vec<Option<BlobError>> {
-        let s3 = self.clone();
-        block(async move {
-            // The first of identical new blobs in the batch is copied; the others are
-            // dropped once it is in place.
-            let mut first = std::collections::HashMap::new();
-            for (i, (sha, _, known)) in batch.iter().enumerate() {
-                if !known {
-                    first.entry(sha.clone()).or_insert(i);
-                }
+    fn pack_key(&self, name: &str) -> Path {
+        let folder = &name[..2.min(name.len())];
+        Path::from(format!("{}packs/{folder}/{name}", self.settings.prefix))
+    }
+
+    /// Where a blob's bytes are: its own object, or its range of a pack.
+    fn key_of(&self, sha256: &str, packed: Option<&Packed>) -> (Path, u64) {
+        match packed {
+            Some(p) => (self.pack_key(&p.pack), p.offset),
+            None => (self.blob_key(sha256), 0),
+        }
+    }
+
+    /// `s3://bucket/key` of a blob (and its bytes in its pack).
+    pub(super) fn location_of(&self, sha256: &str, packed: Option<&Packed>) -> String {
+        match packed {
+            Some(p) => format!(
+                "s3://{}/{} (bytes {}–{})",
+                self.settings.bucket,
+                self.pack_key(&p.pack),
+                p.offset,
+                (p.offset + p.length).saturating_sub(1)
+            ),
+            None => self.location(sha256),
+        }
+    }
+
+    /// Puts each new blob of a batch in its place, or drops it when `known` (the
+    /// catalog has the blob): a temporary object is moved to the blob's name
+    /// (CopyObject, then DELETE); a held one (at most [`PACK_BLOB_MAX`] bytes) goes with
+    /// the others into packs of about [`PACK_TARGET`] bytes, one PUT each
+    /// ([`Packing::Small`]), or to its own name ([`Packing::None`]). Per blob: where it
+    /// is (`None`: at its own name, or the catalog has it), or the error.
+    pub(super) fn commit(
+        &self,
+        batch: Vec<(String, TmpObject, bool)>,
+        packing: Packing,
+    ) -> Vec<Result<Option<Packed>, BlobError>> {
+        use std::collections::HashMap;
+        // The first of identical new blobs in the batch is stored; the others share its
+        // place.
+        let mut first = HashMap::new();
+        for (i, (sha, _, known)) in batch.iter().enumerate() {
+            if !known {
+                first.entry(sha.clone()).or_insert(i);
             }
-            // Small blobs are at their names already (`upload`).
-            let jobs: Vec<Option<(Path, Path)>> = batch
-                .iter()
-                .enumerate()
-                .map(|(i, (sha, tmp, _))| {
-                    (first.get(sha) == Some(&i) && !tmp.in_place)
-                        .then(|| (tmp.key.clone(), s3.blob_key(sha)))
-                })
-                .collect();
-            let copies = futures_util::stream::iter(jobs)
-                .map(|job| {
+        }
+        let is_first = |i: usize, sha: &String| first.get(sha) == Some(&i);
+        // Packs of the held blobs, in the batch's order, made here (hashing belongs on
+        // this blocking thread, not on the object store's runtime).
+        let mut packs: Vec<(String, Bytes, Vec<Member>)> = Vec::new();
+        let mut jobs: Vec<(usize, Job)> = Vec::new();
+        let mut filling = bytes::BytesMut::new();
+        let mut members: Vec<Member> = Vec::new();
+        let mut close = |filling: &mut bytes::BytesMut, members: &mut Vec<Member>| {
+            if members.is_empty() {
+                return;
+            }
+            let bytes = filling.split().freeze();
+            let name = {
+                use sha2::Digest;
+                hex::encode(sha2::Sha256::digest(&bytes))
+            };
+            packs.push((name, bytes, std::mem::take(members)));
+        };
+        for (i, (sha, tmp, _)) in batch.iter().enumerate() {
+            if !is_first(i, sha) || tmp.in_place {
+                continue;
+            }
+            match (tmp.held(), packing) {
+                (Some(b), Packing::Small) => {
+                    members.push((i, filling.len() as u64, b.len() as u64));
+                    filling.extend_from_slice(b);
+                    if filling.len() >= PACK_TARGET {
+                        close(&mut filling, &mut members);
+                    }
+                }
+                (Some(b), Packing::None) => jobs.push((i, Job::Put(self.blob_key(sha), b.clone()))),
+                (None, _) => jobs.push((i, Job::Copy(tmp.key.clone(), self.blob_key(sha)))),
+            }
+        }
+        close(&mut filling, &mut members);
+        let s3 = self.clone();
+        let (packed, failed) = block(async move {
+            let mut packed: HashMap<usize, Packed> = HashMap::new();
+            let mut failed: HashMap<usize, BlobError> = HashMap::new();
+            let puts = futures_util::stream::iter(packs)
+                .map(|(name, bytes, members)| {
                     let s3 = s3.clone();
                     async move {
-                        let (from, to) = job?;
-                        // A plain CopyObject, which replaces an object of the same name:
-                        // two workers racing on identical new bytes both copy, the second
-                        // writes the same bytes again, and the catalog's
-                        // `ON CONFLICT DO NOTHING` keeps one row. Content addressing makes
-                        // the duplicate copy harmless.
-                        s3.ops
-                            .copy(&from, &to)
-                            .await
-                            .err()
-                            .map(|e| s3.err("copying a new blob into place", &to, e))
+                        let key = s3.pack_key(&name);
+                        // With its x-amz-checksum-sha256, as every PUT: the server
+                        // checks the pack's bytes; each blob's SHA-256 is plikt's own,
+                        // over the bytes it put in.
+                        let done = s3.ops.put(&key, bytes.into()).await;
+                        (name, members, done.err().map(|e| (key, e.to_string())))
                     }
                 })
-                .buffered(16)
+                .buffer_unordered(4)
                 .collect::<Vec<_>>()
                 .await;
-            let failed: std::collections::HashSet<&String> = batch
-                .iter()
-                .zip(&copies)
-                .filter_map(|((sha, _, _), e)| e.as_ref().map(|_| sha))
-                .collect();
-            let failed: std::collections::HashSet<String> = failed.into_iter().cloned().collect();
-            let mut out = Vec::with_capacity(batch.len());
-            let mut tmps = Vec::with_capacity(batch.len());
-            for ((sha, tmp, known), copied) in batch.into_iter().zip(copies) {
-                out.push(match copied {
-                    Some(e) => Some(e),
-                    // An identical blob of the batch was to be copied, and failed.
-                    None if !known && failed.contains(&sha) => Some(s3.error(
-                        "copying a new blob into place",
+            for (name, members, error) in puts {
+                for (i, offset, length) in members {
+                    match &error {
+                        None => {
+                            packed.insert(
+                                i,
+                                Packed {
+                                    pack: name.clone(),
+                                    offset,
+                                    length,
+                                },
+                            );
+                        }
+                        Some((key, reason)) => {
+                            failed.insert(
+                                i,
+                                s3.error(
+                                    "storing a pack of new blobs",
+                                    key.as_ref(),
+                                    reason,
+                                    false,
+                                ),
+                            );
+                        }
+                    }
+                }
+            }
+            let own = futures_util::stream::iter(jobs)
+                .map(|(i, job)| {
+                    let s3 = s3.clone();
+                    async move {
+                        let error = match job {
+                            // A plain CopyObject, which replaces an object of the same
+                            // name: two workers racing on identical new bytes both copy,
+                            // the second writes the same bytes again, and the catalog's
+                            // `ON CONFLICT DO NOTHING` keeps one row. Content addressing
+                            // makes the duplicate copy harmless.
+                            Job::Copy(from, to) => s3
+                                .ops
+                                .copy(&from, &to)
+                                .await
+                                .err()
+                                .map(|e| s3.err("copying a new blob into place", &to, e)),
+                            Job::Put(to, bytes) => s3
+                                .ops
+                                .put(&to, bytes.into())
+                                .await
+                                .err()
+                                .map(|e| s3.err("storing a new blob", &to, e)),
+                        };
+                        (i, error)
+                    }
+                })
+                .buffer_unordered(16)
+                .collect::<Vec<_>>()
+                .await;
+            failed.extend(own.into_iter().filter_map(|(i, e)| Some((i, e?))));
+            (packed, failed)
+        });
+        let s3 = self;
+        let mut failed = failed;
+        let mut out = Vec::with_capacity(batch.len());
+        let mut tmps = Vec::with_capacity(batch.len());
+        for (i, (sha, tmp, known)) in batch.into_iter().enumerate() {
+            let at = if known {
+                None
+            } else {
+                first.get(&sha).copied()
+            };
+            out.push(match at {
+                None => Ok(None),
+                Some(f) if f == i => match failed.remove(&i) {
+                    Some(e) => {
+                        // Its duplicates fail too.
+                        failed.insert(
+                            i,
+                            s3.error(
+                                "storing a new blob",
+                                s3.blob_key(&sha).as_ref(),
+                                "an identical blob of the same batch failed",
+                                false,
+                            ),
+                        );
+                        Err(e)
+                    }
+                    None => Ok(packed.get(&i).cloned()),
+                },
+                Some(f) => match failed.get(&f) {
+                    Some(_) => Err(s3.error(
+                        "storing a new blob",
                         s3.blob_key(&sha).as_ref(),
                         "an identical blob of the same batch failed",
                         false,
                     )),
-                    None => None,
-                });
-                tmps.push(tmp);
-            }
-            // The temporary objects go either way, 16 deletes at a time; a delete that
-            // fails leaves its object to `clean_tmp`.
+                    None => Ok(packed.get(&f).cloned()),
+                },
+            });
+            tmps.push(tmp);
+        }
+        // The temporary objects go either way, 16 deletes at a time; a delete that
+        // fails leaves its object to `clean_tmp`.
+        block(async move {
             futures_util::stream::iter(tmps)
                 .for_each_concurrent(16, TmpObject::delete)
                 .await;
-            out
-        })
+        });
+        out
     }
 
     /// Removes other processes' temporary objects and unfinished multipart uploads
@@ -512,15 +650,17 @@ impl S3 {
     pub(super) async fn stream(
         &self,
         sha256: &str,
+        packed: Option<&Packed>,
         start: u64,
         length: u64,
     ) -> Result<ByteStream, BlobError> {
         if length == 0 {
             return Ok(futures_util::stream::empty().boxed());
         }
+        let (key, at) = self.key_of(sha256, packed);
         let (answer, rx) = self.get(
-            self.blob_key(sha256),
-            Some(GetRange::Bounded(start..start + length)),
+            key,
+            Some(GetRange::Bounded(at + start..at + start + length)),
         );
         match answer.await {
             Ok(Ok(_)) => {}
@@ -534,8 +674,17 @@ impl S3 {
     }
 
     /// A whole blob, read a few chunks at a time. Blocks.
-    pub(super) fn reader(&self, sha256: &str) -> Result<Box<dyn Read + Send>, BlobError> {
-        let (answer, rx) = self.get(self.blob_key(sha256), None);
+    pub(super) fn reader(
+        &self,
+        sha256: &str,
+        packed: Option<&Packed>,
+    ) -> Result<Box<dyn Read + Send>, BlobError> {
+        let (key, at) = self.key_of(sha256, packed);
+        let range = packed.map(|p| GetRange::Bounded(at..at + p.length));
+        if packed.is_some_and(|p| p.length == 0) {
+            return Ok(Box::new(io::empty()));
+        }
+        let (answer, rx) = self.get(key, range);
         match answer.blocking_recv() {
             Ok(Ok(_)) => Ok(Box::new(ChannelReader {
                 rx,
@@ -546,25 +695,25 @@ impl S3 {
         }
     }
 
-    /// Every blob: (SHA-256, location), sorted. Blocks.
+    /// Every blob and pack: (its SHA-256, location), sorted. Blocks.
     pub(super) fn list(&self) -> Result<Vec<(String, String)>, BlobError> {
         let s3 = self.clone();
         block(async move {
-            let prefix = Path::from(format!("{}blobs", s3.settings.prefix));
-            let objects: Vec<_> = s3
-                .ops
-                .list(Some(&prefix))
-                .try_collect()
-                .await
-                .map_err(|e| s3.err("listing the blobs under", &prefix, e))?;
-            let mut out: Vec<(String, String)> = objects
-                .into_iter()
-                .filter_map(|o| {
+            let mut out: Vec<(String, String)> = Vec::new();
+            for folder in ["blobs", "packs"] {
+                let prefix = Path::from(format!("{}{folder}", s3.settings.prefix));
+                let objects: Vec<_> = s3
+                    .ops
+                    .list(Some(&prefix))
+                    .try_collect()
+                    .await
+                    .map_err(|e| s3.err("listing the blobs under", &prefix, e))?;
+                out.extend(objects.into_iter().filter_map(|o| {
                     let name = o.location.filename()?.to_string();
                     let at = format!("s3://{}/{}", s3.settings.bucket, o.location);
                     Some((name, at))
-                })
-                .collect();
+                }));
+            }
             out.sort();
             Ok(out)
         })
@@ -643,6 +792,38 @@ fn parse_uploads(body: &[u8]) -> Result<UploadsPage, String> {
     Ok(page)
 }
 
+/// Whether [`S3::commit`] puts small blobs in packs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Packing {
+    /// Blobs of at most 1 MiB go into packs (a harvest: one PUT for hundreds of files).
+    Small,
+    /// Every blob at its own name (`plikt migrate`, whose catalog rows name none).
+    None,
+}
+
+/// Where a blob is in a pack (issue 17 §6): the pack's name (its SHA-256) and the
+/// blob's bytes in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Packed {
+    /// The pack's SHA-256: its object is `<prefix>packs/ab/<sha256>`.
+    pub pack: String,
+    /// The blob's first byte in the pack.
+    pub offset: u64,
+    /// The blob's length.
+    pub length: u64,
+}
+
+/// A blob of a pack being made: its place in the batch, its offset and length.
+type Member = (usize, u64, u64);
+
+/// A blob to put in its own place at commit.
+enum Job {
+    /// A temporary object copied to the blob's name.
+    Copy(Path, Path),
+    /// Held bytes sent to the blob's name.
+    Put(Path, Bytes),
+}
+
 /// What the writer side sends the upload task.
 #[derive(Debug)]
 enum Msg {
@@ -657,7 +838,7 @@ enum Msg {
 #[derive(Debug)]
 pub(super) struct Upload {
     tx: Option<mpsc::Sender<Msg>>,
-    task: Option<tokio::task::JoinHandle<Result<Option<Path>, BlobError>>>,
+    task: Option<tokio::task::JoinHandle<Result<Finished, BlobError>>>,
     tmp: Option<TmpObject>,
 }
 
@@ -701,27 +882,54 @@ impl Upload {
         });
         // On an error the temporary object is dropped (and deleted, if it exists).
         let mut tmp = self.tmp.take().expect("made with the upload");
-        done.map(|in_place| {
-            if let Some(name) = in_place {
-                // A small blob, already at its name: nothing to move or delete.
-                tmp.armed = false;
-                tmp.key = name;
-                tmp.in_place = true;
+        done.map(|finished| {
+            match finished {
+                Finished::Tmp => {}
+                Finished::InPlace(name) => {
+                    // A small blob, already at its name: nothing to move or delete.
+                    tmp.armed = false;
+                    tmp.key = name;
+                    tmp.in_place = true;
+                }
+                Finished::Held(bytes) => {
+                    // A very small blob, in memory until its batch is committed (no
+                    // object exists yet).
+                    tmp.armed = false;
+                    tmp.held = Some(bytes);
+                }
             }
             tmp
         })
     }
 }
 
-/// The upload task. A blob smaller than one part is kept in memory until its last chunk
-/// and then sent with one PUT straight to its name, which its SHA-256 gives (one request
-/// instead of a PUT, a copy and a delete: most files are small; memory is freed at once;
-/// identical bytes sent twice land on the same name, and the catalog keeps one row). A
-/// larger one goes into an `object_store` `BufWriter` as its chunks come (a multipart
-/// upload of the temporary object, at most two parts in flight). The channel closing
-/// without [`Msg::Finish`] (the writer was dropped: a failed or abandoned download)
-/// aborts it. Returns the name a small blob was stored at.
-async fn upload(s3: S3, key: Path, mut rx: mpsc::Receiver<Msg>) -> Result<Option<Path>, BlobError> {
+/// How an upload ended.
+#[derive(Debug)]
+enum Finished {
+    /// In the temporary object (a multipart upload).
+    Tmp,
+    /// At its own name already (one PUT).
+    InPlace(Path),
+    /// Not sent: its bytes, for a pack ([`PACK_BLOB_MAX`] bytes at most).
+    Held(Bytes),
+}
+
+/// Blobs of at most this many bytes are kept in memory when written and stored in
+/// packs at commit ([`S3::commit`]).
+pub(super) const PACK_BLOB_MAX: usize = 1 << 20;
+
+/// A pack holds blobs until it has at least this many bytes.
+const PACK_TARGET: usize = 8 << 20;
+
+/// The upload task. A blob of at most [`PACK_BLOB_MAX`] bytes is kept in memory for a
+/// pack. One smaller than a part is kept in memory until its last chunk and then sent
+/// with one PUT straight to its name, which its SHA-256 gives (one request instead of a
+/// PUT, a copy and a delete; memory is freed at once; identical bytes sent twice land
+/// on the same name, and the catalog keeps one row). A larger one goes into an
+/// `object_store` `BufWriter` as its chunks come (a multipart upload of the temporary
+/// object, at most two parts in flight). The channel closing without [`Msg::Finish`]
+/// (the writer was dropped: a failed or abandoned download) aborts it.
+async fn upload(s3: S3, key: Path, mut rx: mpsc::Receiver<Msg>) -> Result<Finished, BlobError> {
     use tokio::io::AsyncWriteExt;
     let mut held: Vec<Bytes> = Vec::new();
     let mut held_len = 0usize;
@@ -752,18 +960,21 @@ async fn upload(s3: S3, key: Path, mut rx: mpsc::Receiver<Msg>) -> Result<Option
                     for chunk in held {
                         all.extend_from_slice(&chunk);
                     }
+                    if held_len <= PACK_BLOB_MAX {
+                        return Ok(Finished::Held(all.freeze()));
+                    }
                     // With its x-amz-checksum-sha256, as every PUT.
                     return s3
                         .ops
                         .put(&name, all.freeze().into())
                         .await
-                        .map(|_| Some(name.clone()))
+                        .map(|_| Finished::InPlace(name.clone()))
                         .map_err(|e| s3.err("storing a new blob", &name, e));
                 };
                 return writer
                     .shutdown()
                     .await
-                    .map(|()| None)
+                    .map(|()| Finished::Tmp)
                     .map_err(|e| s3.error("completing the upload of", key.as_ref(), e, false));
             }
             None => {
@@ -784,18 +995,25 @@ pub(super) struct TmpObject {
     armed: bool,
     /// A blob smaller than a part, stored at its name (`key`) already.
     in_place: bool,
+    /// A blob of at most [`PACK_BLOB_MAX`] bytes, not sent yet: its bytes.
+    held: Option<Bytes>,
 }
 
 impl TmpObject {
     /// Deletes it now (a failure leaves it to `clean_tmp`).
     async fn delete(mut self) {
-        if self.in_place {
+        if self.in_place || self.held.is_some() {
             return;
         }
         self.armed = false;
         if let Err(e) = self.s3.ops.delete(&self.key).await {
             tracing::warn!(key = %self.key, error = %e, "a temporary object could not be deleted; a later harvest removes it");
         }
+    }
+
+    /// The bytes of a blob held for a pack.
+    pub(super) fn held(&self) -> Option<&Bytes> {
+        self.held.as_ref()
     }
 
     /// Reads it back with ranged GETs of [`RANGE_READ`] bytes (`length`: its size).
