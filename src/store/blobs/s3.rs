@@ -292,22 +292,29 @@ impl S3 {
             }
         }
         let is_first = |i: usize, sha: &String| first.get(sha) == Some(&i);
-        // Packs of the held blobs, in the batch's order, made here (hashing belongs on
-        // this blocking thread, not on the object store's runtime).
-        let mut packs: Vec<(String, Bytes, Vec<Member>)> = Vec::new();
+        // Packs of the held blobs, in the batch's order, named here (hashing belongs on
+        // this blocking thread, not on the object store's runtime). A pack's body is its
+        // blobs' own buffers one after the other: nothing is copied.
+        let mut packs: Vec<(String, object_store::PutPayload, Vec<Member>)> = Vec::new();
         let mut jobs: Vec<(usize, Job)> = Vec::new();
-        let mut filling = bytes::BytesMut::new();
+        let mut filling: Vec<Bytes> = Vec::new();
+        let mut filled = 0u64;
         let mut members: Vec<Member> = Vec::new();
-        let mut close = |filling: &mut bytes::BytesMut, members: &mut Vec<Member>| {
+        let mut close = |filling: &mut Vec<Bytes>, filled: &mut u64, members: &mut Vec<Member>| {
             if members.is_empty() {
                 return;
             }
-            let bytes = filling.split().freeze();
             let name = {
                 use sha2::Digest;
-                hex::encode(sha2::Sha256::digest(&bytes))
+                let mut h = sha2::Sha256::new();
+                for b in filling.iter() {
+                    h.update(b);
+                }
+                hex::encode(h.finalize())
             };
-            packs.push((name, bytes, std::mem::take(members)));
+            let body = object_store::PutPayload::from_iter(std::mem::take(filling));
+            *filled = 0;
+            packs.push((name, body, std::mem::take(members)));
         };
         for (i, (sha, tmp, _)) in batch.iter().enumerate() {
             if !is_first(i, sha) || tmp.in_place {
@@ -315,17 +322,18 @@ impl S3 {
             }
             match (tmp.held(), packing) {
                 (Some(b), Packing::Small) => {
-                    members.push((i, filling.len() as u64, b.len() as u64));
-                    filling.extend_from_slice(b);
-                    if filling.len() >= PACK_TARGET {
-                        close(&mut filling, &mut members);
+                    members.push((i, filled, b.len() as u64));
+                    filled += b.len() as u64;
+                    filling.push(b.clone());
+                    if filled >= PACK_TARGET as u64 {
+                        close(&mut filling, &mut filled, &mut members);
                     }
                 }
                 (Some(b), Packing::None) => jobs.push((i, Job::Put(self.blob_key(sha), b.clone()))),
                 (None, _) => jobs.push((i, Job::Copy(tmp.key.clone(), self.blob_key(sha)))),
             }
         }
-        close(&mut filling, &mut members);
+        close(&mut filling, &mut filled, &mut members);
         let s3 = self.clone();
         let (packed, failed) = block(async move {
             let mut packed: HashMap<usize, Packed> = HashMap::new();
@@ -338,7 +346,7 @@ impl S3 {
                         // With its x-amz-checksum-sha256, as every PUT: the server
                         // checks the pack's bytes; each blob's SHA-256 is plikt's own,
                         // over the bytes it put in.
-                        let done = s3.ops.put(&key, bytes.into()).await;
+                        let done = s3.ops.put(&key, bytes).await;
                         (name, members, done.err().map(|e| (key, e.to_string())))
                     }
                 })
