@@ -32,8 +32,9 @@
 //!           with other workers)
 //! store     content-addressed blobs behind one API ([blobs]: the local folder, tmp →
 //!           batch sync → rename → sync; or an S3-compatible object store, parts
-//!           streamed to a temporary object → server-side copy, identical bytes once as
-//!           the catalog decides) + the catalog on SQLite (WAL, synchronous=FULL) or
+//!           streamed to a temporary object → server-side copy, files ≤ 1 MiB in packs
+//!           (the catalog records pack and offset), identical bytes once as the
+//!           catalog decides) + the catalog on SQLite (WAL, synchronous=FULL) or
 //!           PostgreSQL ([catalog] url): `store::sql` is the one SQL layer over both,
 //!           migrations per backend, an append-only change journal, run leases;
 //!           `store::moving` copies a catalog and its blobs to another backend
@@ -75,7 +76,8 @@
 //! bytes pass; the text report reads the source lines back from the file afterwards.
 //! Downloads stream too: each file goes to a temporary blob while MD5 and SHA-256 are
 //! computed (on two threads once a file passes 1 MiB) — on an object store in parts as
-//! they fill, at most three parts per file in memory — and blobs are made durable in
+//! they fill, at most three parts per file in memory, or held for a pack when small (a
+//! batch at most 16 MiB of them) — and blobs are made durable in
 //! batches before the catalog records them. Publishing streams as well: documents and
 //! dump manifests are written entry by entry, so memory does not grow with the
 //! collection.
