@@ -674,7 +674,13 @@ pub enum Settled {
 /// [`chunks`] piece (issue 17 §6: on PostgreSQL one round trip per piece, not three per
 /// file).
 fn record_stored(tx: &Db, stored: &[(i64, &StoredFile, Timestamp)]) -> Result<(), StoreError> {
-    for piece in chunks(stored) {
+    // The blobs in SHA-256 order: two workers recording the same new bytes at once (a
+    // page two publishers share) take the rows' locks in the same order, so one waits
+    // for the other instead of both waiting for each other (PostgreSQL found such a
+    // deadlock with four workers when the rows went in file order).
+    let mut by_sha: Vec<(i64, &StoredFile, Timestamp)> = stored.to_vec();
+    by_sha.sort_by(|a, b| a.1.digests.sha256.cmp(&b.1.digests.sha256));
+    for piece in chunks(&by_sha) {
         let lengths: Vec<i64> = piece
             .iter()
             .map(|(_, s, _)| i64::try_from(s.digests.length).unwrap_or(i64::MAX))
@@ -965,6 +971,119 @@ mod tests {
                 .one("SELECT count(*) FROM plikt_schema", params![])
                 .unwrap();
             assert_eq!(v, 1);
+        }
+    }
+
+    /// Two workers recording the same new blobs at the same moment (a page two publishers
+    /// share), listed in opposite orders: both commit. With the blobs' rows inserted in
+    /// file order, PostgreSQL found a deadlock between them (bench-workers, four workers).
+    #[test]
+    fn workers_recording_the_same_new_blobs_at_once_do_not_deadlock() {
+        let Some(server) = std::env::var("PLIKT_TEST_POSTGRES")
+            .ok()
+            .filter(|u| !u.is_empty())
+        else {
+            return;
+        };
+        let location = Location::Postgres {
+            url: super::super::sql::tests::fresh_database(&server, "blob_race"),
+            password: None,
+        };
+        let bytes: Vec<Vec<u8>> = (0..64).map(|i| format!("page {i}").into_bytes()).collect();
+        for round in 0..20 {
+            // Each round new bytes for both: the rows do not exist yet.
+            let bytes: Vec<Vec<u8>> = bytes
+                .iter()
+                .map(|b| [b.as_slice(), format!(" {round}").as_bytes()].concat())
+                .collect();
+            let mut jobs = Vec::new();
+            for p in ["a", "b"] {
+                let mut c = Catalog::open(&location).unwrap();
+                let publisher = format!("{p}{round}");
+                c.upsert_publisher(&publisher, &publisher, "https://p.example/feed.xml")
+                    .unwrap();
+                let run = c.begin_run(&publisher, super::super::now()).unwrap();
+                let files: Vec<NewFile> = (0..bytes.len())
+                    .map(|i| NewFile {
+                        role: FileRole::Content,
+                        url: format!("https://p.example/{i}"),
+                        declared_type: None,
+                        declared_size: None,
+                        declared_md5: None,
+                    })
+                    .collect();
+                let stage = c.stage().unwrap();
+                stage
+                    .new_versions(
+                        &publisher,
+                        run,
+                        &[super::super::NewItem {
+                            guid: "g",
+                            deposit: None,
+                            version: NewVersion {
+                                pub_date: super::super::now(),
+                                pub_date_raw: "x",
+                                item_hash: "h",
+                                metadata: "{}",
+                                findings: "[]",
+                                conforming: true,
+                                access: Access::Gratis,
+                                files: &files,
+                            },
+                        }],
+                        super::super::now(),
+                    )
+                    .unwrap();
+                stage.commit().unwrap();
+                let due = c.due_versions(&publisher, super::super::now()).unwrap();
+                let mut results: Vec<(i64, FileResult, Timestamp)> = due[0]
+                    .files
+                    .iter()
+                    .zip(&bytes)
+                    .map(|(f, b)| {
+                        let stored = StoredFile {
+                            digests: Digests::of(b),
+                            final_url: f.file.url.clone(),
+                            status: 200,
+                            content_type: None,
+                            content_encoding: None,
+                            last_modified: None,
+                            etag: None,
+                            filename: None,
+                            pack: None,
+                        };
+                        (
+                            f.id,
+                            FileResult::Stored(Box::new(stored)),
+                            super::super::now(),
+                        )
+                    })
+                    .collect();
+                if p == "b" {
+                    results.reverse();
+                }
+                jobs.push((c, results, due[0].id));
+            }
+            let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+            let threads: Vec<_> = jobs
+                .into_iter()
+                .map(|(mut c, results, version)| {
+                    let barrier = barrier.clone();
+                    std::thread::spawn(move || {
+                        barrier.wait();
+                        c.record(&results, &[version], super::super::now(), 5, &|_| {
+                            super::super::now()
+                        })
+                    })
+                })
+                .collect();
+            for t in threads {
+                let settled = t.join().unwrap().unwrap();
+                assert!(
+                    matches!(settled[..], [Settled::Deposited(_)]),
+                    "{settled:?}"
+                );
+            }
         }
     }
 }

@@ -2,7 +2,7 @@
 //! journal, streamed row by row.
 
 use super::catalog::sql;
-use super::sql::{Db, DbError, Param, Row, params};
+use super::sql::{Db, DbError, Param, Row, chunks, params};
 
 use super::Packed;
 use super::StoreError;
@@ -582,19 +582,37 @@ impl Catalog {
                 .map_err(sql(ctx))?;
             let Some(last) = batch.last() else { break };
             after = last.0;
-            let tx = self.db_mut().transaction().map_err(sql(ctx))?;
+            let mut rows = Vec::with_capacity(batch.len());
             for (version, metadata) in &batch {
                 let d = digest(metadata).map_err(|reason| StoreError::Metadata {
                     version: *version,
                     reason,
                 })?;
-                let length = i64::try_from(d.length).unwrap_or(i64::MAX);
+                rows.push((*version, i64::try_from(d.length).unwrap_or(i64::MAX), d));
+            }
+            let tx = self.db_mut().transaction().map_err(sql(ctx))?;
+            // Multi-row statements (issue 17 §6: on PostgreSQL a round trip per version
+            // made a publish after a 10,000-item harvest take minutes).
+            for piece in chunks(&rows) {
+                let mut p: Vec<&dyn Param> = vec![&mapping];
+                for (version, length, d) in piece {
+                    p.extend([version as &dyn Param, length, &d.md5, &d.sha256]);
+                }
+                let values: String = (0..piece.len())
+                    .map(|i| {
+                        let c = 2 + i * 4;
+                        format!("(?{c}, ?1, ?{}, ?{}, ?{})", c + 1, c + 2, c + 3)
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
                 tx.execute(
-                    "INSERT INTO record_digests (version_id, mapping, length, md5, sha256)
-                     VALUES (?1, ?2, ?3, ?4, ?5)
-                     ON CONFLICT (version_id) DO UPDATE SET mapping = excluded.mapping,
-                       length = excluded.length, md5 = excluded.md5, sha256 = excluded.sha256",
-                    params![version, mapping, length, d.md5, d.sha256],
+                    &format!(
+                        "INSERT INTO record_digests (version_id, mapping, length, md5, sha256)
+                         VALUES {values}
+                         ON CONFLICT (version_id) DO UPDATE SET mapping = excluded.mapping,
+                           length = excluded.length, md5 = excluded.md5, sha256 = excluded.sha256"
+                    ),
+                    &p,
                 )
                 .map_err(sql(ctx))?;
             }
