@@ -2,7 +2,7 @@
 //! journal, streamed row by row.
 
 use super::catalog::sql;
-use super::sql::{Db, DbError, Param, Row, chunks, params};
+use super::sql::{Db, DbError, Param, Row, chunks, params, value_rows_sharing};
 
 use super::Packed;
 use super::StoreError;
@@ -598,16 +598,10 @@ impl Catalog {
                 for (version, length, d) in piece {
                     p.extend([version as &dyn Param, length, &d.md5, &d.sha256]);
                 }
-                let values: String = (0..piece.len())
-                    .map(|i| {
-                        let c = 2 + i * 4;
-                        format!("(?{c}, ?1, ?{}, ?{}, ?{})", c + 1, c + 2, c + 3)
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ");
+                let values = value_rows_sharing(piece.len(), 4, 2, "?1");
                 tx.execute(
                     &format!(
-                        "INSERT INTO record_digests (version_id, mapping, length, md5, sha256)
+                        "INSERT INTO record_digests (version_id, length, md5, sha256, mapping)
                          VALUES {values}
                          ON CONFLICT (version_id) DO UPDATE SET mapping = excluded.mapping,
                            length = excluded.length, md5 = excluded.md5, sha256 = excluded.sha256"

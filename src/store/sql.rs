@@ -180,7 +180,17 @@ pub(super) fn chunks<T>(items: &[T]) -> impl Iterator<Item = &[T]> {
 /// `CAST(?1 AS BIGINT)`: PostgreSQL has no other way to know the column types of a
 /// `VALUES` list in `FROM`.
 pub(super) fn value_rows(n: usize, width: usize, first: usize, types: Option<&[&str]>) -> String {
-    let mut out = String::with_capacity(n * width * 8);
+    rows(n, width, first, types, "")
+}
+
+/// [`value_rows`] (untyped) with `shared` at the end of every row: parameters that all
+/// rows share, bound once (`(?3, ?4, ?1), (?5, ?6, ?1)` for `shared` `?1`).
+pub(super) fn value_rows_sharing(n: usize, width: usize, first: usize, shared: &str) -> String {
+    rows(n, width, first, None, shared)
+}
+
+fn rows(n: usize, width: usize, first: usize, types: Option<&[&str]>, shared: &str) -> String {
+    let mut out = String::with_capacity(n * (width * 8 + shared.len()));
     for r in 0..n {
         out.push_str(if r == 0 { "(" } else { ", (" });
         for c in 0..width {
@@ -192,6 +202,10 @@ pub(super) fn value_rows(n: usize, width: usize, first: usize, types: Option<&[&
                 Some(t) => out.push_str(&format!("CAST(?{p} AS {})", t[c])),
                 None => out.push_str(&format!("?{p}")),
             }
+        }
+        if !shared.is_empty() {
+            out.push_str(", ");
+            out.push_str(shared);
         }
         out.push(')');
     }

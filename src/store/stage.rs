@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::StoreError;
 use super::catalog::{KnownVersion, NewFile, NewVersion, StoredFinding, sql};
-use super::sql::{Db, DbError, Param, Tx, chunks, in_list, params};
+use super::sql::{Db, DbError, Param, Tx, chunks, in_list, params, value_rows_sharing};
 use super::state::{FileState, Timestamp, VersionState};
 
 pub(super) fn insert_findings(
@@ -137,15 +137,12 @@ impl Stage<'_> {
         for piece in chunks(&guids) {
             let mut p: Vec<&dyn Param> = vec![&publisher, &now];
             p.extend(piece.iter().map(|g| g as &dyn Param));
-            let rows: String = (0..piece.len())
-                .map(|i| format!("(?1, ?{}, ?2)", i + 3))
-                .collect::<Vec<_>>()
-                .join(", ");
+            let rows = value_rows_sharing(piece.len(), 1, 3, "?1, ?2");
             let made = self
                 .tx
                 .query(
                     &format!(
-                        "INSERT INTO deposits (publisher, guid, created_at) VALUES {rows}
+                        "INSERT INTO deposits (guid, publisher, created_at) VALUES {rows}
                          RETURNING guid, id"
                     ),
                     &p,
@@ -177,23 +174,7 @@ impl Stage<'_> {
                     &v.access,
                 ]);
             }
-            let rows: String = (0..piece.len())
-                .map(|i| {
-                    let c = 4 + i * 8;
-                    format!(
-                        "(?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?3, ?1, ?2)",
-                        c,
-                        c + 1,
-                        c + 2,
-                        c + 3,
-                        c + 4,
-                        c + 5,
-                        c + 6,
-                        c + 7
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join(", ");
+            let rows = value_rows_sharing(piece.len(), 8, 4, "?3, ?1, ?2");
             let made = self
                 .tx
                 .query(
@@ -243,22 +224,7 @@ impl Stage<'_> {
                     &f.declared_md5,
                 ]);
             }
-            let rows: String = (0..piece.len())
-                .map(|i| {
-                    let c = 2 + i * 7;
-                    format!(
-                        "(?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?{}, ?1)",
-                        c,
-                        c + 1,
-                        c + 2,
-                        c + 3,
-                        c + 4,
-                        c + 5,
-                        c + 6
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join(", ");
+            let rows = value_rows_sharing(piece.len(), 7, 2, "?1");
             self.tx
                 .execute(
                     &format!(
