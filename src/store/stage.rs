@@ -90,9 +90,11 @@ impl Stage<'_> {
         for piece in chunks(guids) {
             let mut p: Vec<&dyn Param> = vec![&publisher];
             p.extend(piece.iter().map(|g| g as &dyn Param));
-            let rows = self
-                .tx
-                .query(
+            // Through a cursor (`each`): it is planned for these guids when declared. A
+            // generic plan of a prepared query, made while a new catalog's tables were
+            // nearly empty, looked a batch up in 18 ms instead of 1 on PostgreSQL.
+            self.tx
+                .each(
                     &format!(
                         "SELECT d.guid, d.id, v.pub_date, v.item_hash FROM deposits d
                          LEFT JOIN versions v ON v.id = (SELECT l.id FROM versions l
@@ -107,11 +109,11 @@ impl Stage<'_> {
                             pub_date: r.get(2)?,
                             item_hash: r.get(3)?,
                         };
-                        Ok((r.get::<String>(0)?, known))
+                        out.insert(r.get::<String>(0)?, known);
+                        Ok::<_, DbError>(())
                     },
                 )
                 .map_err(sql("looking up guids"))?;
-            out.extend(rows);
         }
         Ok(out)
     }
