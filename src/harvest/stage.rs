@@ -240,36 +240,33 @@ fn diff(
     let known = tx.known(&p.id, &guids)?;
     let mut new = Vec::new();
     for (index, c) in items {
+        let h_version = |message: String| {
+            harvest_finding(
+                RuleId::HVersion,
+                Severity::Warning,
+                Some(&c.guid),
+                None,
+                message,
+            )
+        };
         let deposit = match known.get(&c.guid) {
             None => None,
             Some(known) => {
                 match known.pub_date {
                     Some(latest) if c.pub_date == latest => {
                         if known.item_hash.as_deref() != Some(c.item_hash.as_str()) {
-                            findings.push(harvest_finding(
-                                RuleId::HVersion,
-                                Severity::Warning,
-                                Some(&c.guid),
-                                None,
-                                format!(
-                                    "item {index} (guid `{}`) changed but its pubDate did not (H-VERSION); plikt keeps the version it has — give a changed item a newer pubDate so it is harvested again",
-                                    c.guid
-                                ),
-                            ));
+                            findings.push(h_version(format!(
+                                "item {index} (guid `{}`) changed but its pubDate did not (H-VERSION); plikt keeps the version it has — give a changed item a newer pubDate so it is harvested again",
+                                c.guid
+                            )));
                         }
                         continue;
                     }
                     Some(latest) if c.pub_date < latest => {
-                        findings.push(harvest_finding(
-                            RuleId::HVersion,
-                            Severity::Warning,
-                            Some(&c.guid),
-                            None,
-                            format!(
-                                "item {index} (guid `{}`) has pubDate {}, older than the version plikt already has ({latest}) (H-VERSION); a new version needs a newer pubDate",
-                                c.guid, c.pub_date_raw
-                            ),
-                        ));
+                        findings.push(h_version(format!(
+                            "item {index} (guid `{}`) has pubDate {}, older than the version plikt already has ({latest}) (H-VERSION); a new version needs a newer pubDate",
+                            c.guid, c.pub_date_raw
+                        )));
                         continue;
                     }
                     _ => {}

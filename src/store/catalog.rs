@@ -669,6 +669,23 @@ pub enum Settled {
     GaveUp(i64),
 }
 
+/// A blob's place in a pack, from the columns `pack, pack_offset` at `column` of a row
+/// (`None`: the blob is at its own name); `length` is the blob's.
+pub(super) fn packed(
+    r: &super::sql::Row<'_>,
+    column: usize,
+    length: u64,
+) -> Result<Option<super::Packed>, DbError> {
+    Ok(match r.get::<Option<String>>(column)? {
+        Some(pack) => Some(super::Packed {
+            pack,
+            offset: r.get::<i64>(column + 1)?.max(0).unsigned_abs(),
+            length,
+        }),
+        None => None,
+    })
+}
+
 /// Records stored files and their blobs, a few multi-row statements per
 /// [`chunks`] piece (issue 17 §6: on PostgreSQL one round trip per piece, not three per
 /// file).

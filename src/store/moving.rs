@@ -321,14 +321,7 @@ pub fn verify(
             params![],
             |r| {
                 let length: u64 = r.get(1)?;
-                let pack = match r.get::<Option<String>>(2)? {
-                    Some(pack) => Some(Packed {
-                        pack,
-                        offset: r.get(3)?,
-                        length,
-                    }),
-                    None => None,
-                };
+                let pack = super::catalog::packed(r, 2, length)?;
                 Ok((r.get(0)?, length, pack))
             },
         )

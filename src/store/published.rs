@@ -184,14 +184,7 @@ fn read_file(r: &Row<'_>, i: usize, f: &mut PublishedFile) -> Result<(), DbError
     } else {
         f.record = None;
     }
-    f.pack = match r.get::<Option<String>>(i + 15)? {
-        Some(pack) => Some(Packed {
-            pack,
-            offset: r.get::<i64>(i + 16)?.max(0).unsigned_abs(),
-            length: f.length,
-        }),
-        None => None,
-    };
+    f.pack = super::catalog::packed(r, i + 15, f.length)?;
     Ok(())
 }
 

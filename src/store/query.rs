@@ -344,14 +344,7 @@ impl Catalog {
                 params![],
                 |r| {
                     let length = r.get::<i64>(1)?;
-                    let pack = match r.get::<Option<String>>(3)? {
-                        Some(pack) => Some(Packed {
-                            pack,
-                            offset: r.get::<i64>(4)?.max(0).unsigned_abs(),
-                            length: length.max(0).unsigned_abs(),
-                        }),
-                        None => None,
-                    };
+                    let pack = super::catalog::packed(r, 3, length.max(0).unsigned_abs())?;
                     Ok((r.get::<String>(0)?, length, r.get::<String>(2)?, pack))
                 },
             )

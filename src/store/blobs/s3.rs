@@ -412,7 +412,6 @@ impl S3 {
             failed.extend(own.into_iter().filter_map(|(i, e)| Some((i, e?))));
             (packed, failed)
         });
-        let s3 = self;
         let mut failed = failed;
         let mut out = Vec::with_capacity(batch.len());
         let mut tmps = Vec::with_capacity(batch.len());
@@ -429,9 +428,9 @@ impl S3 {
                         // Its duplicates fail too.
                         failed.insert(
                             i,
-                            s3.error(
+                            self.error(
                                 "storing a new blob",
-                                s3.blob_key(&sha).as_ref(),
+                                self.blob_key(&sha).as_ref(),
                                 "an identical blob of the same batch failed",
                                 false,
                             ),
@@ -441,9 +440,9 @@ impl S3 {
                     None => Ok(packed.get(&i).cloned()),
                 },
                 Some(f) => match failed.get(&f) {
-                    Some(_) => Err(s3.error(
+                    Some(_) => Err(self.error(
                         "storing a new blob",
-                        s3.blob_key(&sha).as_ref(),
+                        self.blob_key(&sha).as_ref(),
                         "an identical blob of the same batch failed",
                         false,
                     )),
