@@ -149,12 +149,34 @@ fn s3_harvest_streams_parts_stores_identical_bytes_once_serves_ranges_packs_and_
     assert_eq!(objects(&garage, "kb/tmp"), Vec::new());
     assert_eq!(env.blobs().leftovers().unwrap(), Vec::<String>::new());
     // What went over the wire: the two files past one part in parts (the large file in
-    // three, the EPUB in two), each with its SHA-256 for the server to check, into
-    // temporary objects then copied to their names; the six small files (two PDFs, four
-    // link pages) as the packs' PUTs, with their SHA-256 too: none to a name of its own.
+    // three, the EPUB in two), each part with the SHA-256 of its body signed for the
+    // server to check (`x-amz-content-sha256`), into temporary objects then copied to
+    // their names; the six small files (two PDFs, four link pages) as the packs' PUTs,
+    // with their `x-amz-checksum-sha256`: none to a name of its own.
     let heads = proxy.heads();
     let parts: Vec<&String> = heads.iter().filter(|h| h.contains("partNumber=")).collect();
     assert_eq!(parts.len(), 3 + 2, "{heads:#?}");
+    let signed_digest = |h: &str| {
+        h.to_ascii_lowercase().lines().any(|l| {
+            l.strip_prefix("x-amz-content-sha256: ")
+                .is_some_and(|v| v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit()))
+        })
+    };
+    assert!(parts.iter().all(|h| signed_digest(h)), "{parts:#?}");
+    // The multipart uploads declare no checksum algorithm: an object uploaded in parts
+    // with one is copied byte by byte (Garage reads, hashes and writes it all again);
+    // without one, by reference.
+    let creates: Vec<&String> = heads
+        .iter()
+        .filter(|h| h.lines().next().unwrap().contains("?uploads"))
+        .collect();
+    assert_eq!(creates.len(), 2, "{heads:#?}");
+    assert!(
+        creates
+            .iter()
+            .all(|h| !h.to_ascii_lowercase().contains("x-amz-checksum-algorithm")),
+        "{creates:#?}"
+    );
     // PUTs with a body (a CopyObject is a PUT too, without one).
     let puts: Vec<&String> = heads
         .iter()
@@ -169,6 +191,7 @@ fn s3_harvest_streams_parts_stores_identical_bytes_once_serves_ranges_packs_and_
     assert_eq!(puts.len(), 3 + 2 + packs.len(), "{heads:#?}");
     assert!(
         puts.iter()
+            .filter(|h| !h.contains("partNumber="))
             .all(|h| h.to_ascii_lowercase().contains("x-amz-checksum-sha256: ")),
         "{puts:#?}"
     );
@@ -297,9 +320,10 @@ fn s3_harvest_streams_parts_stores_identical_bytes_once_serves_ranges_packs_and_
 }
 
 /// Issue 17 §2: each upload is verified by its digest on the server. A proxy flips one
-/// byte of every PUT body on its way to Garage, which recomputes `x-amz-content-sha256`
-/// and `x-amz-checksum-sha256` and refuses the body: nothing is stored, the files stay
-/// pending, and once the corruption stops the next run stores them.
+/// byte of every PUT body on its way to Garage, which recomputes the body's SHA-256 and
+/// refuses it: a single PUT's `x-amz-checksum-sha256` and a part's signed
+/// `x-amz-content-sha256` (the file is past one part) both catch it. Nothing is stored,
+/// the files stay pending, and once the corruption stops the next run stores them.
 #[test]
 fn s3_an_upload_corrupted_in_transit_is_refused_and_retried() {
     let garage = Garage::start("corrupt");

@@ -101,8 +101,18 @@ const CHANNEL: usize = 4;
 /// An object store holding blobs.
 #[derive(Clone)]
 pub(super) struct S3 {
-    /// Uploads, copies, deletes, listings: each request within `timeout_secs`.
+    /// Uploads, copies, deletes, listings: each request within `timeout_secs`. Every
+    /// PUT carries `x-amz-checksum-sha256` for the server to check.
     ops: Arc<AmazonS3>,
+    /// The parts of a new blob's multipart upload (the temporary object later copied to
+    /// its name): as `ops`, but the upload does not declare `x-amz-checksum-algorithm`.
+    /// Each part is still checked by the server, against the SHA-256 of its body that
+    /// the request signs (`x-amz-content-sha256`, SigV4's signed payload). An object
+    /// uploaded in parts with a checksum algorithm cannot be copied by reference: the
+    /// server must compute the algorithm's checksum of the whole object anew (Garage
+    /// 2.x reads, hashes and writes every byte again in its CopyObject, `must_recopy`
+    /// in `src/api/s3/copy.rs`), which doubled its work for every large file.
+    parts: Arc<AmazonS3>,
     /// Streaming reads: no limit on a whole response (a Destination may read slowly);
     /// each chunk must come within `timeout_secs` ([`S3::get`]).
     reads: Arc<AmazonS3>,
@@ -125,7 +135,7 @@ impl S3 {
     /// A client of the object store `settings` name; no request is made.
     pub(super) fn open(settings: &S3Settings) -> Result<Self, BlobError> {
         let s = settings;
-        let build = |timeout: Option<Duration>| {
+        let build = |timeout: Option<Duration>, checksum: bool| {
             let mut options = ClientOptions::new()
                 .with_allow_http(s.endpoint.scheme() == "http")
                 .with_connect_timeout(Duration::from_secs(10));
@@ -133,7 +143,7 @@ impl S3 {
                 Some(t) => options.with_timeout(t),
                 None => options.with_timeout_disabled(),
             };
-            AmazonS3Builder::new()
+            let builder = AmazonS3Builder::new()
                 .with_endpoint(s.endpoint.as_str().trim_end_matches('/'))
                 .with_bucket_name(&s.bucket)
                 .with_region(&s.region)
@@ -141,7 +151,15 @@ impl S3 {
                 .with_secret_access_key(s.secret_access_key.expose())
                 .with_allow_http(s.endpoint.scheme() == "http")
                 .with_virtual_hosted_style_request(false)
-                .with_checksum_algorithm(Checksum::SHA256)
+                // The default, said here because `parts` relies on it: the body's
+                // SHA-256 is signed, and the server refuses a body that does not match.
+                .with_unsigned_payload(false);
+            let builder = if checksum {
+                builder.with_checksum_algorithm(Checksum::SHA256)
+            } else {
+                builder
+            };
+            builder
                 .with_retry(RetryConfig {
                     backoff: BackoffConfig::default(),
                     max_retries: 10,
@@ -161,8 +179,9 @@ impl S3 {
             .build()
             .map_err(|e| BlobError::Config(format!("[blobs]: {e}")))?;
         Ok(Self {
-            ops: build(Some(s.timeout))?,
-            reads: build(None)?,
+            ops: build(Some(s.timeout), true)?,
+            parts: build(Some(s.timeout), false)?,
+            reads: build(None, true)?,
             settings: Arc::new(s.clone()),
             http,
         })
@@ -934,7 +953,7 @@ const PACK_TARGET: usize = 8 << 20;
 /// PUT, a copy and a delete; memory is freed at once; identical bytes sent twice land
 /// on the same name, and the catalog keeps one row). A larger one goes into an
 /// `object_store` `BufWriter` as its chunks come (a multipart upload of the temporary
-/// object, at most two parts in flight). The channel closing without [`Msg::Finish`]
+/// object, at most two parts in flight; see `S3::parts`). The channel closing without [`Msg::Finish`]
 /// (the writer was dropped: a failed or abandoned download) aborts it.
 async fn upload(s3: S3, key: Path, mut rx: mpsc::Receiver<Msg>) -> Result<Finished, BlobError> {
     use tokio::io::AsyncWriteExt;
@@ -950,7 +969,7 @@ async fn upload(s3: S3, key: Path, mut rx: mpsc::Receiver<Msg>) -> Result<Finish
                     continue;
                 }
                 let writer = w.get_or_insert_with(|| {
-                    BufWriter::with_capacity(s3.ops.clone(), key.clone(), s3.settings.part_size)
+                    BufWriter::with_capacity(s3.parts.clone(), key.clone(), s3.settings.part_size)
                         .with_max_concurrency(1)
                 });
                 for chunk in std::mem::take(&mut held) {
