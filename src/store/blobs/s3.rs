@@ -248,15 +248,16 @@ impl S3 {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let key = Path::from(format!("{}{}/{n}", self.tmp_prefix(), token()));
-        let (tx, rx) = mpsc::channel(CHANNEL);
-        let task = runtime().spawn(upload(self.clone(), key.clone(), rx));
         Upload {
-            tx: Some(tx),
-            task: Some(task),
+            pending: Vec::new(),
+            pending_len: 0,
+            tx: None,
+            task: None,
             tmp: Some(TmpObject {
                 s3: self.clone(),
                 key,
-                armed: true,
+                // Armed once an object may exist: when the upload task starts.
+                armed: false,
                 in_place: false,
                 held: None,
             }),
@@ -859,18 +860,43 @@ enum Msg {
     Finish(Path),
 }
 
-/// The upload of one temporary object, run by a task on the object store's runtime;
-/// the writer sends it chunks through a bounded channel.
+/// The upload of one temporary object. A blob's first [`PACK_BLOB_MAX`] bytes are kept
+/// here: most blobs are no larger, end up in a pack and never need a task. Past that, a
+/// task on the object store's runtime runs the upload and the writer sends it chunks
+/// through a bounded channel.
 #[derive(Debug)]
 pub(super) struct Upload {
+    /// Chunks written before the task started.
+    pending: Vec<Bytes>,
+    pending_len: usize,
     tx: Option<mpsc::Sender<Msg>>,
     task: Option<tokio::task::JoinHandle<Result<Finished, BlobError>>>,
     tmp: Option<TmpObject>,
 }
 
 impl Upload {
-    /// Sends a chunk (waits while the task's part buffers are full).
+    /// Keeps or sends a chunk (waits while the task's part buffers are full).
     pub(super) async fn write(&mut self, chunk: Bytes) -> Result<(), BlobError> {
+        if self.task.is_none() {
+            self.pending_len += chunk.len();
+            self.pending.push(chunk);
+            if self.pending_len <= PACK_BLOB_MAX {
+                return Ok(());
+            }
+            let tmp = self.tmp.as_mut().expect("made with the upload");
+            tmp.armed = true;
+            let (tx, rx) = mpsc::channel(CHANNEL);
+            self.task = Some(runtime().spawn(upload(tmp.s3.clone(), tmp.key.clone(), rx)));
+            self.tx = Some(tx);
+            for chunk in std::mem::take(&mut self.pending) {
+                self.send(chunk).await?;
+            }
+            return Ok(());
+        }
+        self.send(chunk).await
+    }
+
+    async fn send(&mut self, chunk: Bytes) -> Result<(), BlobError> {
         let tx = self.tx.as_ref().expect("open until finish");
         if tx.send(Msg::Chunk(chunk)).await.is_ok() {
             return Ok(());
@@ -885,8 +911,22 @@ impl Upload {
         })
     }
 
-    /// Completes the upload of the blob with this SHA-256. Blocks.
+    /// Completes the upload of the blob with this SHA-256. Blocks, unless the blob is
+    /// small enough for a pack.
     pub(super) fn finish(mut self, sha256: &str) -> Result<TmpObject, BlobError> {
+        if self.task.is_none() {
+            // At most PACK_BLOB_MAX bytes, all here: held for a pack, no object yet.
+            let mut tmp = self.tmp.take().expect("made with the upload");
+            tmp.armed = false;
+            // Copied into a buffer of its own size: a chunk may be a slice of a larger
+            // read buffer, which it would keep alive while the blob waits for its pack.
+            let mut all = bytes::BytesMut::with_capacity(self.pending_len);
+            for chunk in self.pending.drain(..) {
+                all.extend_from_slice(&chunk);
+            }
+            tmp.held = Some(all.freeze());
+            return Ok(tmp);
+        }
         let (tx, task) = (self.tx.take(), self.task.take());
         let name = self
             .tmp
@@ -917,12 +957,6 @@ impl Upload {
                     tmp.key = name;
                     tmp.in_place = true;
                 }
-                Finished::Held(bytes) => {
-                    // A very small blob, in memory until its batch is committed (no
-                    // object exists yet).
-                    tmp.armed = false;
-                    tmp.held = Some(bytes);
-                }
             }
             tmp
         })
@@ -936,8 +970,6 @@ enum Finished {
     Tmp,
     /// At its own name already (one PUT).
     InPlace(Path),
-    /// Not sent: its bytes, for a pack ([`PACK_BLOB_MAX`] bytes at most).
-    Held(Bytes),
 }
 
 /// Blobs of at most this many bytes are kept in memory when written and stored in
@@ -947,14 +979,15 @@ pub(super) const PACK_BLOB_MAX: usize = 1 << 20;
 /// A pack holds blobs until it has at least this many bytes.
 const PACK_TARGET: usize = 8 << 20;
 
-/// The upload task. A blob of at most [`PACK_BLOB_MAX`] bytes is kept in memory for a
-/// pack. One smaller than a part is kept in memory until its last chunk and then sent
-/// with one PUT straight to its name, which its SHA-256 gives (one request instead of a
-/// PUT, a copy and a delete; memory is freed at once; identical bytes sent twice land
-/// on the same name, and the catalog keeps one row). A larger one goes into an
-/// `object_store` `BufWriter` as its chunks come (a multipart upload of the temporary
-/// object, at most two parts in flight; see `S3::parts`). The channel closing without [`Msg::Finish`]
-/// (the writer was dropped: a failed or abandoned download) aborts it.
+/// The upload task, started once a blob is past [`PACK_BLOB_MAX`] (smaller ones stay
+/// with their [`Upload`] for a pack). One smaller than a part is kept in memory until its
+/// last chunk and then sent with one PUT straight to its name, which its SHA-256 gives
+/// (one request instead of a PUT, a copy and a delete; memory is freed at once;
+/// identical bytes sent twice land on the same name, and the catalog keeps one row). A
+/// larger one goes into an `object_store` `BufWriter` as its chunks come (a multipart
+/// upload of the temporary object, at most two parts in flight; see `S3::parts`). The
+/// channel closing without [`Msg::Finish`] (the writer was dropped: a failed or
+/// abandoned download) aborts it.
 async fn upload(s3: S3, key: Path, mut rx: mpsc::Receiver<Msg>) -> Result<Finished, BlobError> {
     use tokio::io::AsyncWriteExt;
     let mut held: Vec<Bytes> = Vec::new();
@@ -985,9 +1018,6 @@ async fn upload(s3: S3, key: Path, mut rx: mpsc::Receiver<Msg>) -> Result<Finish
                     let mut all = bytes::BytesMut::with_capacity(held_len);
                     for chunk in held {
                         all.extend_from_slice(&chunk);
-                    }
-                    if held_len <= PACK_BLOB_MAX {
-                        return Ok(Finished::Held(all.freeze()));
                     }
                     // With its x-amz-checksum-sha256, as every PUT.
                     return s3
