@@ -11,13 +11,13 @@
 //! is only read. [`verify`] compares row counts, the change journal row by row, and
 //! re-reads every blob from the target.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 
 use bytes::Bytes;
 
 use super::catalog::{Catalog, sql};
-use super::sql::{Backend, Cell, Param, Value, params};
+use super::sql::{Backend, Cell, Param, Value, chunks, params, value_rows};
 use super::{Blobs, Packed, Packing, StoreError};
 
 /// Rows per target transaction.
@@ -204,25 +204,38 @@ pub fn copy_rows(
     for table in TABLES.iter().filter(|t| present.iter().any(|p| p == *t)) {
         let cols = columns(src, table)?;
         let list = cols.join(", ");
-        let marks: Vec<String> = (1..=cols.len()).map(|i| format!("?{i}")).collect();
         // The source's ids, also into PostgreSQL's GENERATED ALWAYS columns (the
         // journal's `seq`).
         let overriding = match dst.backend() {
             Backend::Postgres => " OVERRIDING SYSTEM VALUE",
             Backend::Sqlite => "",
         };
-        let insert = format!(
-            "INSERT INTO {table} ({list}){overriding} VALUES ({}) ON CONFLICT DO NOTHING",
-            marks.join(", ")
-        );
+        // Rows go in multi-row statements (`sql::chunks`): one round trip per piece.
+        let mut inserts: HashMap<usize, String> = HashMap::new();
+        let mut insert = |rows: usize| -> String {
+            inserts
+                .entry(rows)
+                .or_insert_with(|| {
+                    format!(
+                        "INSERT INTO {table} ({list}){overriding} VALUES {} ON CONFLICT DO NOTHING",
+                        value_rows(rows, cols.len(), 1, None)
+                    )
+                })
+                .clone()
+        };
         let mut batch: Vec<Vec<Owned>> = Vec::with_capacity(BATCH);
         let mut n = 0u64;
-        let flush = |dst: &mut Catalog, batch: &mut Vec<Vec<Owned>>| -> Result<(), StoreError> {
+        let mut flush = |dst: &mut Catalog, batch: &mut Vec<Vec<Owned>>| -> Result<(), StoreError> {
             let tx = dst.db_mut().transaction().map_err(sql("copying rows"))?;
-            for row in batch.drain(..) {
-                let params: Vec<&dyn Param> = row.iter().map(|c| c as &dyn Param).collect();
-                tx.execute(&insert, &params).map_err(sql("copying rows"))?;
+            for piece in chunks(batch) {
+                let params: Vec<&dyn Param> = piece
+                    .iter()
+                    .flat_map(|row| row.iter().map(|c| c as &dyn Param))
+                    .collect();
+                tx.execute(&insert(piece.len()), &params)
+                    .map_err(sql("copying rows"))?;
             }
+            batch.clear();
             tx.commit().map_err(sql("copying rows"))
         };
         src.db().each(
