@@ -2,9 +2,9 @@
 //! files are all stored. [`Downloads`] is the loop: it keeps up to a window of
 //! downloads in flight (twice `max_connections`), accounts for each file as it ends,
 //! and hands the results in batches to the [`Settler`], which stores a batch's blobs
-//! while it records the batch before, on blocking threads, while the downloads go on. On shutdown it takes no new file, lets
-//! those in flight finish for `shutdown_grace_secs` and abandons the rest (they stay
-//! pending for the next run).
+//! and records it on blocking threads while the downloads go on. On shutdown it takes
+//! no new file, lets those in flight finish for `shutdown_grace_secs` and abandons the
+//! rest (they stay pending for the next run).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -462,22 +462,27 @@ fn commit(
         .into_iter()
         .map(|(id, guid, url, w)| ((id, guid, url), w))
         .unzip();
-    let shas: Vec<&str> = blobs_written
+    let shas: Vec<String> = blobs_written
         .iter()
-        .map(|w| w.digests.sha256.as_str())
+        .map(|w| w.digests.sha256.clone())
         .collect();
     // A lookup that fails counts as unknown: the blob is stored again, which is
     // harmless.
-    let known = catalog.known_blobs(&shas).unwrap_or_default();
-    let known = |sha: &str| known.contains(sha) || unrecorded.contains(sha);
-    let new_blobs: HashSet<String> = shas
-        .iter()
-        .filter(|s| !known(s))
-        .map(|s| (*s).to_string())
-        .collect();
+    let in_catalog = {
+        let shas: Vec<&str> = shas.iter().map(String::as_str).collect();
+        catalog.known_blobs(&shas).unwrap_or_default()
+    };
+    let known = |sha: &str| in_catalog.contains(sha) || unrecorded.contains(sha);
     let committed = blobs
         .commit(blobs_written, &known, Packing::Small)
         .map_err(StoreError::from)?;
+    // What this batch stored (not what failed): the next batch does not store it again.
+    let new_blobs: HashSet<String> = shas
+        .iter()
+        .zip(&committed)
+        .filter(|(sha, placed)| placed.is_ok() && !known(sha))
+        .map(|(sha, _)| sha.clone())
+        .collect();
     let mut not_stored = Vec::new();
     let at: HashMap<i64, usize> = results
         .iter()

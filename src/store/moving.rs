@@ -225,19 +225,20 @@ pub fn copy_rows(
         };
         let mut batch: Vec<Vec<Owned>> = Vec::with_capacity(BATCH);
         let mut n = 0u64;
-        let mut flush = |dst: &mut Catalog, batch: &mut Vec<Vec<Owned>>| -> Result<(), StoreError> {
-            let tx = dst.db_mut().transaction().map_err(sql("copying rows"))?;
-            for piece in chunks(batch) {
-                let params: Vec<&dyn Param> = piece
-                    .iter()
-                    .flat_map(|row| row.iter().map(|c| c as &dyn Param))
-                    .collect();
-                tx.execute(&insert(piece.len()), &params)
-                    .map_err(sql("copying rows"))?;
-            }
-            batch.clear();
-            tx.commit().map_err(sql("copying rows"))
-        };
+        let mut flush =
+            |dst: &mut Catalog, batch: &mut Vec<Vec<Owned>>| -> Result<(), StoreError> {
+                let tx = dst.db_mut().transaction().map_err(sql("copying rows"))?;
+                for piece in chunks(batch) {
+                    let params: Vec<&dyn Param> = piece
+                        .iter()
+                        .flat_map(|row| row.iter().map(|c| c as &dyn Param))
+                        .collect();
+                    tx.execute(&insert(piece.len()), &params)
+                        .map_err(sql("copying rows"))?;
+                }
+                batch.clear();
+                tx.commit().map_err(sql("copying rows"))
+            };
         src.db().each(
             &format!("SELECT {list} FROM {table} ORDER BY rowid"),
             params![],
