@@ -346,14 +346,11 @@ impl SettledBatch {
     }
 }
 
-/// A batch whose blobs are stored, to be recorded.
+/// A batch whose blobs are stored, to be recorded: its `results` say which files
+/// failed to be stored, and its `written` is empty.
 #[derive(Debug)]
 struct Committed {
-    results: Vec<(i64, FileResult, Timestamp)>,
-    ready: Vec<i64>,
-    findings: Vec<StoredFinding>,
-    postponed: Vec<(i64, Duration)>,
-    nonconforming: Vec<(i64, StoredFinding)>,
+    batch: Batch,
     not_stored: Vec<(String, String, String)>,
     /// The SHA-256 of the blobs this batch stored.
     new_blobs: HashSet<String>,
@@ -398,9 +395,9 @@ impl Settler {
         let (catalog, committed) = joined("storing files", committing.await)?;
         self.committer = Some(catalog);
         let before = self.recorded().await;
-        let committed = committed?;
+        let mut committed = committed?;
         let done = done.and(before?);
-        self.unrecorded = Arc::new(committed.new_blobs.clone());
+        self.unrecorded = Arc::new(std::mem::take(&mut committed.new_blobs));
         let mut catalog = self.recorder.take().expect("recorded() before recording");
         let (config, run) = (self.config.clone(), self.run);
         self.recording = Some(tokio::task::spawn_blocking(move || {
@@ -443,17 +440,9 @@ fn commit(
     catalog: &mut Catalog,
     blobs: &Blobs,
     unrecorded: &HashSet<String>,
-    batch: Batch,
+    mut batch: Batch,
 ) -> Result<Committed, HarvestError> {
-    let Batch {
-        written,
-        mut results,
-        ready,
-        findings,
-        postponed,
-        nonconforming,
-        held: _,
-    } = batch;
+    let written = std::mem::take(&mut batch.written);
     // The blobs are in place (durable, or stored on the object store) before the
     // catalog says they are there. Identical bytes are stored once, decided in the
     // catalog: a blob it has already (or the batch before stored) is dropped (issue 17
@@ -484,6 +473,7 @@ fn commit(
         .map(|(sha, _)| sha.clone())
         .collect();
     let mut not_stored = Vec::new();
+    let results = &mut batch.results;
     let at: HashMap<i64, usize> = results
         .iter()
         .enumerate()
@@ -509,11 +499,7 @@ fn commit(
         }
     }
     Ok(Committed {
-        results,
-        ready,
-        findings,
-        postponed,
-        nonconforming,
+        batch,
         not_stored,
         new_blobs,
     })
@@ -527,14 +513,18 @@ fn record(
     committed: Committed,
 ) -> Result<SettledBatch, HarvestError> {
     let Committed {
+        batch,
+        not_stored,
+        new_blobs: _,
+    } = committed;
+    let Batch {
         results,
         ready,
         findings,
         postponed,
         nonconforming,
-        not_stored,
-        new_blobs: _,
-    } = committed;
+        ..
+    } = batch;
     if results.is_empty() && ready.is_empty() && findings.is_empty() && postponed.is_empty() {
         return Ok(SettledBatch {
             deposited: 0,

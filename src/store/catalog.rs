@@ -956,10 +956,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         // And workers starting together on a new PostgreSQL catalog (the test script's
         // second run).
-        let Some(server) = std::env::var("PLIKT_TEST_POSTGRES")
-            .ok()
-            .filter(|u| !u.is_empty())
-        else {
+        let Some(server) = super::super::sql::tests::postgres_server() else {
             return;
         };
         for round in 0..5 {
@@ -995,10 +992,7 @@ mod tests {
     /// file order, PostgreSQL found a deadlock between them (bench-workers, four workers).
     #[test]
     fn workers_recording_the_same_new_blobs_at_once_do_not_deadlock() {
-        let Some(server) = std::env::var("PLIKT_TEST_POSTGRES")
-            .ok()
-            .filter(|u| !u.is_empty())
-        else {
+        let Some(server) = super::super::sql::tests::postgres_server() else {
             return;
         };
         let location = Location::Postgres {

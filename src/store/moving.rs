@@ -11,7 +11,7 @@
 //! is only read. [`verify`] compares row counts, the change journal row by row, and
 //! re-reads every blob from the target.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::io::Read;
 
 use bytes::Bytes;
@@ -211,34 +211,27 @@ pub fn copy_rows(
             Backend::Sqlite => "",
         };
         // Rows go in multi-row statements (`sql::chunks`): one round trip per piece.
-        let mut inserts: HashMap<usize, String> = HashMap::new();
-        let mut insert = |rows: usize| -> String {
-            inserts
-                .entry(rows)
-                .or_insert_with(|| {
-                    format!(
-                        "INSERT INTO {table} ({list}){overriding} VALUES {} ON CONFLICT DO NOTHING",
-                        value_rows(rows, cols.len(), 1, None)
-                    )
-                })
-                .clone()
+        let insert = |rows: usize| {
+            format!(
+                "INSERT INTO {table} ({list}){overriding} VALUES {} ON CONFLICT DO NOTHING",
+                value_rows(rows, cols.len(), 1, None)
+            )
         };
         let mut batch: Vec<Vec<Owned>> = Vec::with_capacity(BATCH);
         let mut n = 0u64;
-        let mut flush =
-            |dst: &mut Catalog, batch: &mut Vec<Vec<Owned>>| -> Result<(), StoreError> {
-                let tx = dst.db_mut().transaction().map_err(sql("copying rows"))?;
-                for piece in chunks(batch) {
-                    let params: Vec<&dyn Param> = piece
-                        .iter()
-                        .flat_map(|row| row.iter().map(|c| c as &dyn Param))
-                        .collect();
-                    tx.execute(&insert(piece.len()), &params)
-                        .map_err(sql("copying rows"))?;
-                }
-                batch.clear();
-                tx.commit().map_err(sql("copying rows"))
-            };
+        let flush = |dst: &mut Catalog, batch: &mut Vec<Vec<Owned>>| -> Result<(), StoreError> {
+            let tx = dst.db_mut().transaction().map_err(sql("copying rows"))?;
+            for piece in chunks(batch) {
+                let params: Vec<&dyn Param> = piece
+                    .iter()
+                    .flat_map(|row| row.iter().map(|c| c as &dyn Param))
+                    .collect();
+                tx.execute(&insert(piece.len()), &params)
+                    .map_err(sql("copying rows"))?;
+            }
+            batch.clear();
+            tx.commit().map_err(sql("copying rows"))
+        };
         src.db().each(
             &format!("SELECT {list} FROM {table} ORDER BY rowid"),
             params![],

@@ -908,12 +908,17 @@ pub(super) mod tests {
         format!("{base}/{db}")
     }
 
-    #[test]
-    fn values_read_back_as_written_on_postgres() {
-        let Some(server) = std::env::var("PLIKT_TEST_POSTGRES")
+    /// The PostgreSQL test server (`PLIKT_TEST_POSTGRES`), when `scripts/test` runs the
+    /// PostgreSQL pass; the tests that need one return at once without it.
+    pub(in crate::store) fn postgres_server() -> Option<String> {
+        std::env::var("PLIKT_TEST_POSTGRES")
             .ok()
             .filter(|u| !u.is_empty())
-        else {
+    }
+
+    #[test]
+    fn values_read_back_as_written_on_postgres() {
+        let Some(server) = postgres_server() else {
             return;
         };
         let url = fresh_database(&server, "values");

@@ -915,16 +915,10 @@ impl Upload {
     /// small enough for a pack.
     pub(super) fn finish(mut self, sha256: &str) -> Result<TmpObject, BlobError> {
         if self.task.is_none() {
-            // At most PACK_BLOB_MAX bytes, all here: held for a pack, no object yet.
+            // At most PACK_BLOB_MAX bytes, all here: held for a pack, no object yet (the
+            // temporary object is not armed).
             let mut tmp = self.tmp.take().expect("made with the upload");
-            tmp.armed = false;
-            // Copied into a buffer of its own size: a chunk may be a slice of a larger
-            // read buffer, which it would keep alive while the blob waits for its pack.
-            let mut all = bytes::BytesMut::with_capacity(self.pending_len);
-            for chunk in self.pending.drain(..) {
-                all.extend_from_slice(&chunk);
-            }
-            tmp.held = Some(all.freeze());
+            tmp.held = Some(concat(std::mem::take(&mut self.pending), self.pending_len));
             return Ok(tmp);
         }
         let (tx, task) = (self.tx.take(), self.task.take());
@@ -1015,14 +1009,10 @@ async fn upload(s3: S3, key: Path, mut rx: mpsc::Receiver<Msg>) -> Result<Finish
             }
             Some(Msg::Finish(name)) => {
                 let Some(mut writer) = w else {
-                    let mut all = bytes::BytesMut::with_capacity(held_len);
-                    for chunk in held {
-                        all.extend_from_slice(&chunk);
-                    }
                     // With its x-amz-checksum-sha256, as every PUT.
                     return s3
                         .ops
-                        .put(&name, all.freeze().into())
+                        .put(&name, concat(held, held_len).into())
                         .await
                         .map(|_| Finished::InPlace(name.clone()))
                         .map_err(|e| s3.err("storing a new blob", &name, e));
@@ -1041,6 +1031,17 @@ async fn upload(s3: S3, key: Path, mut rx: mpsc::Receiver<Msg>) -> Result<Finish
             }
         }
     }
+}
+
+/// `chunks` (`len` bytes together) in one buffer of their size: a chunk may be a slice of
+/// a larger read buffer, which it would keep alive while the blob waits for its PUT or
+/// its pack.
+fn concat(chunks: Vec<Bytes>, len: usize) -> Bytes {
+    let mut all = bytes::BytesMut::with_capacity(len);
+    for chunk in chunks {
+        all.extend_from_slice(&chunk);
+    }
+    all.freeze()
 }
 
 /// A temporary object, deleted when dropped unless committed.
