@@ -11,7 +11,7 @@
 //! the new run completes what is pending). With SQLite there is one worker (the data
 //! folder's lock); the same code runs it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -19,7 +19,9 @@ use tokio::sync::watch;
 
 use crate::config::{Config, PublisherConfig};
 use crate::harvest::{HarvestError, Harvester, RunSummary};
-use crate::store::{Busy, Catalog, Location, Outcome, PublisherStatus, StoreError, Timestamp};
+use crate::store::{
+    Busy, Catalog, Connection, Location, Outcome, PublisherStatus, StoreError, Timestamp,
+};
 
 /// The next slot of `p`'s schedule strictly after `after`.
 pub fn next_slot(p: &PublisherConfig, after: DateTime<Utc>) -> Option<DateTime<Utc>> {
@@ -39,6 +41,24 @@ pub struct Worker {
     id: String,
     location: Location,
     lease: chrono::Duration,
+    /// The publishers whose runs this worker is carrying out: the leases it renews.
+    carrying: Arc<std::sync::Mutex<BTreeSet<String>>>,
+}
+
+/// A run this worker carries out, from its claim until the release of its lease is
+/// tried: its lease is renewed while this lives.
+struct Carrying {
+    publisher: String,
+    of: Arc<std::sync::Mutex<BTreeSet<String>>>,
+}
+
+impl Drop for Carrying {
+    fn drop(&mut self) {
+        self.of
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&self.publisher);
+    }
 }
 
 impl Worker {
@@ -57,7 +77,20 @@ impl Worker {
             lease: chrono::Duration::seconds(
                 i64::try_from(config.harvest.lease_secs).unwrap_or(i64::MAX / 1000),
             ),
+            carrying: Arc::default(),
         })
+    }
+
+    /// Marks `publisher`'s run as carried out by this worker until the guard drops.
+    fn carry(&self, publisher: &str) -> Carrying {
+        self.carrying
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(publisher.to_owned());
+        Carrying {
+            publisher: publisher.to_owned(),
+            of: self.carrying.clone(),
+        }
     }
 
     /// The worker's name in the catalog.
@@ -69,14 +102,15 @@ impl Worker {
         now.plus(self.lease)
     }
 
-    /// Renews this worker's leases every third of their length until `shutdown`; a
-    /// catalog that cannot be reached is tried again at the next turn (on a new
-    /// connection), and meanwhile the leases run towards their expiry.
+    /// Renews the leases of the runs this worker carries out every third of their
+    /// length until `shutdown`; a catalog that cannot be reached is tried again at the
+    /// next turn (on a new connection), and meanwhile the leases run towards their
+    /// expiry.
     pub async fn keep_leases(self, mut shutdown: watch::Receiver<bool>) {
         let every = (self.lease / 3)
             .to_std()
             .unwrap_or(std::time::Duration::from_secs(1));
-        let mut catalog: Option<Catalog> = None;
+        let mut catalog = Connection::new(self.location.clone());
         loop {
             tokio::select! {
                 () = tokio::time::sleep(every) => {}
@@ -85,15 +119,18 @@ impl Worker {
             if *shutdown.borrow() {
                 return;
             }
-            let renewed = (|| {
-                let c = match catalog.take() {
-                    Some(c) => c,
-                    None => Catalog::open(&self.location)?,
-                };
-                let n = c.renew_leases(&self.id, self.until(Timestamp::now()))?;
-                catalog = Some(c);
-                Ok::<_, StoreError>(n)
-            })();
+            let carrying: Vec<String> = self
+                .carrying
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .iter()
+                .cloned()
+                .collect();
+            if carrying.is_empty() {
+                continue;
+            }
+            let renewed =
+                catalog.with(|c| c.renew_leases(&self.id, &carrying, self.until(Timestamp::now())));
             if let Err(e) = renewed {
                 tracing::warn!(worker = %self.id, error = %e, "renewing leases failed; trying again");
             }
@@ -109,12 +146,14 @@ impl Worker {
     ) -> Result<Result<RunSummary, Busy>, HarvestError> {
         let now = Timestamp::now();
         let mut catalog = Catalog::open(&self.location)?;
+        let carrying = self.carry(&p.id);
         if let Err(busy) =
             catalog.claim_now(&p.id, &self.id, (now, self.until(now)), due(p, now))?
         {
             return Ok(Err(busy));
         }
         let summary = harvester.run(p).await;
+        drop(carrying);
         // The next scheduled run is the first slot after this one.
         Catalog::open(&self.location)?.release_lease(&p.id, &self.id, due(p, now))?;
         summary.map(Ok)
@@ -355,7 +394,7 @@ pub async fn work(
     let poll = std::time::Duration::from_secs(config.harvest.poll_secs);
     let capacity = config.harvest.runs_per_worker as usize;
     let mut runs = tokio::task::JoinSet::new();
-    let mut catalog: Option<Catalog> = None;
+    let mut catalog = Connection::new(worker.location.clone());
     loop {
         if *shutdown.borrow() {
             break;
@@ -364,34 +403,29 @@ pub async fn work(
         let mut next_due: Option<Timestamp> = None;
         if free > 0 {
             let now = Timestamp::now();
-            let claimed = (|| {
-                let mut c = match catalog.take() {
-                    Some(c) => c,
-                    None => Catalog::open(&worker.location)?,
-                };
+            let claimed = catalog.with(|c| {
                 let claims = c.claim_due(&worker.id, now, worker.until(now), free)?;
                 next_due = c.next_due()?;
-                catalog = Some(c);
-                Ok::<_, StoreError>(claims)
-            })();
+                Ok(claims)
+            });
             match claimed {
                 Ok(claims) => {
                     for claim in claims {
                         let Some(p) = publishers.get(&claim.publisher).cloned() else {
                             tracing::warn!(publisher = %claim.publisher, worker = %worker.id, "a run is due for a publisher this worker's configuration does not have: give every worker the same configuration");
-                            if let Some(c) = &catalog {
-                                let _ = c.release_lease(&claim.publisher, &worker.id, None);
-                            }
+                            let _ = catalog
+                                .with(|c| c.release_lease(&claim.publisher, &worker.id, None));
                             continue;
                         };
                         if let Some(dead) = &claim.took_over_from {
                             tracing::warn!(publisher = %p.id, worker = %worker.id, from = %dead, "the worker carrying out this run stopped; taking the run over");
                         }
+                        let carrying = worker.carry(&p.id);
                         runs.spawn(carry_out(
                             harvester.clone(),
                             worker.clone(),
                             p,
-                            now,
+                            (now, carrying),
                             after_run.clone(),
                         ));
                     }
@@ -422,7 +456,7 @@ async fn carry_out(
     harvester: Harvester,
     worker: Worker,
     p: PublisherConfig,
-    claimed_at: Timestamp,
+    (claimed_at, carrying): (Timestamp, Carrying),
     after_run: Arc<dyn Fn() + Send + Sync>,
 ) {
     let next = match harvester.run(&p).await {
@@ -443,6 +477,7 @@ async fn carry_out(
     if let Err(e) = tokio::task::spawn_blocking(move || after()).await {
         tracing::error!(publisher = %p.id, error = %e, "the after-run step panicked");
     }
+    drop(carrying);
     match Catalog::open(&worker.location).and_then(|c| c.release_lease(&p.id, &worker.id, next)) {
         Ok(true) => {}
         Ok(false) => {

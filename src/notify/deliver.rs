@@ -17,7 +17,7 @@ use tokio::sync::{Notify, Semaphore, watch};
 use super::{NotifyError, check_target, link_header};
 use crate::config::Config;
 use crate::store::Access;
-use crate::store::{Catalog, ClaimedDelivery, DeliveryResult};
+use crate::store::{Catalog, ClaimedDelivery, Connection, DeliveryResult};
 
 /// How often the loop asks whether another process committed to the catalog (a
 /// `plikt publish` beside `plikt serve`): `PRAGMA data_version`, which takes no lock.
@@ -43,10 +43,12 @@ pub async fn run(
     wake: Arc<Notify>,
 ) -> Result<(), NotifyError> {
     let location = crate::store::Location::of(&config)?;
+    let mut catalog = Connection::new(location).prepared(Catalog::for_deliveries);
+    // The catalog as it is at start: a configuration it refuses stops `plikt run` now;
+    // later failures (PostgreSQL restarted) are met with a new connection.
     let catalog = tokio::task::spawn_blocking(move || {
-        let c = Catalog::open(&location)?;
-        c.for_deliveries()?;
-        Ok::<_, crate::store::StoreError>(c)
+        catalog.with(|c| c.data_version())?;
+        Ok::<_, crate::store::StoreError>(catalog)
     })
     .await
     .map_err(|e| NotifyError::Client(e.to_string()))??;
@@ -88,7 +90,7 @@ pub async fn run(
 struct Loop {
     config: Arc<Config>,
     client: reqwest::Client,
-    catalog: Arc<Mutex<Catalog>>,
+    catalog: Arc<Mutex<Connection>>,
     /// One permit per delivery in flight (`max_concurrent_deliveries`).
     slots: Arc<Semaphore>,
     /// Retries in flight: at most half the slots, so callbacks that keep failing (dead,
@@ -121,7 +123,7 @@ impl Loop {
         let claimed = tokio::task::spawn_blocking(move || {
             c.lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .claim_deliveries(stamp, until, free, retries)
+                .with(|c| c.claim_deliveries(stamp, until, free, retries))
         })
         .await;
         let claimed = match claimed {
@@ -174,7 +176,7 @@ impl Loop {
             let version = tokio::task::spawn_blocking(move || {
                 c.lock()
                     .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .data_version()
+                    .again(|c| c.data_version())
             })
             .await
             .ok()
@@ -191,7 +193,7 @@ impl Loop {
 async fn deliver(
     config: &Config,
     client: &reqwest::Client,
-    catalog: &Arc<Mutex<Catalog>>,
+    catalog: &Arc<Mutex<Connection>>,
     d: ClaimedDelivery,
 ) {
     let s = &d.subscription;
@@ -222,17 +224,23 @@ async fn deliver(
     let gone = matches!(&result, DeliveryResult::GiveUp { error } if error.starts_with(GONE));
     let catalog = catalog.clone();
     let recorded = tokio::task::spawn_blocking(move || {
-        let c = catalog
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let now = crate::store::now();
-        c.delivery_attempted(d.subscription_id, d.notification_id, &result, now)?;
-        if gone {
-            // WebSub §7: a 410 ends the subscription.
-            let s = &d.subscription;
-            c.unsubscribe(&s.publisher, s.access, &s.callback)?;
-        }
-        Ok::<_, crate::store::StoreError>(())
+        // Recorded again on a new connection if the held one turns out to be gone:
+        // an attempt recorded once more changes nothing (a delivered one is no longer
+        // pending) or counts one attempt more, where not recording it would send the
+        // notification again.
+        catalog
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .again(|c| {
+                c.delivery_attempted(d.subscription_id, d.notification_id, &result, now)?;
+                if gone {
+                    // WebSub §7: a 410 ends the subscription.
+                    let s = &d.subscription;
+                    c.unsubscribe(&s.publisher, s.access, &s.callback)?;
+                }
+                Ok(())
+            })
     })
     .await;
     match recorded {

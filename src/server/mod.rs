@@ -32,7 +32,7 @@ use crate::config::{Config, DestinationConfig, OperatorConfig};
 use crate::resourcesync;
 use crate::resourcesync::layout::SetTarget;
 use crate::store::Access;
-use crate::store::{Blobs, Catalog};
+use crate::store::{Blobs, Catalog, Connection};
 use axum::http::HeaderMap;
 
 /// Shared state of the routes: the catalog and blob store are opened once, not per
@@ -41,7 +41,7 @@ use axum::http::HeaderMap;
 pub struct AppState {
     /// The configuration.
     pub config: Arc<Config>,
-    catalog: Arc<std::sync::Mutex<Catalog>>,
+    catalog: Arc<std::sync::Mutex<Connection>>,
     blobs: Blobs,
     /// The client that verifies subscribers' intent (the hub's target policy).
     hub_client: reqwest::Client,
@@ -58,6 +58,7 @@ impl AppState {
     /// Opens the data folder of `config` for reading (creating it if needed).
     pub fn open(config: Arc<Config>) -> Result<Self, crate::notify::NotifyError> {
         let store = crate::store::Store::open(&config, crate::store::Mode::Read)?;
+        let location = crate::store::Location::of(&config)?;
         let local =
             store.catalog.backend() == crate::store::Backend::Sqlite && !store.blobs.is_remote();
         Ok(Self {
@@ -66,26 +67,30 @@ impl AppState {
             hub_client: crate::notify::client(&config)?,
             web: web::Web::new(&config.web),
             config,
-            catalog: Arc::new(std::sync::Mutex::new(store.catalog)),
+            catalog: Arc::new(std::sync::Mutex::new(Connection::open(
+                location,
+                store.catalog,
+            ))),
             blobs: store.blobs,
         })
     }
 
-    /// Runs `query` on the catalog off the async threads.
+    /// Runs `query` on the catalog off the async threads (again on a new connection
+    /// if the held one turns out to be gone: [`Connection::again`]).
     async fn query<T: Send + 'static>(
         &self,
-        query: impl FnOnce(&Catalog) -> Result<T, crate::store::StoreError> + Send + 'static,
+        query: impl Fn(&Catalog) -> Result<T, crate::store::StoreError> + Send + 'static,
     ) -> Result<T, AppError> {
         let catalog = self.catalog.clone();
         tokio::task::spawn_blocking(move || {
-            let catalog = catalog
+            catalog
                 .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            query(&catalog)
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .again(|c| query(c))
         })
         .await
         .map_err(internal)?
-        .map_err(internal)
+        .map_err(store_failed)
     }
 }
 
@@ -123,6 +128,9 @@ pub enum AppError {
     OperatorsOnly,
     /// 500, with the internal cause for the log.
     Internal(String),
+    /// 503: the catalog cannot be reached just now (PostgreSQL restarting or failing
+    /// over); the cause is logged, the client told when to try again.
+    Unavailable(String),
 }
 
 impl IntoResponse for AppError {
@@ -163,6 +171,17 @@ impl IntoResponse for AppError {
                 );
                 r
             }
+            AppError::Unavailable(cause) => {
+                tracing::warn!(error = %cause, "request failed: the catalog cannot be reached");
+                let mut r = (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the catalog cannot be reached just now; try again shortly\n",
+                )
+                    .into_response();
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+                r
+            }
             AppError::Internal(cause) => {
                 tracing::error!(error = %cause, "request failed");
                 (
@@ -177,6 +196,15 @@ impl IntoResponse for AppError {
 
 pub(crate) fn internal(e: impl std::fmt::Display) -> AppError {
     AppError::Internal(e.to_string())
+}
+
+/// A store error for the client: 503 while the catalog cannot be reached, else 500.
+pub(crate) fn store_failed(e: crate::store::StoreError) -> AppError {
+    if e.is_disconnect() {
+        AppError::Unavailable(e.to_string())
+    } else {
+        internal(e)
+    }
 }
 
 async fn status(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, AppError> {

@@ -17,7 +17,7 @@ use bytes::Bytes;
 use headers::HeaderMapExt;
 
 use super::cache::{DepositFiles, Headers};
-use super::{AppError, AppState, authorised, internal};
+use super::{AppError, AppState, authorised, internal, store_failed};
 use crate::resourcesync;
 use crate::store::Access;
 
@@ -106,20 +106,20 @@ async fn send_file(
         // microseconds (a prepared query, the page cache): done in place, it costs less
         // than the trip to a blocking thread (BENCHMARKS.md, `plikt serve`). The bytes
         // come below.
-        let catalog = state
+        let files = state
             .catalog
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let files = state
-            .cache
-            .deposit_files(
-                &catalog,
-                state.config.base_url.as_str(),
-                &publisher,
-                deposit,
-                version,
-            )
-            .map_err(internal)?;
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .again(|c| {
+                state.cache.deposit_files(
+                    c,
+                    state.config.base_url.as_str(),
+                    &publisher,
+                    deposit,
+                    version,
+                )
+            })
+            .map_err(store_failed)?;
         (files, None)
     } else {
         // PostgreSQL or an object store: the catalog's answer, and a small resource's
@@ -135,17 +135,12 @@ async fn send_file(
         let whole_ok =
             request.get(header::RANGE).is_none() && request.get(header::IF_NONE_MATCH).is_none();
         tokio::task::spawn_blocking(move || {
-            let catalog = catalog
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let files = Arc::new(DepositFiles::read(
-                &catalog,
-                base.as_str(),
-                &p,
-                deposit,
-                version,
-            )?);
-            drop(catalog);
+            let files = Arc::new(
+                catalog
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .again(|c| DepositFiles::read(c, base.as_str(), &p, deposit, version))?,
+            );
             let bytes = match files.find(&k) {
                 Some(f) if whole_ok && f.length <= SMALL && f.access == Access::Gratis => blobs
                     .read_local(&f.sha256, 0, f.length as usize)
@@ -160,7 +155,7 @@ async fn send_file(
         })
         .await
         .map_err(internal)?
-        .map_err(internal)?
+        .map_err(store_failed)?
     };
     let Some(f) = files.find(&key) else {
         return Err(AppError::NotFound);

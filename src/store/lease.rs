@@ -18,7 +18,7 @@
 
 use super::StoreError;
 use super::catalog::{Catalog, sql};
-use super::sql::{Backend, Db, DbError, params};
+use super::sql::{Backend, Db, DbError, Param, chunks, in_list, params};
 use super::state::{Outcome, Timestamp};
 
 /// The schema of the leases (a migration of the catalog; the same text serves both
@@ -207,18 +207,37 @@ impl Catalog {
             .map_err(sql("freeing the leases of stopped processes"))
     }
 
-    /// Moves the expiry of every lease `worker` holds to `until`; how many it holds.
-    pub fn renew_leases(&self, worker: &str, until: Timestamp) -> Result<usize, StoreError> {
-        self.db()
-            .execute(
-                // A claimed run is due again when its lease ends; a scheduled slot that
-                // falls inside a lease (a run by hand) moves to its end.
-                "UPDATE leases SET expires_at = ?2,
-                   due_at = CASE WHEN due_at IS NOT NULL AND due_at < ?2 THEN ?2 ELSE due_at END
-                 WHERE worker = ?1",
-                params![worker, until],
-            )
-            .map_err(sql("renewing leases"))
+    /// Renews the leases `worker` holds of `publishers` (the runs it is carrying out)
+    /// until `until`. A lease of this worker whose run has ended but whose release
+    /// could not be recorded (the catalog was away at that instant) is not renewed: it
+    /// expires and the publisher's next run is claimed as usual, instead of being held
+    /// for as long as this worker lives.
+    pub fn renew_leases(
+        &self,
+        worker: &str,
+        publishers: &[String],
+        until: Timestamp,
+    ) -> Result<usize, StoreError> {
+        let mut renewed = 0;
+        for piece in chunks(publishers) {
+            let mut p: Vec<&dyn Param> = vec![&worker, &until];
+            p.extend(piece.iter().map(|id| id as &dyn Param));
+            renewed += self
+                .db()
+                .execute(
+                    // A claimed run is due again when its lease ends; a scheduled slot
+                    // that falls inside a lease (a run by hand) moves to its end.
+                    &format!(
+                        "UPDATE leases SET expires_at = ?2,
+                           due_at = CASE WHEN due_at IS NOT NULL AND due_at < ?2 THEN ?2 ELSE due_at END
+                         WHERE worker = ?1 AND publisher IN ({})",
+                        in_list(piece.len(), 3)
+                    ),
+                    &p,
+                )
+                .map_err(sql("renewing leases"))?;
+        }
+        Ok(renewed)
     }
 
     /// Releases `publisher`'s lease held by `worker`, its next run due at `next` (`None`:
@@ -344,4 +363,43 @@ fn host_key(host: &str) -> i64 {
     use sha2::Digest;
     let d = sha2::Sha256::digest(host.as_bytes());
     i64::from(u32::from_be_bytes([d[0], d[1], d[2], d[3]]) >> 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A worker renews the leases of the runs it carries out, and only those: a lease
+    /// whose release could not be recorded (the catalog away when the run ended) expires
+    /// and another worker claims the publisher's next run (issue 17 §3). Renewing every
+    /// lease the worker's name held kept such a publisher from being harvested by anyone
+    /// for as long as that worker lived.
+    #[test]
+    fn a_worker_renews_only_the_leases_of_runs_it_carries_out() {
+        let dir = std::env::temp_dir().join(format!("plikt-lease-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut c = Catalog::open_sqlite(&dir.join("catalog.sqlite")).unwrap();
+        let t0 = Timestamp::now();
+        let s = |n: i64| chrono::Duration::seconds(n);
+        c.schedule_leases(&[("a", t0), ("b", t0)], &|_, _| Some(t0))
+            .unwrap();
+        let claimed = c.claim_due("w", t0, t0.plus(s(3)), 10).unwrap();
+        assert_eq!(claimed.len(), 2);
+        // `a` is still being harvested; `b`'s run ended, its release not recorded.
+        assert_eq!(
+            c.renew_leases("w", &["a".to_owned()], t0.plus(s(60)))
+                .unwrap(),
+            1
+        );
+        let later = t0.plus(s(10));
+        let taken: Vec<(String, Option<String>)> = c
+            .claim_due("v", later, later.plus(s(3)), 10)
+            .unwrap()
+            .into_iter()
+            .map(|c| (c.publisher, c.took_over_from))
+            .collect();
+        assert_eq!(taken, [("b".to_owned(), Some("w".to_owned()))]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

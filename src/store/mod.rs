@@ -10,6 +10,7 @@
 
 mod blobs;
 mod catalog;
+mod connection;
 mod digest;
 mod lease;
 mod metadata;
@@ -26,13 +27,14 @@ use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
 pub use blobs::{
-    BlobError, BlobWriter, Blobs, ByteStream, Documents, ObjectStoreError, Packed, Packing,
-    ReadSeek, Written, sync_dir,
+    BlobError, BlobWriter, Blobs, ByteStream, Documents, ObjectStoreError, PackCache, Packed,
+    Packing, ReadSeek, Written, sync_dir,
 };
 pub use catalog::{
     Catalog, DueFile, DueVersion, FileResult, KnownVersion, Location, NewFile, NewVersion,
     RunCounts, Settled, StoredFile, StoredFinding,
 };
+pub use connection::Connection;
 pub use digest::{Digester, Digests, INLINE_LIMIT, digest_file};
 pub use lease::{Busy, Claim, Lease};
 pub use metadata::{ContentMetadata, Credit, Hash, ItemMetadata, License, Typed};
@@ -117,6 +119,14 @@ pub enum StoreError {
         /// The lock file.
         path: PathBuf,
     },
+}
+
+impl StoreError {
+    /// Whether the catalog's connection is gone (PostgreSQL restarted, the network
+    /// cut): a new connection may succeed where this one cannot.
+    pub fn is_disconnect(&self) -> bool {
+        matches!(self, StoreError::Sql { source, .. } if source.is_disconnect())
+    }
 }
 
 /// Whether the store is opened to write (harvest) or only to read.

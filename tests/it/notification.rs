@@ -688,3 +688,57 @@ fn a_callback_that_redirects_is_not_followed() {
     ));
     assert_eq!(row, [["pending", "1", "1"]], "{row:?}");
 }
+
+/// PostgreSQL restarted (a crash, a failover) under a running `plikt serve` (issue 17
+/// §4): the connection it held is gone; the next request is answered on a new one, not
+/// with an error, and the hub's deliveries go on (before, both kept failing on the
+/// closed connection until `plikt serve` was restarted).
+#[test]
+fn serve_answers_and_notifies_across_a_postgresql_restart() {
+    let pg = crate::support::OwnPostgres::start();
+    let generation = Arc::new(AtomicU32::new(1));
+    let publisher = changing_publisher(generation.clone());
+    let (mut env, base) = destination_env("websub-pg-restart", &publisher.url("/feed.xml"), NOTIFY);
+    crate::support::own_catalog(&mut env, &pg, "serve_restart");
+    harvest_and_publish(&env, &generation, 1);
+    let serving = Serving::start(&env, &base);
+    let topic = format!("{}resourcesync/test/change/", serving.base);
+    let (sub, _) = subscriber(&env, "sub", &topic, &["--lease", "600"]);
+    sub.wait("subscribed", 30);
+    // A deposited resource, as the Resource List names it.
+    let (status, _, list) = get(&format!("{base}resourcesync/test/resourcelist.xml"), None);
+    assert_eq!(status, 200);
+    let list = String::from_utf8(list).unwrap();
+    let resource = list
+        .split("<loc>")
+        .nth(1)
+        .and_then(|s| s.split("</loc>").next())
+        .expect("a resource in the Resource List")
+        .to_string();
+    let (status, head, before) = get(&resource, None);
+    assert_eq!(status, 200, "{resource}: {head}");
+
+    // The test cluster commits asynchronously (scripts/postgres): what was committed in
+    // the last wal_writer_delay (200 ms) before a crash is lost, the subscription too.
+    std::thread::sleep(Duration::from_secs(1));
+    let o = pg.script("restart");
+    assert!(o.status.success(), "scripts/postgres restart: {}", text(&o));
+    let (status, head, after) = get(&resource, None);
+    assert_eq!(
+        status,
+        200,
+        "the first request after the restart: {head}\n{}",
+        std::fs::read_to_string(env.dir.join("serve.log")).unwrap_or_default()
+    );
+    assert_eq!(after, before);
+
+    // A change published after the restart reaches the subscriber.
+    harvest_and_publish(&env, &generation, 2);
+    let n = sub.wait("notification", 30);
+    let body = std::fs::read_to_string(n["file"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        changes_of(&body, &pdf_key(&publisher, "a")),
+        ["updated"],
+        "{body}"
+    );
+}

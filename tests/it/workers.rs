@@ -101,7 +101,11 @@ fn worker(env: &Env, n: usize) -> Running {
     let mut c = crate::support::plikt();
     c.args(["run", "--config"])
         .arg(&config)
-        .env("RUST_LOG", "warn")
+        // PLIKT_TEST_WORKER_LOG=info shows what each worker did (kept on failure).
+        .env(
+            "RUST_LOG",
+            std::env::var("PLIKT_TEST_WORKER_LOG").unwrap_or_else(|_| "warn".into()),
+        )
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::from(
             std::fs::OpenOptions::new()

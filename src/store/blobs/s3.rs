@@ -700,6 +700,33 @@ impl S3 {
         .boxed())
     }
 
+    /// A whole pack, in memory (about [`PACK_TARGET`] bytes): one request within
+    /// `timeout_secs` ([`super::PackCache`]). Blocks.
+    pub(super) fn pack(&self, pack: &str) -> Result<Bytes, BlobError> {
+        let (s3, key) = (self.clone(), self.pack_key(pack));
+        block(async move {
+            let read = async {
+                s3.ops
+                    .get(&key)
+                    .await
+                    .map_err(|e| s3.err("reading", &key, e))?
+                    .bytes()
+                    .await
+                    .map_err(|e| s3.err("reading", &key, e))
+            };
+            tokio::time::timeout(s3.settings.timeout, read)
+                .await
+                .unwrap_or_else(|_| {
+                    Err(s3.error(
+                        "reading",
+                        key.as_ref(),
+                        format!("not read within {} s", s3.settings.timeout.as_secs()),
+                        false,
+                    ))
+                })
+        })
+    }
+
     /// A whole blob, read a few chunks at a time. Blocks.
     pub(super) fn reader(
         &self,
