@@ -65,6 +65,7 @@ pub async fn run(
         in_flight: tokio::task::JoinSet::new(),
         seen_version: None,
         last_claim: tokio::time::Instant::now(),
+        failing: false,
         wake,
         config,
     };
@@ -102,6 +103,9 @@ struct Loop {
     /// The catalog's `data_version` when last looked at.
     seen_version: Option<i64>,
     last_claim: tokio::time::Instant,
+    /// The last claim failed (the catalog away): the next failures are not logged
+    /// again, twice a second, until one succeeds.
+    failing: bool,
     wake: Arc<Notify>,
 }
 
@@ -128,9 +132,17 @@ impl Loop {
         .await;
         let claimed = match claimed {
             Ok(Ok(claimed)) => claimed,
-            Ok(Err(e)) => return tracing::error!(error = %e, "claiming deliveries failed"),
+            Ok(Err(e)) => {
+                if !std::mem::replace(&mut self.failing, true) {
+                    tracing::error!(error = %e, "claiming deliveries failed; trying again on a new connection (logged again when it works)");
+                }
+                return;
+            }
             Err(e) => return tracing::error!(error = %e, "claiming deliveries panicked"),
         };
+        if std::mem::replace(&mut self.failing, false) {
+            tracing::info!("claiming deliveries works again");
+        }
         for d in claimed {
             let permit = self
                 .slots

@@ -333,8 +333,9 @@ pub fn verify(
             },
         )
         .map_err(sql("listing the target's blobs"))?;
+    let mut packs = super::PackCache::default();
     for (i, (sha256, length, pack)) in blobs.iter().enumerate() {
-        match to.digest(sha256, pack.as_ref()) {
+        match to.digest(sha256, pack.as_ref(), &mut packs) {
             Ok(d) if d.sha256 == *sha256 && d.length == *length => {}
             Ok(d) => problems.push(format!(
                 "blob {sha256} at {}: {} bytes with SHA-256 {}, expected {length} bytes",

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::catalog::{Catalog, RunCounts, StoredFinding};
 use super::state::{FileState, Outcome, Timestamp, VersionState, sql as lit};
-use super::{BlobError, Blobs, Packed, StoreError};
+use super::{BlobError, Blobs, PackCache, Packed, StoreError};
 use crate::profile::Severity;
 
 /// The last run of a publisher.
@@ -340,7 +340,10 @@ impl Catalog {
         let mut known = std::collections::HashSet::new();
         let rows = c
             .query(
-                "SELECT sha256, length, md5, pack, pack_offset FROM blobs ORDER BY sha256",
+                // A pack's blobs one after another, in their order in it: each pack
+                // is read once (`Blobs::reader_in_order`).
+                "SELECT sha256, length, md5, pack, pack_offset FROM blobs
+                 ORDER BY pack, pack_offset, sha256",
                 params![],
                 |r| {
                     let length = r.get::<i64>(1)?;
@@ -349,6 +352,7 @@ impl Catalog {
                 },
             )
             .map_err(sql("listing blobs"))?;
+        let mut packs = PackCache::default();
         for row in rows {
             let (sha, length, md5, pack) = row;
             known.insert(sha.clone());
@@ -358,11 +362,10 @@ impl Catalog {
             }
             report.blobs_checked += 1;
             check_blob(
-                blobs,
+                (blobs, &mut packs),
                 &sha,
                 pack.as_ref(),
-                length,
-                &md5,
+                (length, &md5),
                 &mut report,
                 progress,
             )?;
@@ -415,16 +418,15 @@ params![VersionState::Deposited, FileState::Stored],
 /// Re-reads one blob and records what is wrong with it, if anything. An object store
 /// that cannot be read is no finding about the blob: the audit stops with its error.
 fn check_blob(
-    blobs: &Blobs,
+    (blobs, packs): (&Blobs, &mut PackCache),
     sha: &str,
     pack: Option<&Packed>,
-    length: i64,
-    md5: &str,
+    (length, md5): (i64, &str),
     report: &mut AuditReport,
     progress: &dyn Fn(u64),
 ) -> Result<(), BlobError> {
     let path = blobs.location_of(sha, pack);
-    let d = match blobs.digest(sha, pack) {
+    let d = match blobs.digest(sha, pack, packs) {
         Err(e) if e.is_not_found() => {
             report.missing.push(format!("{path}: no such file"));
             return Ok(());

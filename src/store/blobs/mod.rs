@@ -348,8 +348,16 @@ impl Blobs {
 
     /// Re-reads a blob and computes its digests (`plikt audit`), in constant memory.
     /// Blocks.
-    pub fn digest(&self, sha256: &str, packed: Option<&Packed>) -> Result<Digests, BlobError> {
-        let mut input = self.reader(sha256, packed)?;
+    /// Blobs digested one after another in the order of their packs share `cache`
+    /// ([`Blobs::reader_in_order`]): a pack is then read with one request, not one per
+    /// blob.
+    pub fn digest(
+        &self,
+        sha256: &str,
+        packed: Option<&Packed>,
+        cache: &mut PackCache,
+    ) -> Result<Digests, BlobError> {
+        let mut input = self.reader_in_order(sha256, packed, cache)?;
         let mut d = Digester::new();
         let mut buf = vec![0u8; 1 << 20];
         loop {
@@ -569,7 +577,13 @@ mod tests {
             .unwrap();
         assert_eq!(back, "hello world");
         assert_eq!(blobs.list().unwrap().len(), 1);
-        assert_eq!(blobs.digest(&shas[0], None).unwrap().length, 11);
+        assert_eq!(
+            blobs
+                .digest(&shas[0], None, &mut PackCache::default())
+                .unwrap()
+                .length,
+            11
+        );
         // An abandoned writer, or a written blob never committed, leaves nothing behind.
         let mut w = blobs.writer().unwrap();
         w.write(&Bytes::from_static(b"partial")).await.unwrap();
