@@ -147,7 +147,13 @@ pub async fn copy_blobs(
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .map_err(sql("listing the source's blobs"))?;
-    let there: HashSet<String> = to.list()?.into_iter().map(|(sha, _)| sha).collect();
+    let mut there: HashSet<String> = HashSet::new();
+    tokio::task::block_in_place(|| {
+        to.list_pages(|page| {
+            there.extend(page.into_iter().map(|(sha, _)| sha));
+            Ok::<_, StoreError>(())
+        })
+    })?;
     let mut copied = Copied {
         blobs: wanted.len() as u64,
         ..Copied::default()

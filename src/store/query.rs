@@ -1,7 +1,7 @@
 //! Read-only questions to the catalog: `plikt status`, `plikt audit` and the operators' dashboard.
 
 use super::catalog::sql;
-use super::sql::params;
+use super::sql::{Param, chunks, in_list, params};
 use serde::Serialize;
 
 use super::catalog::{Catalog, RunCounts, StoredFinding};
@@ -333,42 +333,77 @@ impl Catalog {
     }
 
     /// Re-reads every blob the catalog knows and checks it; `progress` is told the
-    /// bytes of each blob checked.
+    /// bytes of each blob checked. Memory stays flat whatever the collection's size
+    /// (a monthly audit of 10 million files, docs/deployment.md): the blobs are read a
+    /// page at a time from the catalog (those at their own name in SHA-256 order; then
+    /// pack by pack, each pack's blobs in their order in it, so that a pack is read
+    /// whole once, [`Blobs::reader_in_order`]), and the objects stored are listed a page
+    /// at a time and looked up in the catalog.
     pub fn audit(&self, blobs: &Blobs, progress: &dyn Fn(u64)) -> Result<AuditReport, StoreError> {
         let c = self.db();
         let mut report = AuditReport::default();
-        let mut known = std::collections::HashSet::new();
-        let rows = c
-            .query(
-                // A pack's blobs one after another, in their order in it: each pack
-                // is read once (`Blobs::reader_in_order`).
-                "SELECT sha256, length, md5, pack, pack_offset FROM blobs
-                 ORDER BY pack, pack_offset, sha256",
-                params![],
-                |r| {
-                    let length = r.get::<i64>(1)?;
-                    let pack = super::catalog::packed(r, 3, length.max(0).unsigned_abs())?;
-                    Ok((r.get::<String>(0)?, length, r.get::<String>(2)?, pack))
-                },
-            )
-            .map_err(sql("listing blobs"))?;
         let mut packs = PackCache::default();
-        for row in rows {
-            let (sha, length, md5, pack) = row;
-            known.insert(sha.clone());
-            // A pack is known when a blob the catalog names is in it.
-            if let Some(p) = &pack {
-                known.insert(p.pack.clone());
+        let mut after = String::new();
+        loop {
+            let page: Vec<(String, i64, String)> = c
+                .query(
+                    "SELECT sha256, length, md5 FROM blobs
+                     WHERE pack IS NULL AND sha256 > ?1 ORDER BY sha256 LIMIT 1000",
+                    params![after],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .map_err(sql("listing blobs"))?;
+            let Some(last) = page.last() else { break };
+            after.clone_from(&last.0);
+            for (sha, length, md5) in &page {
+                report.blobs_checked += 1;
+                check_blob(
+                    (blobs, &mut packs),
+                    sha,
+                    None,
+                    (*length, md5.as_str()),
+                    &mut report,
+                    progress,
+                )?;
             }
-            report.blobs_checked += 1;
-            check_blob(
-                (blobs, &mut packs),
-                &sha,
-                pack.as_ref(),
-                (length, &md5),
-                &mut report,
-                progress,
-            )?;
+        }
+        let mut after = String::new();
+        loop {
+            let names: Vec<String> = c
+                .query(
+                    "SELECT DISTINCT pack FROM blobs WHERE pack > ?1 ORDER BY pack LIMIT 100",
+                    params![after],
+                    |r| r.get(0),
+                )
+                .map_err(sql("listing packs"))?;
+            let Some(last) = names.last() else { break };
+            after.clone_from(last);
+            for pack in &names {
+                let members = c
+                    .query(
+                        "SELECT sha256, length, md5, pack, pack_offset FROM blobs
+                         WHERE pack = ?1 ORDER BY pack_offset",
+                        params![pack],
+                        |r| {
+                            let length = r.get::<i64>(1)?;
+                            let packed =
+                                super::catalog::packed(r, 3, length.max(0).unsigned_abs())?;
+                            Ok((r.get::<String>(0)?, length, r.get::<String>(2)?, packed))
+                        },
+                    )
+                    .map_err(sql("listing a pack's blobs"))?;
+                for (sha, length, md5, packed) in &members {
+                    report.blobs_checked += 1;
+                    check_blob(
+                        (blobs, &mut packs),
+                        sha,
+                        packed.as_ref(),
+                        (*length, md5.as_str()),
+                        &mut report,
+                        progress,
+                    )?;
+                }
+            }
         }
         let rows = c
             .query(
@@ -405,11 +440,32 @@ params![VersionState::Deposited, FileState::Stored],
         for row in rows {
             report.incomplete.push(row);
         }
-        for (name, location) in blobs.list()? {
-            if !known.contains(&name) {
-                report.unreferenced.push(location);
+        // An object is known when it is a blob the catalog names or a pack holding one.
+        blobs.list_pages(|page| {
+            for piece in chunks(&page) {
+                let names: Vec<&dyn Param> = piece.iter().map(|(n, _)| n as &dyn Param).collect();
+                let list = in_list(piece.len(), 1);
+                let known: std::collections::HashSet<String> = c
+                    .query(
+                        &format!(
+                            "SELECT sha256 FROM blobs WHERE sha256 IN ({list})
+                             UNION ALL SELECT DISTINCT pack FROM blobs WHERE pack IN ({list})"
+                        ),
+                        &names,
+                        |r| r.get(0),
+                    )
+                    .map_err(sql("looking up stored objects"))?
+                    .into_iter()
+                    .collect();
+                report.unreferenced.extend(
+                    piece
+                        .iter()
+                        .filter(|(name, _)| !known.contains(name))
+                        .map(|(_, location)| location.clone()),
+                );
             }
-        }
+            Ok::<_, StoreError>(())
+        })?;
         report.leftovers = blobs.leftovers()?;
         Ok(report)
     }

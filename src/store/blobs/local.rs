@@ -143,23 +143,28 @@ impl Local {
         }
     }
 
-    /// Every blob file on disk: (SHA-256 from its name, path). For `plikt audit`.
-    pub(super) fn list(&self) -> io::Result<Vec<(String, String)>> {
-        let mut out = Vec::new();
-        for a in fs::read_dir(&self.root)? {
-            let a = a?.path();
+    /// Every blob: (its SHA-256, path), a folder (`ab/`) at a time, each sorted.
+    pub(super) fn list_pages<E: From<super::BlobError>>(
+        &self,
+        mut f: impl FnMut(Vec<(String, String)>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let io = |e: io::Error| E::from(super::BlobError::io(&self.root)(e));
+        for a in fs::read_dir(&self.root).map_err(io)? {
+            let a = a.map_err(io)?.path();
             if !a.is_dir() {
                 continue;
             }
-            for f in fs::read_dir(&a)? {
-                let f = f?.path();
-                if let Some(name) = f.file_name().and_then(|n| n.to_str()) {
-                    out.push((name.to_string(), f.display().to_string()));
+            let mut page = Vec::new();
+            for file in fs::read_dir(&a).map_err(io)? {
+                let file = file.map_err(io)?.path();
+                if let Some(name) = file.file_name().and_then(|n| n.to_str()) {
+                    page.push((name.to_string(), file.display().to_string()));
                 }
             }
+            page.sort();
+            f(page)?;
         }
-        out.sort();
-        Ok(out)
+        Ok(())
     }
 }
 

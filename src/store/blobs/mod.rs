@@ -379,12 +379,18 @@ impl Blobs {
         }
     }
 
-    /// Every blob and pack stored: (SHA-256 from its name, its location), sorted. For
-    /// `plikt audit`. Blocks.
-    pub fn list(&self) -> Result<Vec<(String, String)>, BlobError> {
+    /// Every blob and pack stored: (SHA-256 from its name, its location), handed to `f`
+    /// a page at a time as they are listed (a folder of the local folder; up to 1,000
+    /// objects of the object store), so that memory does not grow with the collection.
+    /// For `plikt audit` and `plikt migrate`. Blocks (within async code: in
+    /// `tokio::task::block_in_place`).
+    pub fn list_pages<E: From<BlobError>>(
+        &self,
+        f: impl FnMut(Vec<(String, String)>) -> Result<(), E>,
+    ) -> Result<(), E> {
         match &self.0 {
-            Backend::Local(l) => l.list().map_err(BlobError::io(l.root())),
-            Backend::S3(s) => s.list(),
+            Backend::Local(l) => l.list_pages(f),
+            Backend::S3(s) => s.list_pages(f),
         }
     }
 
@@ -576,7 +582,14 @@ mod tests {
             .read_to_string(&mut back)
             .unwrap();
         assert_eq!(back, "hello world");
-        assert_eq!(blobs.list().unwrap().len(), 1);
+        let mut listed = 0;
+        blobs
+            .list_pages(|page| {
+                listed += page.len();
+                Ok::<_, BlobError>(())
+            })
+            .unwrap();
+        assert_eq!(listed, 1);
         assert_eq!(
             blobs
                 .digest(&shas[0], None, &mut PackCache::default())

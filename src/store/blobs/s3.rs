@@ -93,6 +93,9 @@ fn token() -> &'static str {
     })
 }
 
+/// Objects per page of [`S3::list_pages`].
+pub(super) const LIST_PAGE: usize = 1000;
+
 /// Bytes fetched per ranged read of [`Ranged`].
 const RANGE_READ: u64 = 256 << 10;
 /// Chunks in flight between the object store's runtime and a reader or writer.
@@ -749,28 +752,55 @@ impl S3 {
         }
     }
 
-    /// Every blob and pack: (its SHA-256, location), sorted. Blocks.
-    pub(super) fn list(&self) -> Result<Vec<(String, String)>, BlobError> {
+    /// Every blob, then every pack: (its SHA-256, location), in pages of at most
+    /// [`LIST_PAGE`] (each folder's in key order, which is SHA-256 order), handed to `f`
+    /// as they are listed. Blocks.
+    pub(super) fn list_pages<E: From<BlobError>>(
+        &self,
+        mut f: impl FnMut(Vec<(String, String)>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let (tx, mut rx) = mpsc::channel::<Result<Vec<(String, String)>, BlobError>>(2);
         let s3 = self.clone();
-        block(async move {
-            let mut out: Vec<(String, String)> = Vec::new();
+        runtime().spawn(async move {
             for folder in ["blobs", "packs"] {
                 let prefix = Path::from(format!("{}{folder}", s3.settings.prefix));
-                let objects: Vec<_> = s3
-                    .ops
-                    .list(Some(&prefix))
-                    .try_collect()
-                    .await
-                    .map_err(|e| s3.err("listing the blobs under", &prefix, e))?;
-                out.extend(objects.into_iter().filter_map(|o| {
-                    let name = o.location.filename()?.to_string();
-                    let at = format!("s3://{}/{}", s3.settings.bucket, o.location);
-                    Some((name, at))
-                }));
+                let mut objects = s3.ops.list(Some(&prefix));
+                let mut page = Vec::with_capacity(LIST_PAGE);
+                loop {
+                    match objects.next().await {
+                        Some(Ok(o)) => {
+                            if let Some(name) = o.location.filename() {
+                                let at = format!("s3://{}/{}", s3.settings.bucket, o.location);
+                                page.push((name.to_string(), at));
+                            }
+                            if page.len() < LIST_PAGE {
+                                continue;
+                            }
+                        }
+                        Some(Err(e)) => {
+                            let _ = tx
+                                .send(Err(s3.err("listing the blobs under", &prefix, e)))
+                                .await;
+                            return;
+                        }
+                        None => {
+                            if !page.is_empty() && tx.send(Ok(page)).await.is_err() {
+                                return;
+                            }
+                            break;
+                        }
+                    }
+                    let full = std::mem::replace(&mut page, Vec::with_capacity(LIST_PAGE));
+                    if tx.send(Ok(full)).await.is_err() {
+                        return;
+                    }
+                }
             }
-            out.sort();
-            Ok(out)
-        })
+        });
+        while let Some(page) = rx.blocking_recv() {
+            f(page?)?;
+        }
+        Ok(())
     }
 }
 
