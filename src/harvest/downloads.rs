@@ -540,13 +540,15 @@ fn record(
             i64::try_from(secs).unwrap_or(i64::MAX / 2),
         ))
     };
-    let settled = catalog.record(
-        &results,
-        &ready,
-        crate::store::now(),
-        h.max_failed_runs.max(1),
-        &retry_at,
-    )?;
+    let settled = crate::store::again_when_busy(|| {
+        catalog.record(
+            &results,
+            &ready,
+            crate::store::now(),
+            h.max_failed_runs.max(1),
+            &retry_at,
+        )
+    })?;
     let deposited = settled
         .iter()
         .filter(|s| matches!(s, Settled::Deposited(_)))

@@ -127,6 +127,38 @@ impl StoreError {
     pub fn is_disconnect(&self) -> bool {
         matches!(self, StoreError::Sql { source, .. } if source.is_disconnect())
     }
+
+    /// Whether the database gave up the transaction for another's sake (PostgreSQL
+    /// found a deadlock or a serialization conflict; SQLite stayed busy past its
+    /// timeout): the same transaction again may well commit.
+    pub fn is_busy(&self) -> bool {
+        matches!(self, StoreError::Sql { source, .. } if source.is_busy())
+    }
+}
+
+/// Runs the transaction `f` and, when the database gives it up for another's sake
+/// ([`StoreError::is_busy`]: two workers recording at once), runs it again after a
+/// short pause (20, 40, 80, 160 ms and a random part), up to four times more. Before,
+/// such a batch failed its run and its files waited for the next one. `f` must be a
+/// whole transaction (rolled back when it fails), so that running it again is safe.
+/// Blocks.
+pub fn again_when_busy<T>(mut f: impl FnMut() -> Result<T, StoreError>) -> Result<T, StoreError> {
+    let mut pause = std::time::Duration::from_millis(20);
+    for _ in 0..4 {
+        match f() {
+            Err(e) if e.is_busy() => {
+                tracing::warn!(error = %e, "the catalog gave up a transaction for another's; trying it again");
+                let mut jitter = [0u8; 1];
+                let _ = getrandom::fill(&mut jitter);
+                std::thread::sleep(
+                    pause + std::time::Duration::from_millis(u64::from(jitter[0]) / 4),
+                );
+                pause *= 2;
+            }
+            result => return result,
+        }
+    }
+    f()
 }
 
 /// Whether the store is opened to write (harvest) or only to read.
@@ -250,5 +282,98 @@ impl From<DbError> for StoreError {
             context: "reading the catalog",
             source,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn busy() -> StoreError {
+        StoreError::Sql {
+            context: "recording files",
+            source: DbError::Sqlite(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+                None,
+            )),
+        }
+    }
+
+    #[test]
+    fn a_transaction_given_up_for_another_is_run_again_and_other_errors_are_not() {
+        let mut calls = 0;
+        let r = again_when_busy(|| {
+            calls += 1;
+            if calls < 3 { Err(busy()) } else { Ok(calls) }
+        });
+        assert_eq!(r.unwrap(), 3);
+        let mut calls = 0;
+        let r: Result<(), _> = again_when_busy(|| {
+            calls += 1;
+            Err(StoreError::Locked {
+                path: "lock".into(),
+            })
+        });
+        assert!(matches!(r, Err(StoreError::Locked { .. })));
+        assert_eq!(calls, 1);
+        let mut calls = 0;
+        let r: Result<(), _> = again_when_busy(|| {
+            calls += 1;
+            Err(busy())
+        });
+        assert!(r.unwrap_err().is_busy());
+        assert_eq!(calls, 5, "tried once and four times more");
+    }
+
+    /// Two transactions taking two rows in opposite orders on a real PostgreSQL: the
+    /// server finds the deadlock and gives one up (40P01); run again, it commits after
+    /// the other, and both changes are there.
+    #[test]
+    fn a_deadlock_found_by_postgresql_is_run_again_and_both_commit() {
+        let Some(server) = sql::tests::postgres_server() else {
+            return;
+        };
+        let url = sql::tests::fresh_database(&server, "deadlock");
+        let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        c.batch_execute(
+            "CREATE TABLE t (id INT PRIMARY KEY, n INT); INSERT INTO t VALUES (1, 0), (2, 0)",
+        )
+        .unwrap();
+        let both = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let workers: Vec<_> = [(1i32, 2i32), (2, 1)]
+            .into_iter()
+            .map(|(first, second)| {
+                let (url, both) = (url.clone(), both.clone());
+                std::thread::spawn(move || {
+                    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+                    let pg = |e: postgres::Error| StoreError::Sql {
+                        context: "test",
+                        source: e.into(),
+                    };
+                    let mut attempts = 0;
+                    again_when_busy(|| {
+                        attempts += 1;
+                        let mut tx = c.transaction().map_err(pg)?;
+                        tx.execute("UPDATE t SET n = n + 1 WHERE id = $1", &[&first])
+                            .map_err(pg)?;
+                        if attempts == 1 {
+                            // Each holds its first row before taking the other's.
+                            both.wait();
+                        }
+                        tx.execute("UPDATE t SET n = n + 1 WHERE id = $1", &[&second])
+                            .map_err(pg)?;
+                        tx.commit().map_err(pg)
+                    })
+                    .map(|()| attempts)
+                })
+            })
+            .collect();
+        let attempts: Vec<u32> = workers
+            .into_iter()
+            .map(|w| w.join().unwrap().unwrap())
+            .collect();
+        assert!(attempts.contains(&2), "no deadlock happened: {attempts:?}");
+        let sum: i64 = c.query_one("SELECT sum(n) FROM t", &[]).unwrap().get(0);
+        assert_eq!(sum, 4);
     }
 }
