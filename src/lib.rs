@@ -37,8 +37,9 @@
 //!           catalog decides) + the catalog on SQLite (WAL, synchronous=FULL) or
 //!           PostgreSQL ([catalog] url): `store::sql` is the one SQL layer over both,
 //!           migrations per backend, an append-only change journal, run leases;
-//!           `store::moving` copies a catalog and its blobs to another backend
-//!           (`plikt migrate`); the only module with SQL
+//!           `store::Connection` is a long-lived loop's connection, made again after
+//!           PostgreSQL went away; `store::moving` copies a catalog and its blobs to
+//!           another backend (`plikt migrate`); the only module with SQL
 //! harvest   one run of one publisher: fetch → validate (two passes: verdict, then
 //!           diff in one transaction) → download + verify (H-*) → deposit
 //! schedule  cron → runs shared by any number of workers through run leases in the
