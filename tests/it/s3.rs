@@ -246,10 +246,29 @@ fn s3_harvest_streams_parts_stores_identical_bytes_once_serves_ranges_packs_and_
         "{base}d/test/{deposit}/{}",
         url_key(&publisher.url("/same-2.pdf"))
     );
+    let before = proxy.heads().len();
     let (status, head, body) = get_with(&url, &[]);
     assert_eq!((status, &body[..]), (200, PDF), "{head}");
     let (status, _, body) = get_with(&url, &[("Range", "bytes=3-9")]);
     assert_eq!((status, &body[..]), (206, &PDF[3..=9]));
+    // Asked for again, the pack was read whole: the requests after it cost none.
+    for _ in 0..3 {
+        let (status, _, body) = get_with(&url, &[("Range", "bytes=-5")]);
+        assert_eq!((status, &body[..]), (206, &PDF[PDF.len() - 5..]));
+    }
+    let pack_gets: Vec<String> = proxy.heads()[before..]
+        .iter()
+        .filter(|h| h.starts_with("GET ") && h.contains("/kb/packs/"))
+        .cloned()
+        .collect();
+    assert_eq!(pack_gets.len(), 2, "{pack_gets:#?}");
+    assert!(
+        pack_gets[0]
+            .to_ascii_lowercase()
+            .contains("\nrange: bytes=")
+            && !pack_gets[1].to_ascii_lowercase().contains("\nrange:"),
+        "a range, then the whole pack: {pack_gets:#?}"
+    );
     serving.stop();
 
     // Dump packages read the blobs from the object store.

@@ -122,7 +122,25 @@ pub(super) struct S3 {
     settings: Arc<S3Settings>,
     /// For the one request `object_store` does not make: ListMultipartUploads.
     http: reqwest::Client,
+    /// Packs that `plikt serve` read whole ([`S3::stream`]).
+    served: Arc<std::sync::Mutex<ServedPacks>>,
 }
+
+/// Packs asked for by `plikt serve` lately, and the few it holds whole: a Destination
+/// reading a collection reads the small files of a pack one after another, and each
+/// ranged GET of a pack costs a request (Garage answers a small one in about 44 ms on
+/// loopback, BENCHMARKS.md). A pack asked for again while it is among the recent ones
+/// is read whole, and the requests after are answered from memory.
+#[derive(Debug, Default)]
+struct ServedPacks {
+    /// Packs asked for lately, the newest last.
+    asked: std::collections::VecDeque<String>,
+    /// Packs held whole, the most recently used last.
+    held: std::collections::VecDeque<(String, Bytes)>,
+}
+
+/// Packs `plikt serve` holds whole (about 8 MiB each).
+const SERVED_PACKS: usize = 4;
 
 impl std::fmt::Debug for S3 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -187,6 +205,7 @@ impl S3 {
             reads: build(None, true)?,
             settings: Arc::new(s.clone()),
             http,
+            served: Arc::default(),
         })
     }
 
@@ -687,6 +706,16 @@ impl S3 {
         if length == 0 {
             return Ok(futures_util::stream::empty().boxed());
         }
+        if let Some(p) = packed
+            && let Some(bytes) = self.served_pack(p).await?
+        {
+            let from = usize::try_from(p.offset + start).unwrap_or(usize::MAX);
+            let to = from.saturating_add(usize::try_from(length).unwrap_or(usize::MAX));
+            if to <= bytes.len() {
+                let slice = bytes.slice(from..to);
+                return Ok(futures_util::stream::once(async move { Ok(slice) }).boxed());
+            }
+        }
         let (key, at) = self.key_of(sha256, packed);
         let (answer, rx) = self.get(
             key,
@@ -703,31 +732,74 @@ impl S3 {
         .boxed())
     }
 
+    /// `p`'s pack whole, when `plikt serve` holds it or it was asked for lately
+    /// ([`ServedPacks`]); `None`: read the range.
+    async fn served_pack(&self, p: &Packed) -> Result<Option<Bytes>, BlobError> {
+        {
+            let mut served = self
+                .served
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if let Some(i) = served.held.iter().position(|(name, _)| *name == p.pack) {
+                let entry = served.held.remove(i).expect("found just now");
+                let bytes = entry.1.clone();
+                served.held.push_back(entry);
+                return Ok(Some(bytes));
+            }
+            if !served.asked.contains(&p.pack) {
+                served.asked.push_back(p.pack.clone());
+                if served.asked.len() > 4 * SERVED_PACKS {
+                    served.asked.pop_front();
+                }
+                return Ok(None);
+            }
+        }
+        let bytes = runtime()
+            .spawn(self.clone().fetch_pack(p.pack.clone()))
+            .await
+            .map_err(|e| self.error("reading", &p.pack, e, false))??;
+        let mut served = self
+            .served
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        served.asked.retain(|name| *name != p.pack);
+        if !served.held.iter().any(|(name, _)| *name == p.pack) {
+            served.held.push_back((p.pack.clone(), bytes.clone()));
+            if served.held.len() > SERVED_PACKS {
+                served.held.pop_front();
+            }
+        }
+        Ok(Some(bytes))
+    }
+
     /// A whole pack, in memory (about [`PACK_TARGET`] bytes): one request within
     /// `timeout_secs` ([`super::PackCache`]). Blocks.
     pub(super) fn pack(&self, pack: &str) -> Result<Bytes, BlobError> {
-        let (s3, key) = (self.clone(), self.pack_key(pack));
-        block(async move {
-            let read = async {
-                s3.ops
-                    .get(&key)
-                    .await
-                    .map_err(|e| s3.err("reading", &key, e))?
-                    .bytes()
-                    .await
-                    .map_err(|e| s3.err("reading", &key, e))
-            };
-            tokio::time::timeout(s3.settings.timeout, read)
+        block(self.clone().fetch_pack(pack.to_owned()))
+    }
+
+    /// [`S3::pack`], on the object store's runtime.
+    async fn fetch_pack(self, pack: String) -> Result<Bytes, BlobError> {
+        let key = self.pack_key(&pack);
+        let read = async {
+            self.ops
+                .get(&key)
                 .await
-                .unwrap_or_else(|_| {
-                    Err(s3.error(
-                        "reading",
-                        key.as_ref(),
-                        format!("not read within {} s", s3.settings.timeout.as_secs()),
-                        false,
-                    ))
-                })
-        })
+                .map_err(|e| self.err("reading", &key, e))?
+                .bytes()
+                .await
+                .map_err(|e| self.err("reading", &key, e))
+        };
+        tokio::time::timeout(self.settings.timeout, read)
+            .await
+            .unwrap_or_else(|_| {
+                Err(self.error(
+                    "reading",
+                    key.as_ref(),
+                    format!("not read within {} s", self.settings.timeout.as_secs()),
+                    false,
+                ))
+            })
     }
 
     /// A whole blob, read a few chunks at a time. Blocks.
