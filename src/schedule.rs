@@ -425,7 +425,8 @@ pub async fn work(
                             harvester.clone(),
                             worker.clone(),
                             p,
-                            (now, carrying),
+                            now,
+                            carrying,
                             after_run.clone(),
                         ));
                     }
@@ -456,7 +457,8 @@ async fn carry_out(
     harvester: Harvester,
     worker: Worker,
     p: PublisherConfig,
-    (claimed_at, carrying): (Timestamp, Carrying),
+    claimed_at: Timestamp,
+    carrying: Carrying,
     after_run: Arc<dyn Fn() + Send + Sync>,
 ) {
     let next = match harvester.run(&p).await {

@@ -116,8 +116,6 @@ pub(super) struct PackageWriter {
     pub bytes: u64,
     /// Files added so far.
     pub files: u64,
-    /// The pack its files were last read from ([`crate::store::Blobs::reader_in_order`]).
-    packs: crate::store::PackCache,
 }
 
 impl std::fmt::Debug for PackageWriter {
@@ -174,7 +172,6 @@ impl PackageWriter {
             paths,
             bytes: 0,
             files: 0,
-            packs: crate::store::PackCache::default(),
         };
         // Read back into the package when it is finished.
         let out = fs::OpenOptions::new()
@@ -227,7 +224,7 @@ impl PackageWriter {
         // An object is streamed a few chunks at a time (issue 17 §2).
         let mut input = set
             .blobs
-            .reader_in_order(&f.sha256, f.pack.as_ref(), &mut self.packs)
+            .reader(&f.sha256, f.pack.as_ref())
             .map_err(crate::store::StoreError::from)?;
         self.put(&path, &mut input, f.length)?;
         self.bytes += f.length;

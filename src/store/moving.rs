@@ -339,9 +339,8 @@ pub fn verify(
             },
         )
         .map_err(sql("listing the target's blobs"))?;
-    let mut packs = super::PackCache::default();
     for (i, (sha256, length, pack)) in blobs.iter().enumerate() {
-        match to.digest(sha256, pack.as_ref(), &mut packs) {
+        match to.digest(sha256, pack.as_ref()) {
             Ok(d) if d.sha256 == *sha256 && d.length == *length => {}
             Ok(d) => problems.push(format!(
                 "blob {sha256} at {}: {} bytes with SHA-256 {}, expected {length} bytes",

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::catalog::{Catalog, RunCounts, StoredFinding};
 use super::state::{FileState, Outcome, Timestamp, VersionState, sql as lit};
-use super::{BlobError, Blobs, PackCache, Packed, StoreError};
+use super::{BlobError, Blobs, Packed, StoreError};
 use crate::profile::Severity;
 
 /// The last run of a publisher.
@@ -337,12 +337,11 @@ impl Catalog {
     /// (a monthly audit of 10 million files, docs/deployment.md): the blobs are read a
     /// page at a time from the catalog (those at their own name in SHA-256 order; then
     /// pack by pack, each pack's blobs in their order in it, so that a pack is read
-    /// whole once, [`Blobs::reader_in_order`]), and the objects stored are listed a page
+    /// whole once, as the object store's reader holds packs), and the objects stored are listed a page
     /// at a time and looked up in the catalog.
     pub fn audit(&self, blobs: &Blobs, progress: &dyn Fn(u64)) -> Result<AuditReport, StoreError> {
         let c = self.db();
         let mut report = AuditReport::default();
-        let mut packs = PackCache::default();
         let mut after = String::new();
         loop {
             let page: Vec<(String, i64, String)> = c
@@ -357,14 +356,7 @@ impl Catalog {
             after.clone_from(&last.0);
             for (sha, length, md5) in &page {
                 report.blobs_checked += 1;
-                check_blob(
-                    (blobs, &mut packs),
-                    sha,
-                    None,
-                    (*length, md5.as_str()),
-                    &mut report,
-                    progress,
-                )?;
+                check_blob(blobs, sha, None, *length, md5, &mut report, progress)?;
             }
         }
         let mut after = String::new();
@@ -395,10 +387,11 @@ impl Catalog {
                 for (sha, length, md5, packed) in &members {
                     report.blobs_checked += 1;
                     check_blob(
-                        (blobs, &mut packs),
+                        blobs,
                         sha,
                         packed.as_ref(),
-                        (*length, md5.as_str()),
+                        *length,
+                        md5,
                         &mut report,
                         progress,
                     )?;
@@ -474,15 +467,16 @@ params![VersionState::Deposited, FileState::Stored],
 /// Re-reads one blob and records what is wrong with it, if anything. An object store
 /// that cannot be read is no finding about the blob: the audit stops with its error.
 fn check_blob(
-    (blobs, packs): (&Blobs, &mut PackCache),
+    blobs: &Blobs,
     sha: &str,
     pack: Option<&Packed>,
-    (length, md5): (i64, &str),
+    length: i64,
+    md5: &str,
     report: &mut AuditReport,
     progress: &dyn Fn(u64),
 ) -> Result<(), BlobError> {
     let path = blobs.location_of(sha, pack);
-    let d = match blobs.digest(sha, pack, packs) {
+    let d = match blobs.digest(sha, pack) {
         Err(e) if e.is_not_found() => {
             report.missing.push(format!("{path}: no such file"));
             return Ok(());

@@ -295,69 +295,10 @@ impl Blobs {
         }
     }
 
-    /// As [`Blobs::reader`], for blobs read one after another in the order they were
-    /// harvested (the files of a dump package): from an object store, when a blob comes
-    /// from the same pack as the one read before it, the whole pack is read with one
-    /// request and kept in `cache`, and the blobs after it that the pack holds are read
-    /// from memory. A package of small files costs a request per pack, not one per
-    /// file (issue 17 §6: 525 files took 16 s to put into a Resource Dump from Garage,
-    /// a ranged GET each). Blocks.
-    pub fn reader_in_order(
-        &self,
-        sha256: &str,
-        packed: Option<&Packed>,
-        cache: &mut PackCache,
-    ) -> Result<Box<dyn Read + Send>, BlobError> {
-        let (Backend::S3(s), Some(p)) = (&self.0, packed) else {
-            return self.reader(sha256, packed);
-        };
-        let held = match &cache.held {
-            Some((pack, bytes)) if *pack == p.pack => Some(bytes.clone()),
-            _ if cache.last.as_deref() == Some(p.pack.as_str()) => {
-                let bytes = s.pack(&p.pack)?;
-                cache.held = Some((p.pack.clone(), bytes.clone()));
-                Some(bytes)
-            }
-            _ => None,
-        };
-        cache.last = Some(p.pack.clone());
-        match held {
-            Some(bytes) => {
-                let range = usize::try_from(p.offset)
-                    .ok()
-                    .zip(usize::try_from(p.offset + p.length).ok())
-                    .filter(|(_, end)| *end <= bytes.len())
-                    .ok_or_else(|| {
-                        s.read_error(
-                            sha256,
-                            io::Error::new(
-                                io::ErrorKind::UnexpectedEof,
-                                format!(
-                                    "the pack holds {} bytes, not up to byte {}",
-                                    bytes.len(),
-                                    p.offset + p.length
-                                ),
-                            ),
-                        )
-                    })?;
-                Ok(Box::new(io::Cursor::new(bytes.slice(range.0..range.1))))
-            }
-            None => self.reader(sha256, packed),
-        }
-    }
-
     /// Re-reads a blob and computes its digests (`plikt audit`), in constant memory.
     /// Blocks.
-    /// Blobs digested one after another in the order of their packs share `cache`
-    /// ([`Blobs::reader_in_order`]): a pack is then read with one request, not one per
-    /// blob.
-    pub fn digest(
-        &self,
-        sha256: &str,
-        packed: Option<&Packed>,
-        cache: &mut PackCache,
-    ) -> Result<Digests, BlobError> {
-        let mut input = self.reader_in_order(sha256, packed, cache)?;
+    pub fn digest(&self, sha256: &str, packed: Option<&Packed>) -> Result<Digests, BlobError> {
+        let mut input = self.reader(sha256, packed)?;
         let mut d = Digester::new();
         let mut buf = vec![0u8; 1 << 20];
         loop {
@@ -537,13 +478,6 @@ impl Written {
     }
 }
 
-/// The pack [`Blobs::reader_in_order`] read last, and the one it holds in memory.
-#[derive(Debug, Default)]
-pub struct PackCache {
-    last: Option<String>,
-    held: Option<(String, Bytes)>,
-}
-
 /// fsync of a folder, so a rename or a new entry in it survives a crash.
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
@@ -590,13 +524,7 @@ mod tests {
             })
             .unwrap();
         assert_eq!(listed, 1);
-        assert_eq!(
-            blobs
-                .digest(&shas[0], None, &mut PackCache::default())
-                .unwrap()
-                .length,
-            11
-        );
+        assert_eq!(blobs.digest(&shas[0], None).unwrap().length, 11);
         // An abandoned writer, or a written blob never committed, leaves nothing behind.
         let mut w = blobs.writer().unwrap();
         w.write(&Bytes::from_static(b"partial")).await.unwrap();

@@ -122,25 +122,26 @@ pub(super) struct S3 {
     settings: Arc<S3Settings>,
     /// For the one request `object_store` does not make: ListMultipartUploads.
     http: reqwest::Client,
-    /// Packs that `plikt serve` read whole ([`S3::stream`]).
-    served: Arc<std::sync::Mutex<ServedPacks>>,
+    /// Packs read whole ([`S3::held_pack`]).
+    held: Arc<std::sync::Mutex<HeldPacks>>,
 }
 
-/// Packs asked for by `plikt serve` lately, and the few it holds whole: a Destination
-/// reading a collection reads the small files of a pack one after another, and each
-/// ranged GET of a pack costs a request (Garage answers a small one in about 44 ms on
-/// loopback, BENCHMARKS.md). A pack asked for again while it is among the recent ones
-/// is read whole, and the requests after are answered from memory.
+/// Packs asked for lately, and the few held whole. Whoever reads small files reads a
+/// pack's one after another (a Destination through `plikt serve`, a dump package, `plikt
+/// audit` in pack order), and each ranged GET of a pack costs a request (Garage answers a
+/// small one in about 44 ms on loopback, BENCHMARKS.md). A pack asked for again while it
+/// is among the recent ones is read whole, and the reads after are answered from memory.
+/// Packs are named by their SHA-256 and never change: what is held is never stale.
 #[derive(Debug, Default)]
-struct ServedPacks {
+struct HeldPacks {
     /// Packs asked for lately, the newest last.
     asked: std::collections::VecDeque<String>,
     /// Packs held whole, the most recently used last.
     held: std::collections::VecDeque<(String, Bytes)>,
 }
 
-/// Packs `plikt serve` holds whole (about 8 MiB each).
-const SERVED_PACKS: usize = 4;
+/// Packs held whole (about 8 MiB each).
+const HELD_PACKS: usize = 4;
 
 impl std::fmt::Debug for S3 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -205,7 +206,7 @@ impl S3 {
             reads: build(None, true)?,
             settings: Arc::new(s.clone()),
             http,
-            served: Arc::default(),
+            held: Arc::default(),
         })
     }
 
@@ -707,14 +708,12 @@ impl S3 {
             return Ok(futures_util::stream::empty().boxed());
         }
         if let Some(p) = packed
-            && let Some(bytes) = self.served_pack(p).await?
+            && let Some(slice) = self
+                .held_pack(p)
+                .await?
+                .and_then(|b| part(&b, p, start, length))
         {
-            let from = usize::try_from(p.offset + start).unwrap_or(usize::MAX);
-            let to = from.saturating_add(usize::try_from(length).unwrap_or(usize::MAX));
-            if to <= bytes.len() {
-                let slice = bytes.slice(from..to);
-                return Ok(futures_util::stream::once(async move { Ok(slice) }).boxed());
-            }
+            return Ok(futures_util::stream::once(async move { Ok(slice) }).boxed());
         }
         let (key, at) = self.key_of(sha256, packed);
         let (answer, rx) = self.get(
@@ -732,24 +731,24 @@ impl S3 {
         .boxed())
     }
 
-    /// `p`'s pack whole, when `plikt serve` holds it or it was asked for lately
-    /// ([`ServedPacks`]); `None`: read the range.
-    async fn served_pack(&self, p: &Packed) -> Result<Option<Bytes>, BlobError> {
+    /// `p`'s pack whole, when it is held or was asked for lately ([`HeldPacks`]);
+    /// `None`: read the range.
+    async fn held_pack(&self, p: &Packed) -> Result<Option<Bytes>, BlobError> {
         {
-            let mut served = self
-                .served
+            let mut held = self
+                .held
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if let Some(i) = served.held.iter().position(|(name, _)| *name == p.pack) {
-                let entry = served.held.remove(i).expect("found just now");
+            if let Some(i) = held.held.iter().position(|(name, _)| *name == p.pack) {
+                let entry = held.held.remove(i).expect("found just now");
                 let bytes = entry.1.clone();
-                served.held.push_back(entry);
+                held.held.push_back(entry);
                 return Ok(Some(bytes));
             }
-            if !served.asked.contains(&p.pack) {
-                served.asked.push_back(p.pack.clone());
-                if served.asked.len() > 4 * SERVED_PACKS {
-                    served.asked.pop_front();
+            if !held.asked.contains(&p.pack) {
+                held.asked.push_back(p.pack.clone());
+                if held.asked.len() > 4 * HELD_PACKS {
+                    held.asked.pop_front();
                 }
                 return Ok(None);
             }
@@ -758,27 +757,22 @@ impl S3 {
             .spawn(self.clone().fetch_pack(p.pack.clone()))
             .await
             .map_err(|e| self.error("reading", &p.pack, e, false))??;
-        let mut served = self
-            .served
+        let mut held = self
+            .held
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        served.asked.retain(|name| *name != p.pack);
-        if !served.held.iter().any(|(name, _)| *name == p.pack) {
-            served.held.push_back((p.pack.clone(), bytes.clone()));
-            if served.held.len() > SERVED_PACKS {
-                served.held.pop_front();
+        held.asked.retain(|name| *name != p.pack);
+        if !held.held.iter().any(|(name, _)| *name == p.pack) {
+            held.held.push_back((p.pack.clone(), bytes.clone()));
+            if held.held.len() > HELD_PACKS {
+                held.held.pop_front();
             }
         }
         Ok(Some(bytes))
     }
 
     /// A whole pack, in memory (about [`PACK_TARGET`] bytes): one request within
-    /// `timeout_secs` ([`super::PackCache`]). Blocks.
-    pub(super) fn pack(&self, pack: &str) -> Result<Bytes, BlobError> {
-        block(self.clone().fetch_pack(pack.to_owned()))
-    }
-
-    /// [`S3::pack`], on the object store's runtime.
+    /// `timeout_secs`, on the object store's runtime.
     async fn fetch_pack(self, pack: String) -> Result<Bytes, BlobError> {
         let key = self.pack_key(&pack);
         let read = async {
@@ -802,12 +796,21 @@ impl S3 {
             })
     }
 
-    /// A whole blob, read a few chunks at a time. Blocks.
+    /// A whole blob, read a few chunks at a time (a packed one from its pack when that
+    /// is held, [`HeldPacks`]). Blocks.
     pub(super) fn reader(
         &self,
         sha256: &str,
         packed: Option<&Packed>,
     ) -> Result<Box<dyn Read + Send>, BlobError> {
+        if let Some(p) = packed {
+            let (s3, pack) = (self.clone(), p.clone());
+            if let Some(slice) = block(async move { s3.held_pack(&pack).await })?
+                .and_then(|b| part(&b, p, 0, p.length))
+            {
+                return Ok(Box::new(io::Cursor::new(slice)));
+            }
+        }
         let (key, at) = self.key_of(sha256, packed);
         let range = packed.map(|p| GetRange::Bounded(at..at + p.length));
         if packed.is_some_and(|p| p.length == 0) {
@@ -1160,6 +1163,14 @@ async fn upload(s3: S3, key: Path, mut rx: mpsc::Receiver<Msg>) -> Result<Finish
             }
         }
     }
+}
+
+/// `length` bytes from `start` of the packed blob `p`, out of its whole `pack`; `None`
+/// when the pack is shorter than the catalog says (the ranged read then reports it).
+fn part(pack: &Bytes, p: &Packed, start: u64, length: u64) -> Option<Bytes> {
+    let from = usize::try_from(p.offset.checked_add(start)?).ok()?;
+    let to = from.checked_add(usize::try_from(length).ok()?)?;
+    (to <= pack.len()).then(|| pack.slice(from..to))
 }
 
 /// `chunks` (`len` bytes together) in one buffer of their size: a chunk may be a slice of
