@@ -130,6 +130,94 @@ pub struct CatalogConfig {
     /// it could not be.
     #[serde(skip)]
     pub password: Option<Result<Secret, String>>,
+    /// How the connection is protected: libpq's `sslmode` and `sslrootcert` in `url`,
+    /// taken out of it when the configuration is loaded.
+    #[serde(skip)]
+    pub tls: CatalogTls,
+}
+
+/// TLS to a PostgreSQL catalog, as libpq's `sslmode` (and `sslrootcert`) in `[catalog]
+/// url` ask for it (PostgreSQL 15 documentation §34.19.1, "SSL Mode Descriptions"), so
+/// that the URL a DBA gives plikt means what it means to `psql`. The certificate of the
+/// server is checked only by the last two; `require` with a `sslrootcert` is
+/// `verify-ca`, as in libpq.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum CatalogTls {
+    /// `sslmode=disable`: plain TCP.
+    Disable,
+    /// `sslmode=prefer` (the default, as in libpq): TLS when the server offers it, plain
+    /// when it does not; the certificate is not checked.
+    #[default]
+    Prefer,
+    /// `sslmode=require`: TLS or no connection; the certificate is not checked.
+    Require,
+    /// `sslmode=verify-ca`: TLS, with a certificate signed by one of the roots.
+    VerifyCa(CatalogRoots),
+    /// `sslmode=verify-full`: as `verify-ca`, and the certificate names the host
+    /// plikt connects to.
+    VerifyFull(CatalogRoots),
+}
+
+/// The certificate authorities a catalog's certificate is checked against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CatalogRoots {
+    /// `sslrootcert=system`, or none given: the operating system's.
+    System,
+    /// `sslrootcert=FILE`: the PEM certificates in FILE (relative to the configuration's
+    /// folder).
+    File(PathBuf),
+}
+
+impl CatalogTls {
+    /// Takes libpq's TLS parameters out of `url` and says what they ask for.
+    /// Parameters libpq has and plikt does not (client certificates, CRLs) are refused
+    /// by name rather than left for the driver's "unknown option".
+    fn take(url: &mut Url, base: &Path) -> Result<Self, String> {
+        let mut mode = None;
+        let mut roots = None;
+        let mut rest = Vec::new();
+        for (key, value) in url.query_pairs() {
+            match &*key {
+                "sslmode" => mode = Some(value.into_owned()),
+                "sslrootcert" => roots = Some(value.into_owned()),
+                "sslcert" | "sslkey" | "sslpassword" | "sslcrl" | "sslcrldir" | "sslcertmode" => {
+                    return Err(format!(
+                        "[catalog] url: `{key}` is not supported: plikt does not present client certificates or read CRLs; authenticate with a password (password_env or password_file) over sslmode=verify-full"
+                    ));
+                }
+                _ => rest.push((key.into_owned(), value.into_owned())),
+            }
+        }
+        if mode.is_some() || roots.is_some() {
+            if rest.is_empty() {
+                url.set_query(None);
+            } else {
+                url.query_pairs_mut().clear().extend_pairs(rest);
+            }
+        }
+        let roots = roots.map(|r| match r.as_str() {
+            "system" => CatalogRoots::System,
+            file => CatalogRoots::File(base.join(file)),
+        });
+        Ok(match (mode.as_deref().unwrap_or("prefer"), roots) {
+            ("disable", None) => CatalogTls::Disable,
+            ("prefer", None) => CatalogTls::Prefer,
+            ("require", None) => CatalogTls::Require,
+            ("require" | "verify-ca", Some(r)) => CatalogTls::VerifyCa(r),
+            ("verify-ca", None) => CatalogTls::VerifyCa(CatalogRoots::System),
+            ("verify-full", r) => CatalogTls::VerifyFull(r.unwrap_or(CatalogRoots::System)),
+            (m @ ("disable" | "prefer"), Some(_)) => {
+                return Err(format!(
+                    "[catalog] url: sslrootcert is given but sslmode={m} never checks the server's certificate; write sslmode=verify-full (or verify-ca)"
+                ));
+            }
+            (other, _) => {
+                return Err(format!(
+                    "[catalog] url: sslmode `{other}` is not one of disable, prefer, require, verify-ca, verify-full"
+                ));
+            }
+        })
+    }
 }
 
 impl std::fmt::Debug for CatalogConfig {
@@ -675,6 +763,9 @@ impl Config {
                     "[catalog] url carries a password; remove it from the URL and use password_env or password_file".into(),
                 ));
             }
+            let mut url = url.clone();
+            c.tls = CatalogTls::take(&mut url, base).map_err(&invalid)?;
+            c.url = Some(url);
             if c.password_env.is_some() || c.password_file.is_some() {
                 c.password = Some(
                     load_secret("[catalog]", &c.password_env, &c.password_file, base, env)
@@ -847,6 +938,60 @@ name = "A"
 feed = "https://a.example/feed.xml"
 schedule = "0 */30 * * * *"
 "#;
+
+    /// libpq's TLS parameters (PostgreSQL 15 §34.19.1) leave `[catalog] url` for
+    /// `catalog.tls`; the driver's own parameters stay in the URL; a relative
+    /// `sslrootcert` is the configuration folder's, as `password_file` is.
+    #[test]
+    fn catalog_tls_is_taken_out_of_the_url_with_libpq_meanings() {
+        let catalog = |query: &str| {
+            let c = parse(&format!(
+                "[catalog]\nurl = \"postgres://plikt@db.kb.example/plikt{query}\"\n"
+            ))
+            .unwrap()
+            .catalog;
+            (c.url.unwrap().to_string(), c.tls)
+        };
+        let file = |f: &str| CatalogRoots::File(PathBuf::from(f));
+        assert_eq!(
+            catalog(""),
+            (
+                "postgres://plikt@db.kb.example/plikt".into(),
+                CatalogTls::Prefer
+            )
+        );
+        assert_eq!(
+            catalog("?connect_timeout=3&sslmode=verify-full&sslrootcert=pg-ca.pem"),
+            (
+                "postgres://plikt@db.kb.example/plikt?connect_timeout=3".into(),
+                CatalogTls::VerifyFull(file("/etc/plikt/pg-ca.pem"))
+            )
+        );
+        assert_eq!(
+            catalog("?sslmode=require&sslrootcert=/srv/ca.pem").1,
+            CatalogTls::VerifyCa(file("/srv/ca.pem"))
+        );
+        assert_eq!(
+            catalog("?sslmode=verify-ca&sslrootcert=system").1,
+            CatalogTls::VerifyCa(CatalogRoots::System)
+        );
+        assert_eq!(
+            catalog("?sslmode=verify-full").1,
+            CatalogTls::VerifyFull(CatalogRoots::System)
+        );
+        assert_eq!(catalog("?sslmode=require").1, CatalogTls::Require);
+        assert_eq!(catalog("?sslmode=disable").1, CatalogTls::Disable);
+        let refused = |query: &str| {
+            parse(&format!(
+                "[catalog]\nurl = \"postgres://plikt@db.kb.example/plikt{query}\"\n"
+            ))
+            .unwrap_err()
+            .to_string()
+        };
+        assert!(refused("?sslmode=allow").contains("sslmode `allow` is not one of"));
+        assert!(refused("?sslmode=prefer&sslrootcert=ca.pem").contains("never checks"));
+        assert!(refused("?sslkey=k.pem").contains("`sslkey` is not supported"));
+    }
 
     #[test]
     fn unknown_key_is_refused_with_name_and_line() {

@@ -179,6 +179,8 @@ pub enum Location {
         url: String,
         /// The password, if the server asks for one.
         password: Option<String>,
+        /// TLS to the server (libpq's `sslmode`, `sslrootcert`: taken out of `url`).
+        tls: crate::config::CatalogTls,
     },
 }
 
@@ -199,6 +201,7 @@ impl Location {
                         });
                     }
                 },
+                tls: c.tls.clone(),
             },
         })
     }
@@ -240,7 +243,9 @@ impl Catalog {
     pub fn open(location: &Location) -> Result<Self, StoreError> {
         let mut db = match location {
             Location::Sqlite(path) => open_sqlite(path)?,
-            Location::Postgres { url, password } => connect_postgres(url, password.as_deref())?,
+            Location::Postgres { url, password, tls } => {
+                connect_postgres(url, password.as_deref(), tls)?
+            }
         };
         super::migrations::migrate(&mut db)?;
         Ok(Self { db })
@@ -624,8 +629,14 @@ fn open_sqlite(path: &Path) -> Result<Db, StoreError> {
 }
 
 /// Connects to PostgreSQL: a connect timeout of 10 s unless the URL sets one, TCP
-/// keepalives, and `application_name = plikt` (so a DBA sees who is connected).
-fn connect_postgres(url: &str, password: Option<&str>) -> Result<Db, StoreError> {
+/// keepalives, `application_name = plikt` (so a DBA sees who is connected), and TLS as
+/// `tls` asks (the connector is made at each connection, so a renewed `sslrootcert` is
+/// read without a restart).
+fn connect_postgres(
+    url: &str,
+    password: Option<&str>,
+    tls: &crate::config::CatalogTls,
+) -> Result<Db, StoreError> {
     let mut config: postgres::Config =
         url.parse()
             .map_err(|e: postgres::Error| StoreError::CatalogUrl {
@@ -653,9 +664,22 @@ fn connect_postgres(url: &str, password: Option<&str>) -> Result<Db, StoreError>
         None => OPTIONS.to_string(),
     };
     config.options(&options);
-    let client = super::sql::blocking(|| config.connect(postgres::NoTls))
-        .map_err(sql("connecting to PostgreSQL"))?;
-    Ok(Db::postgres(client))
+    use crate::config::CatalogTls;
+    config.ssl_mode(match tls {
+        CatalogTls::Disable => postgres::config::SslMode::Disable,
+        CatalogTls::Prefer => postgres::config::SslMode::Prefer,
+        _ => postgres::config::SslMode::Require,
+    });
+    let connected = match super::tls::connector(tls)? {
+        None => super::sql::blocking(|| config.connect(postgres::NoTls)),
+        Some(connector) => super::sql::blocking(|| config.connect(connector)),
+    };
+    match connected {
+        Ok(client) => Ok(Db::postgres(client)),
+        Err(e) => {
+            Err(super::tls::explain(&e, tls).unwrap_or_else(|| sql("connecting to PostgreSQL")(e)))
+        }
+    }
 }
 
 /// How a version was settled by [`Catalog::record`].
@@ -967,6 +991,7 @@ mod tests {
                     let location = Location::Postgres {
                         url: url.clone(),
                         password: None,
+                        tls: crate::config::CatalogTls::Disable,
                     };
                     std::thread::spawn(move || Catalog::open(&location).map(drop))
                 })
@@ -977,6 +1002,7 @@ mod tests {
             let c = Catalog::open(&Location::Postgres {
                 url: url.clone(),
                 password: None,
+                tls: crate::config::CatalogTls::Disable,
             })
             .unwrap();
             let v: i64 = c
@@ -998,6 +1024,7 @@ mod tests {
         let location = Location::Postgres {
             url: super::super::sql::tests::fresh_database(&server, "blob_race"),
             password: None,
+            tls: crate::config::CatalogTls::Disable,
         };
         let bytes: Vec<Vec<u8>> = (0..64).map(|i| format!("page {i}").into_bytes()).collect();
         for round in 0..20 {

@@ -22,6 +22,7 @@ mod query;
 mod sql;
 mod stage;
 mod state;
+mod tls;
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -69,6 +70,15 @@ pub enum StoreError {
     Secret {
         /// Which variable or file, and why (never the value).
         reason: String,
+    },
+    /// TLS to the PostgreSQL catalog could not be set up or was refused
+    /// (`sslmode`, `sslrootcert` in `[catalog] url`).
+    #[error("catalog: {reason}; {hint}")]
+    CatalogTls {
+        /// What went wrong.
+        reason: String,
+        /// What the operator can do about it.
+        hint: &'static str,
     },
     /// `[catalog] url` is not a PostgreSQL URL.
     #[error(

@@ -1,6 +1,7 @@
 //! The integration tests: one binary (STYLE habit 12), one module per area.
 #![allow(clippy::unwrap_used)] // test helpers panic on failure, like the tests themselves
 
+mod catalog;
 mod cli;
 mod conformance;
 mod crash;

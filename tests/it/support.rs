@@ -1212,8 +1212,20 @@ pub struct OwnPostgres {
 
 impl OwnPostgres {
     pub fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// A cluster that takes TCP connections only over TLS and with a password
+    /// (`scripts/postgres start --tls`: `dir/ca.pem`, `dir/other-ca.pem`,
+    /// `dir/password`; the URL's host is `localhost`, the one name its certificate has).
+    pub fn start_tls() -> Self {
+        Self::start_with(&["--tls"])
+    }
+
+    fn start_with(options: &[&str]) -> Self {
         let o = Command::new(root().join("scripts/postgres"))
             .arg("start")
+            .args(options)
             .output()
             .unwrap();
         assert!(o.status.success(), "scripts/postgres start: {}", text(&o));

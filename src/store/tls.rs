@@ -1,0 +1,245 @@
+//! TLS to a PostgreSQL catalog on another machine: the rustls client configuration
+//! that [`CatalogTls`] (libpq's `sslmode` and `sslrootcert` in `[catalog] url`) asks
+//! for, and what a refused handshake means for the operator.
+//!
+//! libpq's modes (PostgreSQL 15 documentation §34.19.1): `prefer` and `require` encrypt
+//! without checking the server's certificate; `verify-ca` checks that a trusted
+//! authority signed it; `verify-full` also that it names the host. rustls checks both
+//! by default, so the first two and `verify-ca` loosen its verifier, each in one place
+//! below; the handshake's own signatures are always checked.
+
+use std::sync::Arc;
+
+use rustls::client::WebPkiServerVerifier;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use tokio_postgres_rustls::MakeRustlsConnect;
+
+use super::StoreError;
+use crate::config::{CatalogRoots, CatalogTls};
+
+/// The connector for `tls` (`None`: `sslmode=disable`, plain TCP).
+pub(super) fn connector(tls: &CatalogTls) -> Result<Option<MakeRustlsConnect>, StoreError> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| tls_setup(e.to_string()))?;
+    let verifier: Arc<dyn ServerCertVerifier> = match tls {
+        CatalogTls::Disable => return Ok(None),
+        CatalogTls::Prefer | CatalogTls::Require => Arc::new(Unchecked(provider)),
+        CatalogTls::VerifyCa(roots) => Arc::new(AnyName(webpki(roots, provider)?)),
+        CatalogTls::VerifyFull(roots) => webpki(roots, provider)?,
+    };
+    let config = builder
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth();
+    Ok(Some(MakeRustlsConnect::new(config)))
+}
+
+fn tls_setup(reason: String) -> StoreError {
+    StoreError::CatalogTls {
+        reason,
+        hint: "this is a fault of plikt's TLS set-up; report it",
+    }
+}
+
+/// rustls's own verifier (chain, validity, host name) over `roots`.
+fn webpki(
+    roots: &CatalogRoots,
+    provider: Arc<CryptoProvider>,
+) -> Result<Arc<WebPkiServerVerifier>, StoreError> {
+    let mut store = RootCertStore::empty();
+    match roots {
+        CatalogRoots::File(file) => {
+            let unreadable = |reason: String| StoreError::CatalogTls {
+                reason: format!("sslrootcert {}: {reason}", file.display()),
+                hint: "name a PEM file with the certificate of the authority that signed the PostgreSQL server's certificate (its ssl_ca_file, or the server's own certificate if it signed itself)",
+            };
+            let certs = CertificateDer::pem_file_iter(file)
+                .map_err(|e| unreadable(e.to_string()))?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| unreadable(e.to_string()))?;
+            if certs.is_empty() {
+                return Err(unreadable("holds no PEM certificate".into()));
+            }
+            for cert in certs {
+                store
+                    .add(cert)
+                    .map_err(|e| unreadable(format!("a certificate cannot be used: {e}")))?;
+            }
+        }
+        CatalogRoots::System => {
+            // Certificates the system store has and rustls cannot use are skipped, as
+            // every TLS client does; none at all is an error below.
+            let found = rustls_native_certs::load_native_certs();
+            store.add_parsable_certificates(found.certs);
+        }
+    }
+    if store.is_empty() {
+        return Err(StoreError::CatalogTls {
+            reason: "the system has no trusted certificate authorities".into(),
+            hint: "name the authority that signed the PostgreSQL server's certificate with sslrootcert=/path/to/ca.pem in [catalog] url",
+        });
+    }
+    WebPkiServerVerifier::builder_with_provider(Arc::new(store), provider)
+        .build()
+        .map_err(|e| tls_setup(e.to_string()))
+}
+
+/// `sslmode=prefer` and `require`: encrypted, but any certificate is taken (libpq's
+/// meaning of these modes; an attacker in the middle is not kept out).
+#[derive(Debug)]
+struct Unchecked(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for Unchecked {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// `sslmode=verify-ca`: rustls's verifier, whose only complaint taken back is that
+/// the certificate names another host (rustls checks the chain first, so a name
+/// error means the chain was good).
+#[derive(Debug)]
+struct AnyName(Arc<WebPkiServerVerifier>);
+
+impl ServerCertVerifier for AnyName {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        {
+            Err(rustls::Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+/// What went wrong with TLS when connecting failed, and what the operator can do
+/// (`None`: the failure was not TLS's).
+pub(super) fn explain(error: &postgres::Error, tls: &CatalogTls) -> Option<StoreError> {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = cause {
+        let inner = e
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            .and_then(|i| i.downcast_ref::<rustls::Error>())
+            .or_else(|| e.downcast_ref::<rustls::Error>());
+        if let Some(r) = inner {
+            return Some(StoreError::CatalogTls {
+                reason: format!("the TLS handshake with PostgreSQL failed: {r}"),
+                hint: hint(r, tls),
+            });
+        }
+        if e.to_string() == "server does not support TLS" {
+            return Some(StoreError::CatalogTls {
+                reason: "the PostgreSQL server does not offer TLS".into(),
+                hint: "turn on ssl in the server's postgresql.conf (ssl = on, ssl_cert_file, ssl_key_file), or connect to a server that has it",
+            });
+        }
+        cause = e.source();
+    }
+    None
+}
+
+fn hint(error: &rustls::Error, tls: &CatalogTls) -> &'static str {
+    use CertificateError as C;
+    match error {
+        rustls::Error::InvalidCertificate(
+            C::NotValidForName | C::NotValidForNameContext { .. },
+        ) => {
+            "the server's certificate does not name the host in [catalog] url: connect by a name the certificate has (its subject alternative names), or use sslmode=verify-ca to check only who signed it"
+        }
+        rustls::Error::InvalidCertificate(C::UnknownIssuer | C::BadSignature) => match tls {
+            CatalogTls::VerifyCa(CatalogRoots::File(_))
+            | CatalogTls::VerifyFull(CatalogRoots::File(_)) => {
+                "the server's certificate is not signed by an authority in sslrootcert: name the PEM file of the authority that signed it (the server's ssl_ca_file)"
+            }
+            _ => {
+                "the server's certificate is not signed by an authority this system trusts: name the authority that signed it with sslrootcert=/path/to/ca.pem in [catalog] url"
+            }
+        },
+        rustls::Error::InvalidCertificate(
+            C::Expired | C::ExpiredContext { .. } | C::NotValidYet | C::NotValidYetContext { .. },
+        ) => {
+            "the server's certificate is outside its validity period: renew it on the server (or check this machine's clock)"
+        }
+        _ => {
+            "check the server's ssl settings and the sslmode in [catalog] url (disable, prefer, require, verify-ca, verify-full)"
+        }
+    }
+}

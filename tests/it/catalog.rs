@@ -1,0 +1,162 @@
+//! The catalog on a PostgreSQL server of its own, as a deposit team configures it
+//! (issue 17 §1): TLS as libpq's `sslmode` and `sslrootcert` in `[catalog] url` ask for
+//! it (PostgreSQL 15 documentation §34.19.1), against a real server that takes TCP
+//! connections only over TLS and with a password (`scripts/postgres start --tls`).
+
+use std::sync::{Arc, OnceLock};
+
+use crate::support::{Env, OwnPostgres, Response, Server, TestItem, date, feed, text};
+
+/// `env`'s configuration without its `[catalog]` (the one the test run gives it).
+fn without_catalog(env: &Env) -> String {
+    let cfg = std::fs::read_to_string(&env.config).unwrap();
+    match &env.postgres {
+        Some(url) => cfg.replace(&format!("[catalog]\nurl = \"{url}\"\n"), ""),
+        None => cfg,
+    }
+}
+
+#[test]
+fn a_catalog_over_tls_is_encrypted_and_its_certificate_checked_as_sslmode_asks() {
+    let pg = OwnPostgres::start_tls();
+    let port = pg
+        .url
+        .rsplit_once(':')
+        .and_then(|(_, p)| p.split('/').next())
+        .unwrap()
+        .to_string();
+    let password = std::fs::read_to_string(format!("{}/password", pg.dir)).unwrap();
+    let password = password.trim();
+    let ca = format!("{}/ca.pem", pg.dir);
+    let other_ca = format!("{}/other-ca.pem", pg.dir);
+
+    let base: Arc<OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let server = Server::with_handler(move |r| match r.path.as_str() {
+        "/feed.xml" => {
+            let b = b2.get().unwrap();
+            Response::ok(feed(&[TestItem::new(
+                "tls-1",
+                &date(0),
+                &format!("{b}/page/1.html"),
+            )
+            .content(
+                &format!("{b}/file/1.bin"),
+                "application/octet-stream",
+                b"over TLS",
+            )]))
+        }
+        "/file/1.bin" => Response::file(b"over TLS", "application/octet-stream"),
+        _ => Response::file(b"<html><body>page</body></html>", "text/html"),
+    });
+    let _ = base.set(server.url(""));
+    let env = Env::plain("catalog-tls", &server.url("/feed.xml"), "");
+    let plain = without_catalog(&env);
+    let with_catalog = |env: &Env, catalog: &str| {
+        std::fs::write(&env.config, format!("{plain}\n[catalog]\n{catalog}\n")).unwrap();
+    };
+    let catalog = |host: &str, query: &str| {
+        format!(
+            "url = \"postgres://postgres@{host}:{port}/postgres{query}\"\npassword_file = \"{}/password\"",
+            pg.dir
+        )
+    };
+
+    // What a deposit team writes for a catalog on another machine: the authority that
+    // signed the server's certificate, and its name checked. The server refuses TCP
+    // without TLS (`hostnossl … reject`), so a harvest that deposits proves plikt spoke
+    // TLS to it.
+    with_catalog(
+        &env,
+        &catalog(
+            "localhost",
+            &format!("?sslmode=verify-full&sslrootcert={ca}"),
+        ),
+    );
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(env.status()["deposits"].as_u64(), Some(1));
+
+    // Each mode against the same server: what connects, and what each refusal says.
+    let cases: Vec<(&str, String, Result<(), &str>)> = vec![
+        // libpq's default, `prefer`: TLS when offered (unverified).
+        ("localhost", String::new(), Ok(())),
+        ("localhost", "?sslmode=require".into(), Ok(())),
+        // verify-ca checks who signed it, not the name (127.0.0.1 is not in it);
+        // `require` with a root certificate is verify-ca, as in libpq.
+        (
+            "127.0.0.1",
+            format!("?sslmode=verify-ca&sslrootcert={ca}"),
+            Ok(()),
+        ),
+        (
+            "127.0.0.1",
+            format!("?sslmode=require&sslrootcert={ca}"),
+            Ok(()),
+        ),
+        (
+            "127.0.0.1",
+            format!("?sslmode=verify-full&sslrootcert={ca}"),
+            Err("does not name the host in [catalog] url"),
+        ),
+        (
+            "localhost",
+            format!("?sslmode=verify-full&sslrootcert={other_ca}"),
+            Err("not signed by an authority in sslrootcert"),
+        ),
+        // No sslrootcert: the system's authorities, which never signed this one.
+        (
+            "localhost",
+            "?sslmode=verify-full".into(),
+            Err("not signed by an authority this system trusts"),
+        ),
+        // Plain TCP: the server's own refusal reaches the operator.
+        ("localhost", "?sslmode=disable".into(), Err("no encryption")),
+        (
+            "localhost",
+            "?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem".into(),
+            Err("sslrootcert /nonexistent/ca.pem"),
+        ),
+        (
+            "localhost",
+            "?sslmode=verify-all".into(),
+            Err(
+                "sslmode `verify-all` is not one of disable, prefer, require, verify-ca, verify-full",
+            ),
+        ),
+        (
+            "localhost",
+            format!("?sslmode=verify-full&sslrootcert={ca}&sslcert=client.pem"),
+            Err("`sslcert` is not supported"),
+        ),
+        (
+            "localhost",
+            "?sslmode=disable&sslrootcert=system".into(),
+            Err("sslmode=disable never checks the server's certificate"),
+        ),
+    ];
+    for (host, query, expected) in cases {
+        with_catalog(&env, &catalog(host, &query));
+        let o = env.cmd(&["status", "--format", "json"]);
+        let out = text(&o);
+        assert!(
+            !out.contains(password),
+            "the password appears in what plikt said: {out}"
+        );
+        match expected {
+            Ok(()) => {
+                assert_eq!(o.status.code(), Some(0), "{host} {query}: {out}");
+                let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+                assert_eq!(v["publishers"][0]["deposits"].as_u64(), Some(1), "{out}");
+            }
+            Err(said) => {
+                assert_ne!(o.status.code(), Some(0), "{host} {query}: {out}");
+                let stderr = String::from_utf8_lossy(&o.stderr);
+                assert!(
+                    stderr.contains(said),
+                    "{host} {query}: wanted `{said}`: {out}"
+                );
+            }
+        }
+    }
+}
