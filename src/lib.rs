@@ -35,7 +35,8 @@
 //!           streamed to a temporary object → server-side copy, files ≤ 1 MiB in packs
 //!           (the catalog records pack and offset), identical bytes once as the
 //!           catalog decides) + the catalog on SQLite (WAL, synchronous=FULL) or
-//!           PostgreSQL ([catalog] url): `store::sql` is the one SQL layer over both,
+//!           PostgreSQL ([catalog] url; TLS as its libpq sslmode says, `store::tls`):
+//!           `store::sql` is the one SQL layer over both,
 //!           migrations per backend, an append-only change journal, run leases;
 //!           `store::Connection` is a long-lived loop's connection, made again after
 //!           PostgreSQL went away; `store::moving` copies a catalog and its blobs to

@@ -50,6 +50,10 @@ pub struct BlobsConfig {
     /// this (seconds) are removed as a crash's leftovers when a harvest starts; set it
     /// longer than any one file's upload takes. A process's own are never touched.
     pub stale_upload_secs: Option<u64>,
+    /// PEM files of authorities trusted for an `https` endpoint besides the system's
+    /// (a deposit's own authority), as `[http] extra_root_certificates` for feeds;
+    /// relative to the configuration's folder. Verification is never turned off.
+    pub extra_root_certificates: Option<Vec<PathBuf>>,
     /// The loaded settings of an object store, or why they could not be loaded (the
     /// error names a variable or a file, never a value).
     #[serde(skip)]
@@ -90,6 +94,8 @@ pub struct S3Settings {
     pub retry_timeout: std::time::Duration,
     /// Age after which another process's temporary objects count as a crash's.
     pub stale_after: std::time::Duration,
+    /// PEM files of authorities trusted besides the system's.
+    pub extra_root_certificates: Vec<PathBuf>,
 }
 
 /// S3's smallest part (all but the last) and largest part.
@@ -125,6 +131,10 @@ impl BlobsConfig {
                 ("timeout_secs", self.timeout_secs.is_some()),
                 ("retry_timeout_secs", self.retry_timeout_secs.is_some()),
                 ("stale_upload_secs", self.stale_upload_secs.is_some()),
+                (
+                    "extra_root_certificates",
+                    self.extra_root_certificates.is_some(),
+                ),
             ]
             .into_iter()
             .filter_map(|(k, set)| set.then_some(k))
@@ -170,6 +180,12 @@ impl BlobsConfig {
             secs(self.retry_timeout_secs, 60, "retry_timeout_secs")?,
             secs(self.stale_upload_secs, 86_400, "stale_upload_secs")?,
         );
+        let extra_root_certificates = self
+            .extra_root_certificates
+            .iter()
+            .flatten()
+            .map(|p| base.join(p))
+            .collect();
         let key_id = load_secret(
             "[blobs] access key id",
             &self.access_key_id_env,
@@ -196,6 +212,7 @@ impl BlobsConfig {
                 timeout,
                 retry_timeout,
                 stale_after,
+                extra_root_certificates,
             })
         }));
         Ok(())
@@ -266,6 +283,20 @@ secret_access_key_env = "SECRET"
         assert_eq!(s.prefix, "kb/");
         assert_eq!(s.part_size, 8 << 20);
         assert_eq!(s.secret_access_key.expose(), "hunter2");
+        assert!(s.extra_root_certificates.is_empty());
+        // The deposit's own authorities, relative to the configuration's folder.
+        let roots = check(
+            &format!("{GARAGE}extra_root_certificates = [\"ca.pem\", \"/srv/b.pem\"]\n"),
+            &[("KEY", "GKid"), ("SECRET", "hunter2")],
+        )
+        .unwrap();
+        assert_eq!(
+            roots.s3.unwrap().unwrap().extra_root_certificates,
+            vec![
+                PathBuf::from("/etc/plikt/ca.pem"),
+                PathBuf::from("/srv/b.pem")
+            ]
+        );
         let debug = format!("{c:?}");
         assert!(
             !debug.contains("hunter2") && !debug.contains("GKid"),
@@ -295,6 +326,10 @@ secret_access_key_env = "SECRET"
             ),
             (format!("{GARAGE}part_size_mib = 1\n"), "from 5 to 5120"),
             ("bucket = \"plikt\"\n".to_string(), "add s3_endpoint"),
+            (
+                "extra_root_certificates = [\"ca.pem\"]\n".to_string(),
+                "add s3_endpoint",
+            ),
         ] {
             let e = check(&text, &env).unwrap_err();
             assert!(e.contains(want), "{text}: {e}");

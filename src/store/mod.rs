@@ -131,6 +131,24 @@ pub enum StoreError {
     },
 }
 
+/// `error`'s message followed by those of its causes that it does not already say:
+/// rust-postgres and the object store's client name only the kind of a failure ("error
+/// connecting to server", "error sending request"); the cause ("Connection refused", a
+/// certificate refused) is what the operator needs.
+pub(crate) fn with_causes(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut message = error.to_string();
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        cause = c.source();
+    }
+    message
+}
+
 impl StoreError {
     /// Whether the catalog's connection is gone (PostgreSQL restarted, the network
     /// cut): a new connection may succeed where this one cannot.

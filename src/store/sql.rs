@@ -92,17 +92,7 @@ fn postgres_message(e: &postgres::Error) -> String {
             }
             m
         }
-        // rust-postgres names only the kind ("error connecting to server"); the cause
-        // ("Connection refused", a timeout) is what the operator needs.
-        None => {
-            let mut m = format!("PostgreSQL: {e}");
-            let mut cause = std::error::Error::source(e);
-            while let Some(c) = cause {
-                m.push_str(&format!(": {c}"));
-                cause = c.source();
-            }
-            m
-        }
+        None => format!("PostgreSQL: {}", super::with_causes(e)),
     }
 }
 

@@ -189,22 +189,39 @@ impl ServerCertVerifier for AnyName {
     }
 }
 
+/// The TLS error (a refused certificate, a failed handshake) among `error`'s causes.
+pub(crate) fn tls_cause<'a>(
+    error: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a rustls::Error> {
+    let mut cause = Some(error);
+    while let Some(e) = cause {
+        // I/O errors wrap it, sometimes twice (hyper's connector around rustls's).
+        let mut wrapped = Some(e);
+        while let Some(w) = wrapped {
+            if let Some(r) = w.downcast_ref::<rustls::Error>() {
+                return Some(r);
+            }
+            wrapped = w
+                .downcast_ref::<std::io::Error>()
+                .and_then(|io| io.get_ref())
+                .map(|i| i as &(dyn std::error::Error + 'static));
+        }
+        cause = e.source();
+    }
+    None
+}
+
 /// What went wrong with TLS when connecting failed, and what the operator can do
 /// (`None`: the failure was not TLS's).
 pub(super) fn explain(error: &postgres::Error, tls: &CatalogTls) -> Option<StoreError> {
+    if let Some(r) = tls_cause(error) {
+        return Some(StoreError::CatalogTls {
+            reason: format!("the TLS handshake with PostgreSQL failed: {r}"),
+            hint: hint(r, tls),
+        });
+    }
     let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(e) = cause {
-        let inner = e
-            .downcast_ref::<std::io::Error>()
-            .and_then(|io| io.get_ref())
-            .and_then(|i| i.downcast_ref::<rustls::Error>())
-            .or_else(|| e.downcast_ref::<rustls::Error>());
-        if let Some(r) = inner {
-            return Some(StoreError::CatalogTls {
-                reason: format!("the TLS handshake with PostgreSQL failed: {r}"),
-                hint: hint(r, tls),
-            });
-        }
         if e.to_string() == "server does not support TLS" {
             return Some(StoreError::CatalogTls {
                 reason: "the PostgreSQL server does not offer TLS".into(),

@@ -9,8 +9,8 @@ use object_store::path::Path as Key;
 use sha2::Digest;
 
 use crate::support::{
-    Body, Env, Garage, OwnPostgres, Proxy, Response, Server, Serving, TestItem, date, feed,
-    free_port, get, get_with, noise, own_catalog, serve, text,
+    Body, Env, Garage, OwnPostgres, Proxy, Response, Server, Serving, TestItem, TlsFront, date,
+    feed, free_port, get, get_with, noise, own_catalog, root, serve, text,
 };
 
 const HTML: &[u8] = b"<!DOCTYPE html><html><body>Artikel</body></html>";
@@ -409,6 +409,91 @@ fn s3_an_upload_corrupted_in_transit_is_refused_and_retried() {
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_eq!(env.one("SELECT state FROM versions"), "deposited");
+    let o = env.cmd(&["audit"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+/// An object store behind an `https` endpoint, as deposits run one, whose certificate
+/// comes from the deposit's own authority (`fixtures/tls/ca.pem`): until that authority
+/// is named in `[blobs] extra_root_certificates` nothing is stored (the files stay
+/// pending, and the error says which key to set); with it a harvest stores every file (a
+/// large one in parts) and `plikt audit` reads each back over TLS.
+#[test]
+fn s3_over_https_trusts_the_deposits_own_authority_once_it_is_named() {
+    let garage = Garage::start("https");
+    let front = TlsFront::start(garage.port);
+    let big = noise(6 << 20, 4);
+    let b2 = big.clone();
+    let publisher = serve(move |base| {
+        let items = [
+            TestItem::new("h-2", &date(1), &format!("{base}/h-2.html")).content(
+                &format!("{base}/h-2.pdf"),
+                "application/pdf",
+                PDF,
+            ),
+            TestItem::new("h-1", &date(0), &format!("{base}/h-1.html")).content(
+                &format!("{base}/h-1.bin"),
+                "application/octet-stream",
+                &b2,
+            ),
+        ];
+        vec![
+            ("/feed.xml".into(), Response::ok(feed(&items))),
+            ("/h-1.html".into(), Response::file(HTML, "text/html")),
+            ("/h-2.html".into(), Response::file(HTML, "text/html")),
+            ("/h-2.pdf".into(), Response::file(PDF, "application/pdf")),
+            (
+                "/h-1.bin".into(),
+                Response::file(b2.clone(), "application/octet-stream"),
+            ),
+        ]
+    });
+    let env = Env::plain("s3-https", &publisher.url("/feed.xml"), "");
+    let env = garage.configure_at(
+        &format!("https://localhost:{}", front.port),
+        env,
+        "kb/",
+        "part_size_mib = 5\nretry_timeout_secs = 1",
+    );
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(
+        env.one("SELECT count(*) FROM versions WHERE state = 'pending'"),
+        "2"
+    );
+    assert_eq!(env.one("SELECT count(*) FROM blobs"), "0");
+    for e in env.sql("SELECT error FROM files") {
+        assert!(
+            e[0].contains("certificate") && e[0].contains("extra_root_certificates"),
+            "{}",
+            e[0]
+        );
+    }
+    assert_eq!(objects(&garage, "kb/"), Vec::new());
+
+    // The [blobs] table is the configuration's last.
+    let env = env.with_config(&format!(
+        "extra_root_certificates = [\"{}\"]",
+        root().join("fixtures/tls/ca.pem").display()
+    ));
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(
+        env.one("SELECT count(*) FROM versions WHERE state = 'deposited'"),
+        "2"
+    );
+    let big_key = format!(
+        "kb/blobs/{0}/{1}",
+        &hex::encode(sha2::Sha256::digest(&big))[..2],
+        hex::encode(sha2::Sha256::digest(&big))
+    );
+    assert!(
+        objects(&garage, "kb/blobs")
+            .iter()
+            .any(|(k, size)| *k == big_key && *size == big.len() as u64),
+        "{:?}",
+        objects(&garage, "kb/")
+    );
     let o = env.cmd(&["audit"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }

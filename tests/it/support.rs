@@ -189,26 +189,9 @@ impl Server {
 
     /// Over TLS, with the certificate in `fixtures/tls/server.pem` (127.0.0.1, localhost).
     pub fn https(handler: impl Fn(&Request) -> Response + Send + Sync + 'static) -> Self {
-        use rustls::pki_types::pem::PemObject;
-        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-        let dir = root().join("fixtures/tls");
-        let certs: Vec<CertificateDer<'static>> =
-            CertificateDer::pem_file_iter(dir.join("server.pem"))
-                .expect("server.pem")
-                .map(|c| c.expect("certificate"))
-                .collect();
-        let key = PrivateKeyDer::from_pem_file(dir.join("server.key")).expect("server.key");
-        let config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .expect("protocol versions")
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .expect("server certificate");
         Self::spawn(
             std::sync::Arc::new(handler),
-            Some(std::sync::Arc::new(config)),
+            Some(std::sync::Arc::new(tls_server_config())),
         )
     }
 
@@ -1029,7 +1012,8 @@ impl Garage {
         self.configure_at(&proxy.endpoint(), env, prefix, extra)
     }
 
-    fn configure_at(&self, endpoint: &str, env: Env, prefix: &str, extra: &str) -> Env {
+    /// [`Garage::configure`], reaching it at `endpoint`.
+    pub fn configure_at(&self, endpoint: &str, env: Env, prefix: &str, extra: &str) -> Env {
         env.with_config(&format!(
             "[blobs]\ns3_endpoint = \"{endpoint}\"\nbucket = \"plikt\"\nregion = \"garage\"\nprefix = \"{prefix}\"\naccess_key_id_env = \"PLIKT_TEST_S3_KEY_ID\"\nsecret_access_key_file = \"s3-secret\"\n{extra}"
         ))
@@ -1083,6 +1067,72 @@ impl Env {
     pub fn blobs(&self) -> plikt::store::Blobs {
         let c = self.loaded();
         plikt::store::Blobs::open(&c.data_dir, &c.blobs).unwrap()
+    }
+}
+
+/// The TLS server side of `fixtures/tls/server.pem` (127.0.0.1, localhost; signed by
+/// `fixtures/tls/ca.pem`).
+pub fn tls_server_config() -> rustls::ServerConfig {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let dir = root().join("fixtures/tls");
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(dir.join("server.pem"))
+        .expect("server.pem")
+        .map(|c| c.expect("certificate"))
+        .collect();
+    let key = PrivateKeyDer::from_pem_file(dir.join("server.key")).expect("server.key");
+    rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("protocol versions")
+    .with_no_client_auth()
+    .with_single_cert(certs, key)
+    .expect("server certificate")
+}
+
+/// TLS in front of a plain server on loopback (an object store behind an https
+/// endpoint, as deposits run one): each connection's TLS is ended here
+/// ([`tls_server_config`]) and its bytes copied to and from the server. Stops when
+/// dropped.
+pub struct TlsFront {
+    pub port: u16,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl TlsFront {
+    pub fn start(upstream_port: u16) -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(tls_server_config()));
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .expect("bind 127.0.0.1");
+        let port = listener.local_addr().unwrap().port();
+        runtime.spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    // A client that refuses the certificate ends the handshake here.
+                    let Ok(mut tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let Ok(mut upstream) =
+                        tokio::net::TcpStream::connect(("127.0.0.1", upstream_port)).await
+                    else {
+                        return;
+                    };
+                    let _ = tokio::io::copy_bidirectional(&mut tls, &mut upstream).await;
+                });
+            }
+        });
+        Self {
+            port,
+            _runtime: runtime,
+        }
     }
 }
 

@@ -140,6 +140,21 @@ struct HeldPacks {
     held: std::collections::VecDeque<(String, Bytes)>,
 }
 
+const NOT_FOUND: &str = "the object does not exist (removed behind plikt's back?): `plikt audit` lists every blob the catalog names that is missing";
+const UNREACHABLE: &str = "check that the object store is running and reachable at this endpoint, that the bucket exists and that the credentials of [blobs] may read and write it; a file being harvested stays pending and a later run fetches it again";
+const CERTIFICATE: &str = "the object store's TLS certificate was not accepted: if the deposit's own authority signed it, name that authority's PEM file in [blobs] extra_root_certificates; check that s3_endpoint names a host the certificate is for; a file being harvested stays pending and a later run fetches it again";
+
+/// What the client's error `e` says, with its causes (the client names only the kind,
+/// "error sending request"), and what to do: a refused certificate needs
+/// `extra_root_certificates`, anything else a reachable object store.
+fn describe(e: &(dyn std::error::Error + 'static)) -> (String, &'static str) {
+    let advice = match crate::store::tls::tls_cause(e) {
+        Some(_) => CERTIFICATE,
+        None => UNREACHABLE,
+    };
+    (crate::store::with_causes(e), advice)
+}
+
 /// Packs held whole (about 8 MiB each).
 const HELD_PACKS: usize = 4;
 
@@ -157,10 +172,42 @@ impl S3 {
     /// A client of the object store `settings` name; no request is made.
     pub(super) fn open(settings: &S3Settings) -> Result<Self, BlobError> {
         let s = settings;
+        // The deposit's own authorities (`extra_root_certificates`), for both clients.
+        let mut roots: Vec<Vec<u8>> = Vec::new();
+        for file in &s.extra_root_certificates {
+            let pem = std::fs::read(file).map_err(|e| {
+                BlobError::Config(format!(
+                    "[blobs] extra_root_certificates: cannot read {}: {e}",
+                    file.display()
+                ))
+            })?;
+            roots.push(pem);
+        }
+        let unusable = |file: usize, e: &dyn std::fmt::Display| {
+            BlobError::Config(format!(
+                "[blobs] extra_root_certificates: {} holds no usable PEM certificate: {e}",
+                s.extra_root_certificates[file].display()
+            ))
+        };
+        let mut store_roots = Vec::new();
+        let mut http_roots = Vec::new();
+        for (i, pem) in roots.iter().enumerate() {
+            let certs =
+                object_store::Certificate::from_pem_bundle(pem).map_err(|e| unusable(i, &e))?;
+            if certs.is_empty() {
+                return Err(unusable(i, &"none found"));
+            }
+            store_roots.extend(certs);
+            http_roots
+                .extend(reqwest::Certificate::from_pem_bundle(pem).map_err(|e| unusable(i, &e))?);
+        }
         let build = |timeout: Option<Duration>, checksum: bool| {
             let mut options = ClientOptions::new()
                 .with_allow_http(s.endpoint.scheme() == "http")
                 .with_connect_timeout(Duration::from_secs(10));
+            for root in &store_roots {
+                options = options.with_root_certificate(root.clone());
+            }
             options = match timeout {
                 Some(t) => options.with_timeout(t),
                 None => options.with_timeout_disabled(),
@@ -192,7 +239,11 @@ impl S3 {
                 .map(Arc::new)
                 .map_err(|e| BlobError::Config(format!("[blobs]: {e}")))
         };
-        let http = reqwest::Client::builder()
+        let mut http = reqwest::Client::builder();
+        for root in http_roots {
+            http = http.add_root_certificate(root);
+        }
+        let http = http
             .user_agent(concat!("plikt/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(Duration::from_secs(10))
             .timeout(s.timeout)
@@ -232,24 +283,34 @@ impl S3 {
         e: impl std::fmt::Display,
         not_found: bool,
     ) -> BlobError {
+        let advice = if not_found { NOT_FOUND } else { UNREACHABLE };
+        self.failure(op, key, (e.to_string(), advice), not_found)
+    }
+
+    /// The error of `op` on `key` for `cause` ([`describe`]).
+    fn failure(
+        &self,
+        op: &'static str,
+        key: &str,
+        (reason, advice): (String, &'static str),
+        not_found: bool,
+    ) -> BlobError {
         BlobError::ObjectStore(Box::new(super::ObjectStoreError {
             endpoint: self.settings.endpoint.to_string(),
             bucket: self.settings.bucket.clone(),
             op,
             key: key.to_string(),
-            reason: e.to_string(),
-            advice: if not_found {
-                "the object does not exist (removed behind plikt's back?): `plikt audit` lists every blob the catalog names that is missing"
-            } else {
-                "check that the object store is running and reachable at this endpoint, that the bucket exists and that the credentials of [blobs] may read and write it; a file being harvested stays pending and a later run fetches it again"
-            },
+            reason,
+            advice,
             not_found,
         }))
     }
 
     fn err(&self, op: &'static str, key: &Path, e: object_store::Error) -> BlobError {
-        let not_found = matches!(e, object_store::Error::NotFound { .. });
-        self.error(op, key.as_ref(), e, not_found)
+        match e {
+            object_store::Error::NotFound { .. } => self.error(op, key.as_ref(), e, true),
+            e => self.failure(op, key.as_ref(), describe(&e), false),
+        }
     }
 
     /// A reading error of the blob `sha256` (from [`S3::reader`]).
@@ -390,7 +451,7 @@ impl S3 {
                         // checks the pack's bytes; each blob's SHA-256 is plikt's own,
                         // over the bytes it put in.
                         let done = s3.ops.put(&key, bytes).await;
-                        (name, members, done.err().map(|e| (key, e.to_string())))
+                        (name, members, done.err().map(|e| (key, describe(&e))))
                     }
                 })
                 .buffer_unordered(4)
@@ -409,13 +470,13 @@ impl S3 {
                                 },
                             );
                         }
-                        Some((key, reason)) => {
+                        Some((key, cause)) => {
                             failed.insert(
                                 i,
-                                s3.error(
+                                s3.failure(
                                     "storing a pack of new blobs",
                                     key.as_ref(),
-                                    reason,
+                                    cause.clone(),
                                     false,
                                 ),
                             );
@@ -456,6 +517,8 @@ impl S3 {
             (packed, failed)
         });
         let mut failed = failed;
+        // Why the first of identical blobs failed, for its twins.
+        let mut twins: HashMap<usize, (String, &'static str)> = HashMap::new();
         let mut out = Vec::with_capacity(batch.len());
         let mut tmps = Vec::with_capacity(batch.len());
         for (i, (sha, tmp, known)) in batch.into_iter().enumerate() {
@@ -468,25 +531,24 @@ impl S3 {
                 None => Ok(None),
                 Some(f) if f == i => match failed.remove(&i) {
                     Some(e) => {
-                        // Its duplicates fail too.
-                        failed.insert(
-                            i,
-                            self.error(
-                                "storing a new blob",
-                                self.blob_key(&sha).as_ref(),
-                                "an identical blob of the same batch failed",
-                                false,
-                            ),
-                        );
+                        // Its twins fail too, for the same reason.
+                        let cause = match &e {
+                            BlobError::ObjectStore(o) => (o.reason.clone(), o.advice),
+                            other => (other.to_string(), UNREACHABLE),
+                        };
+                        twins.insert(i, cause);
                         Err(e)
                     }
                     None => Ok(packed.get(&i).cloned()),
                 },
-                Some(f) => match failed.get(&f) {
-                    Some(_) => Err(self.error(
+                Some(f) => match twins.get(&f) {
+                    Some((reason, advice)) => Err(self.failure(
                         "storing a new blob",
                         self.blob_key(&sha).as_ref(),
-                        "an identical blob of the same batch failed",
+                        (
+                            format!("an identical blob of the same batch failed: {reason}"),
+                            advice,
+                        ),
                         false,
                     )),
                     None => Ok(packed.get(&f).cloned()),
@@ -629,9 +691,17 @@ impl S3 {
             for (name, value) in request.headers() {
                 get = get.header(name.as_str(), value.as_bytes());
             }
-            let response = get.send().await.map_err(|e| failed(&e))?;
+            let sending = |e: reqwest::Error| {
+                self.failure(
+                    "listing unfinished uploads under",
+                    prefix,
+                    describe(&e),
+                    false,
+                )
+            };
+            let response = get.send().await.map_err(sending)?;
             let status = response.status();
-            let body = response.bytes().await.map_err(|e| failed(&e))?;
+            let body = response.bytes().await.map_err(sending)?;
             if !status.is_success() {
                 let text = String::from_utf8_lossy(&body[..body.len().min(500)]).into_owned();
                 return Err(failed(&format!("HTTP {status}: {text}")));
