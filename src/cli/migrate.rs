@@ -53,11 +53,17 @@ pub fn run(args: &MigrateArgs) -> Result<Exit, Error> {
         "plikt migrate: copying the blobs of {} into {into}",
         args.from.display()
     );
-    let copied = rt.block_on(moving::copy_blobs(&src, &from, &to, &|done, total| {
-        if done % 1000 == 0 || done == total {
-            eprintln!("plikt migrate: blobs {done}/{total}");
-        }
-    }))?;
+    let copied = rt.block_on(moving::copy_blobs(
+        &src,
+        &mut dst,
+        &from,
+        &to,
+        &|done, total| {
+            if done % 1000 == 0 || done == total {
+                eprintln!("plikt migrate: blobs {done}/{total}");
+            }
+        },
+    ))?;
     eprintln!("plikt migrate: copying the catalog's rows");
     let rows = rt.block_on(async {
         tokio::task::block_in_place(|| {

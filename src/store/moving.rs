@@ -11,14 +11,13 @@
 //! is only read. [`verify`] compares row counts, the change journal row by row, and
 //! re-reads every blob from the target.
 
-use std::collections::HashSet;
 use std::io::Read;
 
 use bytes::Bytes;
 
 use super::catalog::{Catalog, sql};
 use super::sql::{Backend, Cell, Param, Value, chunks, params, value_rows};
-use super::{Blobs, Packed, Packing, StoreError};
+use super::{Blobs, Packing, StoreError, Written};
 
 /// Rows per target transaction.
 pub const BATCH: usize = 2_000;
@@ -131,71 +130,170 @@ fn columns(src: &Catalog, table: &str) -> Result<Vec<String>, StoreError> {
         })?)
 }
 
-/// Copies every blob the source catalog lists from `from` to `to`, skipping those `to`
-/// has; `progress(done, total)` after each.
+/// Source blobs read per page, and most blobs settled at once.
+const BLOB_PAGE: usize = 512;
+/// Bytes of small blobs held in memory before their batch is settled (a harvest's
+/// batch size: one pack).
+const HELD_BYTES: u64 = 8 << 20;
+
+/// A blob's row in the source catalog.
+struct SourceBlob {
+    sha256: String,
+    length: i64,
+    md5: String,
+    stored_at: String,
+}
+
+/// Copies every blob the source catalog lists from `from` to `to` and records each in
+/// `dst`'s `blobs` table as it is settled, so that the target's catalog decides what is
+/// there already (a re-run skips it), as a harvest does. On an object store the small
+/// ones go into packs as a harvest puts them (one PUT for hundreds of files, their
+/// places recorded with them); the rest of their rows comes with [`copy_rows`], which
+/// leaves these as they are. Memory stays flat: the source is read a page at a time and
+/// a batch holds at most [`HELD_BYTES`] of small files. `progress(done, total)` after
+/// each blob.
 pub async fn copy_blobs(
     src: &Catalog,
+    dst: &mut Catalog,
     from: &Blobs,
     to: &Blobs,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Copied, StoreError> {
-    let wanted: Vec<(String, u64)> = src
+    let total: u64 = src
         .db()
-        .query(
-            "SELECT sha256, length FROM blobs ORDER BY sha256",
-            params![],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .map_err(sql("listing the source's blobs"))?;
-    let mut there: HashSet<String> = HashSet::new();
-    tokio::task::block_in_place(|| {
-        to.list_pages(|page| {
-            there.extend(page.into_iter().map(|(sha, _)| sha));
-            Ok::<_, StoreError>(())
-        })
-    })?;
+        .one("SELECT count(*) FROM blobs", params![])
+        .map_err(sql("counting the source's blobs"))?;
     let mut copied = Copied {
-        blobs: wanted.len() as u64,
+        blobs: total,
         ..Copied::default()
     };
-    for (i, (sha256, _)) in wanted.iter().enumerate() {
-        if !there.contains(sha256) {
-            let mut input = from.reader(sha256, None)?;
-            let mut writer = to.writer()?;
-            let mut buf = vec![0u8; 1 << 20];
-            loop {
-                let n = input.read(&mut buf).map_err(|source| StoreError::Io {
-                    path: from.location(sha256).into(),
-                    source,
-                })?;
-                if n == 0 {
-                    break;
+    let (mut after, mut done) = (String::new(), 0u64);
+    loop {
+        let page: Vec<SourceBlob> = src
+            .db()
+            .query(
+                "SELECT sha256, length, md5, stored_at FROM blobs WHERE sha256 > ?1 ORDER BY sha256 LIMIT ?2",
+                params![after, BLOB_PAGE as i64],
+                |r| {
+                    Ok(SourceBlob {
+                        sha256: r.get(0)?,
+                        length: r.get(1)?,
+                        md5: r.get(2)?,
+                        stored_at: r.get(3)?,
+                    })
+                },
+            )
+            .map_err(sql("listing the source's blobs"))?;
+        let Some(last) = page.last() else { break };
+        after.clone_from(&last.sha256);
+        let shas: Vec<&str> = page.iter().map(|b| b.sha256.as_str()).collect();
+        let there = dst.known_blobs(&shas)?;
+        let mut batch: Vec<(SourceBlob, Written)> = Vec::new();
+        let mut held = 0u64;
+        for blob in page {
+            done += 1;
+            if !there.contains(&blob.sha256) {
+                let written = copy_one(from, to, &blob.sha256).await?;
+                held += written.held_bytes();
+                copied.bytes_copied += written.digests.length;
+                batch.push((blob, written));
+                if held >= HELD_BYTES {
+                    copied.blobs_copied += settle(dst, to, std::mem::take(&mut batch))?;
+                    held = 0;
                 }
-                writer.write(&Bytes::copy_from_slice(&buf[..n])).await?;
             }
-            let written = tokio::task::block_in_place(|| writer.finish())?;
-            if written.digests.sha256 != *sha256 {
-                return Err(StoreError::Io {
-                    path: from.location(sha256).into(),
-                    source: std::io::Error::other(format!(
-                        "the source file's SHA-256 is {}, not the {sha256} it is named by: the source is damaged (run plikt audit on it)",
-                        written.digests.sha256
-                    )),
-                });
-            }
-            copied.bytes_copied += written.digests.length;
-            // At its own name: the catalog's rows, copied as they are, name no pack.
-            let results = tokio::task::block_in_place(|| {
-                to.commit(vec![written], &|_| false, Packing::None)
-            })?;
-            if let Some(Err(e)) = results.into_iter().next() {
-                return Err(e.into());
-            }
-            copied.blobs_copied += 1;
+            progress(done, total);
         }
-        progress(i as u64 + 1, wanted.len() as u64);
+        copied.blobs_copied += settle(dst, to, batch)?;
     }
     Ok(copied)
+}
+
+/// Streams the blob `sha256` from `from` into a new blob of `to`; it must come out with
+/// the SHA-256 it is named by.
+async fn copy_one(from: &Blobs, to: &Blobs, sha256: &str) -> Result<Written, StoreError> {
+    let mut input = from.reader(sha256, None)?;
+    let mut writer = to.writer()?;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = input.read(&mut buf).map_err(|source| StoreError::Io {
+            path: from.location(sha256).into(),
+            source,
+        })?;
+        if n == 0 {
+            break;
+        }
+        writer.write(&Bytes::copy_from_slice(&buf[..n])).await?;
+    }
+    let written = tokio::task::block_in_place(|| writer.finish())?;
+    if written.digests.sha256 != sha256 {
+        return Err(StoreError::Io {
+            path: from.location(sha256).into(),
+            source: std::io::Error::other(format!(
+                "the source file's SHA-256 is {}, not the {sha256} it is named by: the source is damaged (run plikt audit on it)",
+                written.digests.sha256
+            )),
+        });
+    }
+    Ok(written)
+}
+
+/// Stores a batch of copied blobs at their names (small ones in packs on an object
+/// store), then records them in `dst` with their places, in one transaction; the number
+/// settled. A blob the object store refused stops the copy (run it again: it goes on
+/// from what `dst` records; a pack put before the stop and not recorded is left for
+/// `plikt audit` to list, harmless).
+fn settle(
+    dst: &mut Catalog,
+    to: &Blobs,
+    batch: Vec<(SourceBlob, Written)>,
+) -> Result<u64, StoreError> {
+    if batch.is_empty() {
+        return Ok(0);
+    }
+    let (rows, written): (Vec<SourceBlob>, Vec<Written>) = batch.into_iter().unzip();
+    let places = tokio::task::block_in_place(|| to.commit(written, &|_| false, Packing::Small))?;
+    let places = places.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let insert = |n: usize| {
+        format!(
+            "INSERT INTO blobs (sha256, length, md5, stored_at, pack, pack_offset) VALUES {} ON CONFLICT (sha256) DO NOTHING",
+            value_rows(n, 6, 1, None)
+        )
+    };
+    // Each row with its place: the pack and the blob's first byte in it, or none.
+    let cells: Vec<(&SourceBlob, Option<&str>, Option<i64>)> = rows
+        .iter()
+        .zip(&places)
+        .map(|(row, p)| match p {
+            Some(p) => (
+                row,
+                Some(p.pack.as_str()),
+                Some(i64::try_from(p.offset).unwrap_or(i64::MAX)),
+            ),
+            None => (row, None, None),
+        })
+        .collect();
+    let tx = dst
+        .db_mut()
+        .transaction()
+        .map_err(sql("recording copied blobs"))?;
+    for piece in chunks(&cells) {
+        let mut p: Vec<&dyn Param> = Vec::with_capacity(piece.len() * 6);
+        for (row, pack, offset) in piece {
+            p.extend([
+                &row.sha256 as &dyn Param,
+                &row.length,
+                &row.md5,
+                &row.stored_at,
+                pack,
+                offset,
+            ]);
+        }
+        tx.execute(&insert(piece.len()), &p)
+            .map_err(sql("recording copied blobs"))?;
+    }
+    tx.commit().map_err(sql("recording copied blobs"))?;
+    Ok(rows.len() as u64)
 }
 
 /// Copies every row of the source catalog into `dst` (which must be migrated to the
@@ -309,48 +407,53 @@ pub fn verify(
             ));
         }
     }
-    let journal = |c: &Catalog| -> Result<Vec<(i64, i64, String, String)>, StoreError> {
+    // The journal a page at a time from both, entry by entry (flat memory).
+    type Entry = (i64, i64, String, String);
+    let page = |c: &Catalog, after: i64| -> Result<Vec<Entry>, StoreError> {
         c.db()
             .query(
-                "SELECT seq, version_id, change, at FROM changes ORDER BY seq",
-                params![],
+                "SELECT seq, version_id, change, at FROM changes WHERE seq > ?1 ORDER BY seq LIMIT 10000",
+                params![after],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
             )
             .map_err(sql("reading the change journal"))
     };
-    let (a, b) = (journal(src)?, journal(dst)?);
-    if let Some(i) = (0..a.len().max(b.len())).find(|&i| a.get(i) != b.get(i)) {
-        problems.push(format!(
-            "the change journal differs from entry {}: source {:?}, target {:?}",
-            i + 1,
-            a.get(i),
-            b.get(i)
-        ));
+    let (mut after, mut entries) = (i64::MIN, 0usize);
+    loop {
+        let (a, b) = (page(src, after)?, page(dst, after)?);
+        if let Some(i) = (0..a.len().max(b.len())).find(|&i| a.get(i) != b.get(i)) {
+            problems.push(format!(
+                "the change journal differs from entry {}: source {:?}, target {:?}",
+                entries + i + 1,
+                a.get(i),
+                b.get(i)
+            ));
+            break;
+        }
+        let Some(last) = a.last() else { break };
+        after = last.0;
+        entries += a.len();
     }
-    let blobs: Vec<(String, u64, Option<Packed>)> = dst
+    let total: u64 = dst
         .db()
-        .query(
-            "SELECT sha256, length, pack, pack_offset FROM blobs ORDER BY sha256",
-            params![],
-            |r| {
-                let length: u64 = r.get(1)?;
-                let pack = super::catalog::packed(r, 2, length)?;
-                Ok((r.get(0)?, length, pack))
-            },
-        )
-        .map_err(sql("listing the target's blobs"))?;
-    for (i, (sha256, length, pack)) in blobs.iter().enumerate() {
-        match to.digest(sha256, pack.as_ref()) {
-            Ok(d) if d.sha256 == *sha256 && d.length == *length => {}
+        .one("SELECT count(*) FROM blobs", params![])
+        .map_err(sql("counting the target's blobs"))?;
+    let mut done = 0u64;
+    dst.each_blob(&mut |b| {
+        let (sha256, length, pack) = (&b.sha256, b.length, b.packed.as_ref());
+        match to.digest(sha256, pack) {
+            Ok(d) if d.sha256 == *sha256 && i64::try_from(d.length).ok() == Some(length) => {}
             Ok(d) => problems.push(format!(
                 "blob {sha256} at {}: {} bytes with SHA-256 {}, expected {length} bytes",
-                to.location_of(sha256, pack.as_ref()),
+                to.location_of(sha256, pack),
                 d.length,
                 d.sha256
             )),
             Err(e) => problems.push(format!("blob {sha256}: {e}")),
         }
-        progress(i as u64 + 1, blobs.len() as u64);
-    }
+        done += 1;
+        progress(done, total);
+        Ok(())
+    })?;
     Ok(problems)
 }

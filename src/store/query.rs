@@ -90,6 +90,19 @@ pub struct PublisherStatus {
     pub findings: Vec<StoredFinding>,
 }
 
+/// A blob as the catalog records it ([`Catalog::each_blob`]).
+#[derive(Debug, Clone)]
+pub struct BlobRow {
+    /// Its SHA-256 (hex).
+    pub sha256: String,
+    /// Its length in bytes.
+    pub length: i64,
+    /// Its MD5 (hex).
+    pub md5: String,
+    /// Its place in a pack (`None`: at its own name).
+    pub packed: Option<Packed>,
+}
+
 /// What `plikt audit` found.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct AuditReport {
@@ -332,31 +345,39 @@ impl Catalog {
         Ok(rows)
     }
 
-    /// Re-reads every blob the catalog knows and checks it; `progress` is told the
-    /// bytes of each blob checked. Memory stays flat whatever the collection's size
-    /// (a monthly audit of 10 million files, docs/deployment.md): the blobs are read a
-    /// page at a time from the catalog (those at their own name in SHA-256 order; then
-    /// pack by pack, each pack's blobs in their order in it, so that a pack is read
-    /// whole once, as the object store's reader holds packs), and the objects stored are listed a page
-    /// at a time and looked up in the catalog.
-    pub fn audit(&self, blobs: &Blobs, progress: &dyn Fn(u64)) -> Result<AuditReport, StoreError> {
+    /// Every blob the catalog records, in the order that reads a blob store best, a page
+    /// at a time (memory stays flat whatever the collection's size): those at their own
+    /// name in SHA-256 order, then pack by pack, each pack's blobs in their order in it,
+    /// so that a pack is read whole once, as the object store's reader holds packs
+    /// (`plikt audit`, and `plikt migrate`'s verification).
+    pub fn each_blob(
+        &self,
+        f: &mut dyn FnMut(BlobRow) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
         let c = self.db();
-        let mut report = AuditReport::default();
+        let row = |r: &super::sql::Row<'_>| -> Result<BlobRow, super::DbError> {
+            let length = r.get::<i64>(1)?;
+            Ok(BlobRow {
+                sha256: r.get(0)?,
+                length,
+                md5: r.get(2)?,
+                packed: super::catalog::packed(r, 3, length.max(0).unsigned_abs())?,
+            })
+        };
         let mut after = String::new();
         loop {
-            let page: Vec<(String, i64, String)> = c
+            let page: Vec<BlobRow> = c
                 .query(
-                    "SELECT sha256, length, md5 FROM blobs
+                    "SELECT sha256, length, md5, pack, pack_offset FROM blobs
                      WHERE pack IS NULL AND sha256 > ?1 ORDER BY sha256 LIMIT 1000",
                     params![after],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                    row,
                 )
                 .map_err(sql("listing blobs"))?;
             let Some(last) = page.last() else { break };
-            after.clone_from(&last.0);
-            for (sha, length, md5) in &page {
-                report.blobs_checked += 1;
-                check_blob(blobs, sha, None, *length, md5, &mut report, progress)?;
+            after.clone_from(&last.sha256);
+            for b in page {
+                f(b)?;
             }
         }
         let mut after = String::new();
@@ -376,28 +397,38 @@ impl Catalog {
                         "SELECT sha256, length, md5, pack, pack_offset FROM blobs
                          WHERE pack = ?1 ORDER BY pack_offset",
                         params![pack],
-                        |r| {
-                            let length = r.get::<i64>(1)?;
-                            let packed =
-                                super::catalog::packed(r, 3, length.max(0).unsigned_abs())?;
-                            Ok((r.get::<String>(0)?, length, r.get::<String>(2)?, packed))
-                        },
+                        row,
                     )
                     .map_err(sql("listing a pack's blobs"))?;
-                for (sha, length, md5, packed) in &members {
-                    report.blobs_checked += 1;
-                    check_blob(
-                        blobs,
-                        sha,
-                        packed.as_ref(),
-                        *length,
-                        md5,
-                        &mut report,
-                        progress,
-                    )?;
+                for b in members {
+                    f(b)?;
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Re-reads every blob the catalog knows and checks it; `progress` is told the
+    /// bytes of each blob checked. Memory stays flat whatever the collection's size
+    /// (a monthly audit of 10 million files, docs/deployment.md): the blobs are read
+    /// as [`Catalog::each_blob`] gives them, and the objects stored are listed a page at
+    /// a time and looked up in the catalog.
+    pub fn audit(&self, blobs: &Blobs, progress: &dyn Fn(u64)) -> Result<AuditReport, StoreError> {
+        let c = self.db();
+        let mut report = AuditReport::default();
+        self.each_blob(&mut |b| {
+            report.blobs_checked += 1;
+            check_blob(
+                blobs,
+                &b.sha256,
+                b.packed.as_ref(),
+                b.length,
+                &b.md5,
+                &mut report,
+                progress,
+            )?;
+            Ok(())
+        })?;
         let rows = c
             .query(
                 "SELECT f.url, f.sha256 FROM files f WHERE f.state = ?1

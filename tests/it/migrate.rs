@@ -190,10 +190,24 @@ fn migrate_copies_resumes_after_sigkill_verifies_and_the_copy_works() {
     let copied: i64 = sqlite("SELECT max(id) FROM runs").parse().unwrap();
     assert_eq!(runs, copied + 1);
 
-    // An object damaged behind plikt's back: migrate does not call the copy a success.
-    let sha = target.one("SELECT sha256 FROM blobs ORDER BY sha256 LIMIT 1");
+    // The small files went into packs as a harvest puts them: one PUT for hundreds.
+    assert_eq!(
+        target.one("SELECT count(*) FROM blobs WHERE pack IS NULL"),
+        "0"
+    );
+    let packs: usize = target
+        .one("SELECT count(DISTINCT pack) FROM blobs")
+        .parse()
+        .unwrap();
+    assert!((1..=ITEMS / 100).contains(&packs), "{packs} packs");
+
+    // A pack damaged behind plikt's back: migrate does not call the copy a success.
+    let (sha, pack) = {
+        let row = target.sql("SELECT sha256, pack FROM blobs ORDER BY sha256 LIMIT 1");
+        (row[0][0].clone(), row[0][1].clone())
+    };
     let client = garage.client();
-    let key = object_store::path::Path::from(format!("kb/blobs/{}/{sha}", &sha[..2]));
+    let key = object_store::path::Path::from(format!("kb/packs/{}/{pack}", &pack[..2]));
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
