@@ -3,13 +3,16 @@
 //! and verified before success.
 //!
 //! Blobs first, each streamed from its file to the target through [`Blobs::writer`] (the
-//! object store checks every part's SHA-256) and skipped when the target has it already;
-//! then the catalog's rows, table by table in an order that respects their references,
-//! in transactions of [`BATCH`] rows, each `INSERT … ON CONFLICT DO NOTHING` with the
+//! object store checks every part's SHA-256), settled a batch at a time as a harvest
+//! settles them (small files in packs on an object store) and recorded in the target's
+//! catalog with their places, which decides what a re-run skips; then the catalog's
+//! rows, table by table in an order that respects their references, in transactions of
+//! [`BATCH`] rows, each `INSERT … ON CONFLICT DO NOTHING` with the
 //! source's ids (a re-run after an interruption goes over what is there without
 //! duplicating it), then the target's id sequences moved past the copied ids. The source
 //! is only read. [`verify`] compares row counts, the change journal row by row, and
-//! re-reads every blob from the target.
+//! re-reads every blob from the target. Memory stays flat: everything is read a page at a
+//! time.
 
 use std::io::Read;
 

@@ -5,8 +5,8 @@
 //! libpq's modes (PostgreSQL 15 documentation §34.19.1): `prefer` and `require` encrypt
 //! without checking the server's certificate; `verify-ca` checks that a trusted
 //! authority signed it; `verify-full` also that it names the host. rustls checks both
-//! by default, so the first two and `verify-ca` loosen its verifier, each in one place
-//! below; the handshake's own signatures are always checked.
+//! by default, so the first two and `verify-ca` loosen its verifier, in one place below
+//! (`Loosened`); the handshake's own signatures are always checked.
 
 use std::sync::Arc;
 
@@ -29,8 +29,14 @@ pub(super) fn connector(tls: &CatalogTls) -> Result<Option<MakeRustlsConnect>, S
         .map_err(|e| tls_setup(e.to_string()))?;
     let verifier: Arc<dyn ServerCertVerifier> = match tls {
         CatalogTls::Disable => return Ok(None),
-        CatalogTls::Prefer | CatalogTls::Require => Arc::new(Unchecked(provider)),
-        CatalogTls::VerifyCa(roots) => Arc::new(AnyName(webpki(roots, provider)?)),
+        CatalogTls::Prefer | CatalogTls::Require => Arc::new(Loosened {
+            chain: None,
+            provider,
+        }),
+        CatalogTls::VerifyCa(roots) => Arc::new(Loosened {
+            chain: Some(webpki(roots, provider.clone())?),
+            provider,
+        }),
         CatalogTls::VerifyFull(roots) => webpki(roots, provider)?,
     };
     let config = builder
@@ -90,63 +96,19 @@ fn webpki(
         .map_err(|e| tls_setup(e.to_string()))
 }
 
-/// `sslmode=prefer` and `require`: encrypted, but any certificate is taken (libpq's
-/// meaning of these modes; an attacker in the middle is not kept out).
+/// The looser checks of libpq's modes, in one place: `sslmode=prefer` and `require`
+/// (`chain: None`) take any certificate (encrypted, but an attacker in the middle is
+/// not kept out); `verify-ca` (`chain`: rustls's verifier) takes back only its
+/// complaint that the certificate names another host (rustls checks the chain first, so
+/// a name error means the chain was good). The handshake's signatures are always
+/// checked, with the provider's algorithms as rustls's verifier checks them.
 #[derive(Debug)]
-struct Unchecked(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for Unchecked {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
+struct Loosened {
+    chain: Option<Arc<WebPkiServerVerifier>>,
+    provider: Arc<CryptoProvider>,
 }
 
-/// `sslmode=verify-ca`: rustls's verifier, whose only complaint taken back is that
-/// the certificate names another host (rustls checks the chain first, so a name
-/// error means the chain was good).
-#[derive(Debug)]
-struct AnyName(Arc<WebPkiServerVerifier>);
-
-impl ServerCertVerifier for AnyName {
+impl ServerCertVerifier for Loosened {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -155,10 +117,10 @@ impl ServerCertVerifier for AnyName {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
@@ -172,7 +134,12 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn verify_tls13_signature(
@@ -181,11 +148,18 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 
