@@ -3,7 +3,8 @@
 //!
 //! Routes:
 //! - `GET /.well-known/resourcesync`, `GET /resourcesync/{publisher}/{document}`: the
-//!   ResourceSync documents `plikt publish` wrote (see [`crate::resourcesync`]);
+//!   ResourceSync documents `plikt publish` wrote (see [`crate::resourcesync`]), with
+//!   ETag, Last-Modified and `If-None-Match` (304);
 //! - `GET /d/{publisher}/{deposit}/{key}`: a resource (its current version), and
 //!   `GET /d/{publisher}/{deposit}/v{version}/{key}`: one version of it, streamed from
 //!   the blob store with Content-Type, Content-Length, ETag, Last-Modified, single byte
@@ -304,7 +305,7 @@ async fn source_description(
     } else {
         resourcesync::SOURCE_DESCRIPTION
     };
-    static_file(&state, file).await
+    static_file(&state, file, &headers).await
 }
 
 /// Everything below `resourcesync/<publisher>/`: the documents and packages of the
@@ -332,7 +333,7 @@ async fn set_file(
                 "{}/{file}",
                 resourcesync::set_path(&publisher, request.access)
             );
-            static_file(&state, &path).await
+            static_file(&state, &path, &headers).await
         }
         SetTarget::Topic => hub::topic(&state, &publisher, request.access, &method).await,
     }
@@ -341,10 +342,18 @@ async fn set_file(
 /// A published file (`path` under `data_dir/www`), streamed (dump packages can be
 /// large), typed by its extension: from the object store when the blobs are there
 /// (any node serves what the last publish wrote, issue 17 §2), else from the folder.
-async fn static_file(state: &AppState, path: &str) -> Result<Response, AppError> {
-    let (len, body) = match state.blobs.documents() {
+/// With an `ETag` and `Last-Modified` (RFC 9110 §8.8), so that a Destination polling a
+/// Change List gets `304 Not Modified` until a publish changes it: the object store's
+/// entity tag (the same on every node), or the file's length and modification time
+/// (a publish replaces a document by renaming a new file over it).
+async fn static_file(
+    state: &AppState,
+    path: &str,
+    request: &HeaderMap,
+) -> Result<Response, AppError> {
+    let (len, etag, modified, body) = match state.blobs.documents() {
         Some(documents) => match documents.stream(path).await {
-            Ok(Some((len, stream))) => (len, Body::from_stream(stream)),
+            Ok(Some(d)) => (d.length, d.etag, d.modified, Body::from_stream(d.stream)),
             Ok(None) => return Err(AppError::NotFound),
             Err(e) => return Err(internal(format!("document {path}: {e}"))),
         },
@@ -357,13 +366,18 @@ async fn static_file(state: &AppState, path: &str) -> Result<Response, AppError>
                 }
                 Err(e) => return Err(internal(format!("{}: {e}", path.display()))),
             };
-            let len = file
+            let meta = file
                 .metadata()
                 .await
-                .map_err(|e| internal(format!("{}: {e}", path.display())))?
-                .len();
+                .map_err(|e| internal(format!("{}: {e}", path.display())))?;
+            let modified = meta.modified().unwrap_or(std::time::UNIX_EPOCH);
+            let nanos = modified
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
             (
-                len,
+                meta.len(),
+                Some(format!("\"{:x}-{nanos:x}\"", meta.len())),
+                modified,
                 Body::from_stream(tokio_util::io::ReaderStream::new(file)),
             )
         }
@@ -373,14 +387,20 @@ async fn static_file(state: &AppState, path: &str) -> Result<Response, AppError>
     } else {
         "application/xml; charset=utf-8"
     };
-    Ok((
-        [
-            (header::CONTENT_TYPE, HeaderValue::from_static(mime)),
-            (header::CONTENT_LENGTH, HeaderValue::from(len)),
-        ],
-        body,
-    )
-        .into_response())
+    let mut headers = HeaderMap::with_capacity(4);
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(mime));
+    if let Ok(date) = HeaderValue::from_str(&httpdate::fmt_http_date(modified)) {
+        headers.insert(header::LAST_MODIFIED, date);
+    }
+    if let Some(etag) = etag.and_then(|e| HeaderValue::from_str(&e).ok()) {
+        if resource::not_modified(request, &etag) {
+            headers.insert(header::ETAG, etag);
+            return Ok((StatusCode::NOT_MODIFIED, headers).into_response());
+        }
+        headers.insert(header::ETAG, etag);
+    }
+    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+    Ok((headers, body).into_response())
 }
 
 /// Serves `app` on `listener` until `shutdown` turns true, then finishes the requests

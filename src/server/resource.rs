@@ -71,7 +71,7 @@ fn common_headers(h: &Headers) -> HeaderMap {
 }
 
 /// Whether the request's `If-None-Match` matches `etag` (weak comparison, `*` too).
-fn not_modified(request: &HeaderMap, etag: &HeaderValue) -> bool {
+pub(super) fn not_modified(request: &HeaderMap, etag: &HeaderValue) -> bool {
     if !request.contains_key(header::IF_NONE_MATCH) {
         return false;
     }

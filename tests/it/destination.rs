@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::support::{
-    Env, Response, Server, Serving, TestItem, date, feed, free_port, get, plikt_at, python, root,
-    text,
+    Env, Response, Server, Serving, TestItem, date, feed, free_port, get, get_with, plikt_at,
+    python, root, text,
 };
 
 /// The token of the `[[destination]]` `libris` that may see the restricted set.
@@ -151,6 +151,59 @@ pub fn four_days(env: &Env, generation: &AtomicU32) {
     step(4, format!("{} 15:00:00", day(2)));
     let o = plikt_at(env, &format!("{} 12:00:00", day(1)), &["publish"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
+/// A Destination polling a Change List (RFC 9110 §13.1.2, §8.8): each document carries an
+/// `ETag` and `Last-Modified`; asked again with `If-None-Match` it is `304 Not Modified`
+/// without a body, until a publish that records a change rewrites it.
+#[test]
+fn a_destination_polling_a_change_list_gets_304_until_a_publish_changes_it() {
+    let generation = Arc::new(AtomicU32::new(1));
+    let publisher = changing_publisher(generation.clone());
+    let (env, base) = destination_env("poll", &publisher.url("/feed.xml"), "");
+    let round = || {
+        for args in [&["harvest"][..], &["publish"][..]] {
+            let o = env.cmd(args);
+            assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o));
+        }
+    };
+    round();
+    let _serving = Serving::start(&env, &base);
+    let (status, _, body) = get(&format!("{base}resourcesync/test/capabilitylist.xml"), None);
+    assert_eq!(status, 200);
+    let capabilities = String::from_utf8(body).unwrap();
+    let changelist = capabilities
+        .split("<loc>")
+        .skip(1)
+        .filter_map(|s| s.split("</loc>").next())
+        .find(|l| l.contains("changelist"))
+        .unwrap_or_else(|| panic!("no Change List in {capabilities}"))
+        .to_string();
+    let etag_of = |head: &str| {
+        head.lines()
+            .find_map(|l| l.strip_prefix("etag: "))
+            .unwrap_or_else(|| panic!("no ETag: {head}"))
+            .to_string()
+    };
+    let (status, head, first) = get(&changelist, None);
+    assert_eq!(status, 200, "{head}");
+    assert!(head.contains("last-modified: "), "{head}");
+    let etag = etag_of(&head);
+    let (status, head, body) = get_with(&changelist, &[("If-None-Match", &etag)]);
+    assert_eq!(status, 304, "{head}");
+    assert!(body.is_empty());
+    assert_eq!(etag_of(&head), etag);
+    // Another tag, or none: the document itself.
+    let (status, _, body) = get_with(&changelist, &[("If-None-Match", "\"other\"")]);
+    assert_eq!((status, &body), (200, &first));
+
+    // A change is harvested and published: the Change List is new, and so is its tag.
+    generation.store(2, Ordering::SeqCst);
+    round();
+    let (status, head, body) = get_with(&changelist, &[("If-None-Match", &etag)]);
+    assert_eq!(status, 200, "{head}");
+    assert_ne!(etag_of(&head), etag);
+    assert_ne!(body, first);
 }
 
 #[test]

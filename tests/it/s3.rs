@@ -948,6 +948,25 @@ fn s3_documents_published_by_one_node_are_served_by_any_node() {
             "{rel} served by A"
         );
     }
+    // Any node answers a Destination's If-None-Match alike: a document's entity tag is
+    // the object store's, whichever node serves it (RFC 9110 §13.1.2).
+    let node_b = Serving::start(&b, &base_b);
+    let rel = now
+        .iter()
+        .find(|r| r.ends_with(".xml") && served_at_its_path(r) && !r.contains("/restricted/"))
+        .unwrap();
+    let (status, head, _) = get(&format!("{base_a}{rel}"), None);
+    assert_eq!(status, 200, "{rel}: {head}");
+    let etag = head
+        .lines()
+        .find_map(|l| l.strip_prefix("etag: "))
+        .unwrap_or_else(|| panic!("{rel}: no ETag: {head}"))
+        .to_string();
+    let (status, head, body) = get_with(&format!("{base_b}{rel}"), &[("If-None-Match", &etag)]);
+    assert_eq!(status, 304, "{rel} from B with A's ETag {etag}: {head}");
+    assert!(body.is_empty());
+    node_b.stop();
+
     // Every link of every public document B wrote resolves on A: nothing B links to
     // was left behind in B's folder.
     let mut links = 0;

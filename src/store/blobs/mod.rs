@@ -378,9 +378,32 @@ impl Documents {
         self.0.delete_document(path)
     }
 
-    /// The document `path`, streamed, with its length (`None`: there is none).
-    pub async fn stream(&self, path: &str) -> Result<Option<(u64, ByteStream)>, BlobError> {
+    /// The document `path`, streamed, with its length and version (`None`: there is
+    /// none).
+    pub async fn stream(&self, path: &str) -> Result<Option<Document>, BlobError> {
         self.0.stream_document(path).await
+    }
+}
+
+/// A published document as the object store has it ([`Documents::stream`]).
+pub struct Document {
+    /// Its length in bytes.
+    pub length: u64,
+    /// The object store's entity tag of this version of it, quoted (`None`: the store
+    /// gave none).
+    pub etag: Option<String>,
+    /// When this version was written.
+    pub modified: std::time::SystemTime,
+    /// Its bytes.
+    pub stream: ByteStream,
+}
+
+impl std::fmt::Debug for Document {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Document")
+            .field("length", &self.length)
+            .field("etag", &self.etag)
+            .finish_non_exhaustive()
     }
 }
 

@@ -716,15 +716,15 @@ impl S3 {
     }
 
     /// Sends a GET of `key` (`range`, or all of it) on the object store's runtime and
-    /// forwards its chunks through a bounded channel: the answer to the request, then
-    /// the chunks. A chunk that takes longer than `timeout_secs` ends the stream with an
-    /// error.
+    /// forwards its chunks through a bounded channel: the answer to the request (the
+    /// object's metadata), then the chunks. A chunk that takes longer than
+    /// `timeout_secs` ends the stream with an error.
     fn get(
         &self,
         key: Path,
         range: Option<GetRange>,
     ) -> (
-        oneshot::Receiver<Result<u64, BlobError>>,
+        oneshot::Receiver<Result<object_store::ObjectMeta, BlobError>>,
         mpsc::Receiver<io::Result<Bytes>>,
     ) {
         let (answer_tx, answer) = oneshot::channel();
@@ -742,7 +742,7 @@ impl S3 {
                     return;
                 }
             };
-            let _ = answer_tx.send(Ok(result.meta.size));
+            let _ = answer_tx.send(Ok(result.meta.clone()));
             let mut stream = result.into_stream();
             loop {
                 let next = tokio::time::timeout(s3.settings.timeout, stream.next()).await;

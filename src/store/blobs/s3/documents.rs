@@ -13,7 +13,7 @@ use object_store::path::Path;
 use object_store::{ObjectStore, PutPayload};
 use tokio::io::AsyncWriteExt;
 
-use super::{BlobError, ByteStream, S3, block};
+use super::{BlobError, S3, block};
 
 impl S3 {
     fn document_key(&self, rel: &str) -> Path {
@@ -121,15 +121,15 @@ impl S3 {
         })
     }
 
-    /// The document `rel` streamed, with its length (`None`: there is none).
+    /// The document `rel` streamed, with its length and version (`None`: there is none).
     pub(in crate::store::blobs) async fn stream_document(
         &self,
         rel: &str,
-    ) -> Result<Option<(u64, ByteStream)>, BlobError> {
+    ) -> Result<Option<super::super::Document>, BlobError> {
         let key = self.document_key(rel);
         let (answer, rx) = self.get(key.clone(), None);
-        let length = match answer.await {
-            Ok(Ok(length)) => length,
+        let meta = match answer.await {
+            Ok(Ok(meta)) => meta,
             Ok(Err(e)) if e.is_not_found() => return Ok(None),
             Ok(Err(e)) => return Err(e),
             Err(_) => {
@@ -140,6 +140,12 @@ impl S3 {
             rx.recv().await.map(|item| (item, rx))
         })
         .boxed();
-        Ok(Some((length, stream)))
+        Ok(Some(super::super::Document {
+            length: meta.size,
+            // The object store's ETag: the same on every node that serves the document.
+            etag: meta.e_tag,
+            modified: std::time::SystemTime::from(meta.last_modified),
+            stream,
+        }))
     }
 }
