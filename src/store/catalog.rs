@@ -676,9 +676,17 @@ fn connect_postgres(
     };
     match connected {
         Ok(client) => Ok(Db::postgres(client)),
-        Err(e) => {
-            Err(super::tls::explain(&e, tls).unwrap_or_else(|| sql("connecting to PostgreSQL")(e)))
-        }
+        Err(e) => Err(super::tls::explain(&e, tls).unwrap_or_else(|| {
+            // The server's own refusals (a password, a database) speak for themselves;
+            // a connection that was never made needs the where.
+            let context = match e.as_db_error() {
+                Some(_) => "connecting to PostgreSQL",
+                None => {
+                    "connecting to PostgreSQL (is it running, and listening at the host and port of [catalog] url?)"
+                }
+            };
+            sql(context)(e)
+        })),
     }
 }
 

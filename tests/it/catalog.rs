@@ -160,3 +160,26 @@ fn a_catalog_over_tls_is_encrypted_and_its_certificate_checked_as_sslmode_asks()
         }
     }
 }
+
+/// A catalog that cannot be reached: the error names the cause the driver found (its
+/// own message is only "error connecting to server") and where to look.
+#[test]
+fn a_catalog_nobody_listens_for_is_reported_with_its_cause_and_where_to_look() {
+    let env = Env::plain("catalog-refused", "http://127.0.0.1:9/feed.xml", "");
+    let plain = without_catalog(&env);
+    let port = crate::support::free_port();
+    std::fs::write(
+        &env.config,
+        format!("{plain}\n[catalog]\nurl = \"postgres://plikt@127.0.0.1:{port}/plikt\"\n"),
+    )
+    .unwrap();
+    let o = env.cmd(&["status"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("Connection refused")
+            && stderr
+                .contains("is it running, and listening at the host and port of [catalog] url?"),
+        "{stderr}"
+    );
+}
