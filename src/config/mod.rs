@@ -151,8 +151,9 @@ pub enum CatalogTls {
     Prefer,
     /// `sslmode=require`: TLS or no connection; the certificate is not checked.
     Require,
-    /// `sslmode=verify-ca`: TLS, with a certificate signed by one of the roots.
-    VerifyCa(CatalogRoots),
+    /// `sslmode=verify-ca`: TLS, with a certificate signed by an authority in this PEM
+    /// file (`sslrootcert`; relative to the configuration's folder).
+    VerifyCa(PathBuf),
     /// `sslmode=verify-full`: as `verify-ca`, and the certificate names the host
     /// plikt connects to.
     VerifyFull(CatalogRoots),
@@ -161,7 +162,7 @@ pub enum CatalogTls {
 /// The certificate authorities a catalog's certificate is checked against.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CatalogRoots {
-    /// `sslrootcert=system`, or none given: the operating system's.
+    /// `sslrootcert=system`, or none given with `verify-full`: the operating system's.
     System,
     /// `sslrootcert=FILE`: the PEM certificates in FILE (relative to the configuration's
     /// folder).
@@ -175,37 +176,66 @@ impl CatalogTls {
     fn take(url: &mut Url, base: &Path) -> Result<Self, String> {
         let mut mode = None;
         let mut roots = None;
-        let mut rest = Vec::new();
-        for (key, value) in url.query_pairs() {
+        // The other parameters are kept as written (re-encoding them would turn a
+        // space's `%20` into `+`, which rust-postgres does not decode).
+        let mut rest: Vec<String> = Vec::new();
+        for raw in url
+            .query()
+            .unwrap_or("")
+            .split('&')
+            .filter(|p| !p.is_empty())
+        {
+            let (key, value) = url::form_urlencoded::parse(raw.as_bytes())
+                .next()
+                .unwrap_or_default();
             match &*key {
                 "sslmode" => mode = Some(value.into_owned()),
                 "sslrootcert" => roots = Some(value.into_owned()),
+                "password" => {
+                    return Err(
+                        "[catalog] url carries a password; remove it from the URL and use password_env or password_file".into(),
+                    );
+                }
                 "sslcert" | "sslkey" | "sslpassword" | "sslcrl" | "sslcrldir" | "sslcertmode" => {
                     return Err(format!(
                         "[catalog] url: `{key}` is not supported: plikt does not present client certificates or read CRLs; authenticate with a password (password_env or password_file) over sslmode=verify-full"
                     ));
                 }
-                _ => rest.push((key.into_owned(), value.into_owned())),
+                _ => rest.push(raw.to_string()),
             }
         }
         if mode.is_some() || roots.is_some() {
-            if rest.is_empty() {
-                url.set_query(None);
-            } else {
-                url.query_pairs_mut().clear().extend_pairs(rest);
-            }
+            let kept = rest.join("&");
+            url.set_query((!kept.is_empty()).then_some(kept.as_str()));
         }
+        // As libpq 16: `sslrootcert=system` means verify-full (any public authority
+        // signs a certificate for a name its holder controls, so only the name check
+        // keeps an attacker out), and a weaker mode with it is an error.
         let roots = roots.map(|r| match r.as_str() {
             "system" => CatalogRoots::System,
             file => CatalogRoots::File(base.join(file)),
         });
-        Ok(match (mode.as_deref().unwrap_or("prefer"), roots) {
+        let mode = match (&mode, &roots) {
+            (None, Some(CatalogRoots::System)) => "verify-full",
+            (None, _) => "prefer",
+            (Some(m), _) => m.as_str(),
+        };
+        Ok(match (mode, roots) {
             ("disable", None) => CatalogTls::Disable,
             ("prefer", None) => CatalogTls::Prefer,
             ("require", None) => CatalogTls::Require,
-            ("require" | "verify-ca", Some(r)) => CatalogTls::VerifyCa(r),
-            ("verify-ca", None) => CatalogTls::VerifyCa(CatalogRoots::System),
             ("verify-full", r) => CatalogTls::VerifyFull(r.unwrap_or(CatalogRoots::System)),
+            ("require" | "verify-ca", Some(CatalogRoots::File(f))) => CatalogTls::VerifyCa(f),
+            ("verify-ca", None) => {
+                return Err(
+                    "[catalog] url: sslmode=verify-ca needs sslrootcert=FILE, the authority that signed the server's certificate (with the system's authorities, write sslmode=verify-full: only the name check keeps others out)".into(),
+                );
+            }
+            (m @ ("require" | "verify-ca"), Some(CatalogRoots::System)) => {
+                return Err(format!(
+                    "[catalog] url: sslrootcert=system needs sslmode=verify-full, not {m} (any public authority signs a certificate for a name its holder controls)"
+                ));
+            }
             (m @ ("disable" | "prefer"), Some(_)) => {
                 return Err(format!(
                     "[catalog] url: sslrootcert is given but sslmode={m} never checks the server's certificate; write sslmode=verify-full (or verify-ca)"
@@ -969,11 +999,17 @@ schedule = "0 */30 * * * *"
         );
         assert_eq!(
             catalog("?sslmode=require&sslrootcert=/srv/ca.pem").1,
-            CatalogTls::VerifyCa(file("/srv/ca.pem"))
+            CatalogTls::VerifyCa(PathBuf::from("/srv/ca.pem"))
         );
+        // As libpq 16: the system's authorities only with the name checked.
         assert_eq!(
-            catalog("?sslmode=verify-ca&sslrootcert=system").1,
-            CatalogTls::VerifyCa(CatalogRoots::System)
+            catalog("?sslrootcert=system").1,
+            CatalogTls::VerifyFull(CatalogRoots::System)
+        );
+        // Other parameters stay as written, spaces too.
+        assert_eq!(
+            catalog("?options=-c%20search_path%3Dkb&sslmode=require").0,
+            "postgres://plikt@db.kb.example/plikt?options=-c%20search_path%3Dkb"
         );
         assert_eq!(
             catalog("?sslmode=verify-full").1,
@@ -991,6 +1027,13 @@ schedule = "0 */30 * * * *"
         assert!(refused("?sslmode=allow").contains("sslmode `allow` is not one of"));
         assert!(refused("?sslmode=prefer&sslrootcert=ca.pem").contains("never checks"));
         assert!(refused("?sslkey=k.pem").contains("`sslkey` is not supported"));
+        assert!(refused("?sslmode=verify-ca").contains("needs sslrootcert=FILE"));
+        assert!(
+            refused("?sslmode=verify-ca&sslrootcert=system")
+                .contains("sslrootcert=system needs sslmode=verify-full")
+        );
+        assert!(refused("?password=hunter2").contains("carries a password"));
+        assert!(!refused("?password=hunter2").contains("hunter2"));
     }
 
     #[test]

@@ -665,6 +665,13 @@ fn connect_postgres(
     };
     config.options(&options);
     use crate::config::CatalogTls;
+    // libpq speaks no TLS over a Unix-domain socket, whatever sslmode says.
+    let local = !config.get_hosts().is_empty()
+        && config
+            .get_hosts()
+            .iter()
+            .all(|h| matches!(h, postgres::config::Host::Unix(_)));
+    let tls = if local { &CatalogTls::Disable } else { tls };
     config.ssl_mode(match tls {
         CatalogTls::Disable => postgres::config::SslMode::Disable,
         CatalogTls::Prefer => postgres::config::SslMode::Prefer,

@@ -33,8 +33,8 @@ pub(super) fn connector(tls: &CatalogTls) -> Result<Option<MakeRustlsConnect>, S
             chain: None,
             provider,
         }),
-        CatalogTls::VerifyCa(roots) => Arc::new(Loosened {
-            chain: Some(webpki(roots, provider.clone())?),
+        CatalogTls::VerifyCa(file) => Arc::new(Loosened {
+            chain: Some(webpki(&CatalogRoots::File(file.clone()), provider.clone())?),
             provider,
         }),
         CatalogTls::VerifyFull(roots) => webpki(roots, provider)?,
@@ -63,7 +63,7 @@ fn webpki(
         CatalogRoots::File(file) => {
             let unreadable = |reason: String| StoreError::CatalogTls {
                 reason: format!("sslrootcert {}: {reason}", file.display()),
-                hint: "name a PEM file with the certificate of the authority that signed the PostgreSQL server's certificate (its ssl_ca_file, or the server's own certificate if it signed itself)",
+                hint: "name a PEM file with the certificate of the authority that signed the PostgreSQL server's certificate (the server's ssl_ca_file)",
             };
             let certs = CertificateDer::pem_file_iter(file)
                 .map_err(|e| unreadable(e.to_string()))?
@@ -216,8 +216,7 @@ fn hint(error: &rustls::Error, tls: &CatalogTls) -> &'static str {
             "the server's certificate does not name the host in [catalog] url: connect by a name the certificate has (its subject alternative names), or use sslmode=verify-ca to check only who signed it"
         }
         rustls::Error::InvalidCertificate(C::UnknownIssuer | C::BadSignature) => match tls {
-            CatalogTls::VerifyCa(CatalogRoots::File(_))
-            | CatalogTls::VerifyFull(CatalogRoots::File(_)) => {
+            CatalogTls::VerifyCa(_) | CatalogTls::VerifyFull(CatalogRoots::File(_)) => {
                 "the server's certificate is not signed by an authority in sslrootcert: name the PEM file of the authority that signed it (the server's ssl_ca_file)"
             }
             _ => {

@@ -134,7 +134,26 @@ fn a_catalog_over_tls_is_encrypted_and_its_certificate_checked_as_sslmode_asks()
             "?sslmode=disable&sslrootcert=system".into(),
             Err("sslmode=disable never checks the server's certificate"),
         ),
+        // As libpq 16: the system's authorities only where the name is checked too.
+        (
+            "localhost",
+            "?sslmode=verify-ca&sslrootcert=system".into(),
+            Err("sslrootcert=system needs sslmode=verify-full"),
+        ),
     ];
+    // Over the cluster's Unix-domain socket libpq speaks no TLS, whatever sslmode says,
+    // and neither does plikt (the socket takes no password here: `local … trust`).
+    for query in ["", "&sslmode=verify-full"] {
+        with_catalog(
+            &env,
+            &format!(
+                "url = \"postgres:///postgres?host={}&port={port}&user=postgres{query}\"",
+                pg.dir
+            ),
+        );
+        let o = env.cmd(&["status", "--format", "json"]);
+        assert_eq!(o.status.code(), Some(0), "socket {query}: {}", text(&o));
+    }
     for (host, query, expected) in cases {
         with_catalog(&env, &catalog(host, &query));
         let o = env.cmd(&["status", "--format", "json"]);
