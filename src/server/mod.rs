@@ -305,7 +305,13 @@ async fn source_description(
     } else {
         resourcesync::SOURCE_DESCRIPTION
     };
-    static_file(&state, file, &headers).await
+    // Two documents at one URL, chosen by the credentials: a cache must keep them apart
+    // (RFC 9110 §12.5.5).
+    let mut response = static_file(&state, file, &headers).await?;
+    response
+        .headers_mut()
+        .insert(header::VARY, HeaderValue::from_static("authorization"));
+    Ok(response)
 }
 
 /// Everything below `resourcesync/<publisher>/`: the documents and packages of the

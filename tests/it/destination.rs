@@ -169,6 +169,10 @@ fn a_destination_polling_a_change_list_gets_304_until_a_publish_changes_it() {
     };
     round();
     let _serving = Serving::start(&env, &base);
+    // The Source Description differs with the credentials: caches are told so.
+    let (status, head, _) = get(&format!("{base}.well-known/resourcesync"), None);
+    assert_eq!(status, 200, "{head}");
+    assert!(head.contains("vary: authorization"), "{head}");
     let (status, _, body) = get(&format!("{base}resourcesync/test/capabilitylist.xml"), None);
     assert_eq!(status, 200);
     let capabilities = String::from_utf8(body).unwrap();
