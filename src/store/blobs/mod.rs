@@ -323,8 +323,7 @@ impl Blobs {
     /// Every blob and pack stored: (SHA-256 from its name, its location), handed to `f`
     /// a page at a time as they are listed (a folder of the local folder; up to 1,000
     /// objects of the object store), so that memory does not grow with the collection.
-    /// For `plikt audit` and `plikt migrate`. Blocks (within async code: in
-    /// `tokio::task::block_in_place`).
+    /// For `plikt audit`. Blocks (within async code: in `tokio::task::block_in_place`).
     pub fn list_pages<E: From<BlobError>>(
         &self,
         f: impl FnMut(Vec<(String, String)>) -> Result<(), E>,

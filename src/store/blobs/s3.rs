@@ -173,33 +173,27 @@ impl S3 {
     pub(super) fn open(settings: &S3Settings) -> Result<Self, BlobError> {
         let s = settings;
         // The deposit's own authorities (`extra_root_certificates`), for both clients.
-        let mut roots: Vec<Vec<u8>> = Vec::new();
-        for file in &s.extra_root_certificates {
-            let pem = std::fs::read(file).map_err(|e| {
-                BlobError::Config(format!(
-                    "[blobs] extra_root_certificates: cannot read {}: {e}",
-                    file.display()
-                ))
-            })?;
-            roots.push(pem);
-        }
-        let unusable = |file: usize, e: &dyn std::fmt::Display| {
-            BlobError::Config(format!(
-                "[blobs] extra_root_certificates: {} holds no usable PEM certificate: {e}",
-                s.extra_root_certificates[file].display()
-            ))
-        };
         let mut store_roots = Vec::new();
         let mut http_roots = Vec::new();
-        for (i, pem) in roots.iter().enumerate() {
-            let certs =
-                object_store::Certificate::from_pem_bundle(pem).map_err(|e| unusable(i, &e))?;
+        for file in &s.extra_root_certificates {
+            let unusable = |e: &dyn std::fmt::Display| {
+                BlobError::Config(format!(
+                    "[blobs] extra_root_certificates: {}: {e}",
+                    file.display()
+                ))
+            };
+            let pem =
+                std::fs::read(file).map_err(|e| unusable(&format_args!("cannot be read: {e}")))?;
+            let certs = object_store::Certificate::from_pem_bundle(&pem)
+                .map_err(|e| unusable(&format_args!("holds no usable PEM certificate: {e}")))?;
             if certs.is_empty() {
-                return Err(unusable(i, &"none found"));
+                return Err(unusable(&"holds no PEM certificate"));
             }
             store_roots.extend(certs);
             http_roots
-                .extend(reqwest::Certificate::from_pem_bundle(pem).map_err(|e| unusable(i, &e))?);
+                .extend(reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
+                    unusable(&format_args!("holds no usable PEM certificate: {e}"))
+                })?);
         }
         let build = |timeout: Option<Duration>, checksum: bool| {
             let mut options = ClientOptions::new()
@@ -909,34 +903,20 @@ impl S3 {
         runtime().spawn(async move {
             for folder in ["blobs", "packs"] {
                 let prefix = Path::from(format!("{}{folder}", s3.settings.prefix));
-                let mut objects = s3.ops.list(Some(&prefix));
-                let mut page = Vec::with_capacity(LIST_PAGE);
-                loop {
-                    match objects.next().await {
-                        Some(Ok(o)) => {
-                            if let Some(name) = o.location.filename() {
-                                let at = format!("s3://{}/{}", s3.settings.bucket, o.location);
-                                page.push((name.to_string(), at));
-                            }
-                            if page.len() < LIST_PAGE {
-                                continue;
-                            }
-                        }
-                        Some(Err(e)) => {
-                            let _ = tx
-                                .send(Err(s3.err("listing the blobs under", &prefix, e)))
-                                .await;
-                            return;
-                        }
-                        None => {
-                            if !page.is_empty() && tx.send(Ok(page)).await.is_err() {
-                                return;
-                            }
-                            break;
-                        }
-                    }
-                    let full = std::mem::replace(&mut page, Vec::with_capacity(LIST_PAGE));
-                    if tx.send(Ok(full)).await.is_err() {
+                let mut pages = s3.ops.list(Some(&prefix)).try_chunks(LIST_PAGE);
+                while let Some(page) = pages.next().await {
+                    let page = match page {
+                        Ok(objects) => Ok(objects
+                            .into_iter()
+                            .filter_map(|o| {
+                                let name = o.location.filename()?.to_string();
+                                Some((name, format!("s3://{}/{}", s3.settings.bucket, o.location)))
+                            })
+                            .collect()),
+                        Err(e) => Err(s3.err("listing the blobs under", &prefix, e.1)),
+                    };
+                    let failed = page.is_err();
+                    if tx.send(page).await.is_err() || failed {
                         return;
                     }
                 }
