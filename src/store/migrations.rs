@@ -226,7 +226,27 @@ CREATE TABLE record_digests (
     PACKS,
     // 9: a pack's blobs, in their order in it.
     BLOBS_BY_PACK,
+    // 10: pending versions by deposit, instead of every version by state.
+    PENDING_VERSIONS,
 ];
+
+/// Migration 10, the same on both backends: the index of versions by `state` is
+/// replaced by one of the pending versions by deposit. The old index sorted every version
+/// under one of three values; a planner without fresh statistics (PostgreSQL in the
+/// minute after a large harvest, before autovacuum analyzes the new rows) took it for
+/// selective and probed it once per deposit (a `BitmapAnd` with the deposit's versions),
+/// reading all N of a state's entries N times: an unchanged re-harvest of 10,000 items
+/// took 7 s instead of 0.2 s, and a first publish's Resource Lists 16 s. The new index
+/// holds only the work left to do, and only the query written for it
+/// ([`Catalog::due_versions`](super::Catalog::due_versions)) can use it: it names both
+/// terms of the predicate as literals. The second term says nothing new (a pending version
+/// has never been deposited); it is there so that a statement which settles a batch of
+/// versions by key with `state = 'pending'` as a guard is never planned through this index
+/// instead of the keys, which on the same stale statistics read every pending version once
+/// per batch.
+const PENDING_VERSIONS: &str = "DROP INDEX versions_state;
+CREATE INDEX versions_pending ON versions(deposit_id)
+WHERE state = 'pending' AND deposited_at IS NULL;";
 
 /// Migration 9, the same on both backends: blobs by pack and offset, so that `plikt
 /// audit` walks the packs a page at a time and reads each pack's blobs in order, and
@@ -443,6 +463,8 @@ CREATE INDEX leases_due ON leases(due_at);
 ALTER TABLE files SET (fillfactor = 50);"#,
     // 9: a pack's blobs, in their order in it.
     BLOBS_BY_PACK,
+    // 10: pending versions by deposit, instead of every version by state.
+    PENDING_VERSIONS,
 ];
 
 #[cfg(test)]
