@@ -2,12 +2,11 @@
 
 use std::fs::File;
 use std::io::{self, IsTerminal, Write};
-use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
 use super::error::{Error, Exit};
-use crate::fetch::{self, Policy, PrivateRule, Spool, Tee};
+use crate::fetch::{self, Policy, PrivateRule, Tee};
 use crate::i18n::Lang;
 use crate::profile::{self, Report};
 use crate::report::{Json, Junit, Printer, Source, Text};
@@ -122,11 +121,13 @@ pub fn run(args: &ValidateArgs) -> Result<Exit, Error> {
         source,
     };
 
-    let (report, copy): (Report, Option<Spool>) = if args.input == "-" {
+    // The report and a copy of the feed for its source lines.
+    let (report, copy): (Report, Option<File>) = if args.input == "-" {
         if text {
             let mut tee = Tee::new(io::stdin().lock(), STDIN_COPY_LIMIT).map_err(input_error)?;
             let report = profile::validate(&mut tee, &options).map_err(input_error)?;
-            (report, tee.into_spool())
+            let copy = tee.into_spool().and_then(|s| s.reader().ok());
+            (report, copy)
         } else {
             (
                 profile::validate(io::stdin().lock(), &options).map_err(input_error)?,
@@ -141,24 +142,18 @@ pub fn run(args: &ValidateArgs) -> Result<Exit, Error> {
             .build()
             .map_err(|e| Error::Usage(format!("cannot start the HTTP client: {e}")))?;
         let spool = runtime.block_on(fetch::download(&url, &args.http_policy()))?;
-        let report = profile::validate_file(&spool.reader().map_err(input_error)?, &options)
-            .map_err(input_error)?;
-        (report, Some(spool))
+        let file = spool.reader().map_err(input_error)?;
+        let report = profile::validate_file(&file, &options).map_err(input_error)?;
+        (report, Some(file))
     } else {
         let file = File::open(&args.input).map_err(input_error)?;
-        (
-            profile::validate_file(&file, &options).map_err(input_error)?,
-            None,
-        )
+        let report = profile::validate_file(&file, &options).map_err(input_error)?;
+        (report, Some(file))
     };
 
     let source = Source {
         name: args.input.clone(),
-        copy: match &copy {
-            Some(s) => Some(s.path().to_path_buf()),
-            None if args.input != "-" => Some(PathBuf::from(&args.input)),
-            None => None,
-        },
+        copy,
     };
     let stdout = io::stdout();
     let color = match args.color {

@@ -3,13 +3,13 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// A temporary file, removed when dropped.
+/// A temporary file without a name: its name is removed as soon as it is created, so
+/// the system frees it when the last handle to it closes, also when plikt is killed (a
+/// named spool file outlived every SIGKILL in the temporary directory).
 #[derive(Debug)]
 pub struct Spool {
-    path: PathBuf,
     file: File,
 }
 
@@ -27,16 +27,14 @@ impl Spool {
                 .create_new(true)
                 .open(&path)
             {
-                Ok(file) => return Ok(Self { path, file }),
+                Ok(file) => {
+                    std::fs::remove_file(&path)?;
+                    return Ok(Self { file });
+                }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
                 Err(e) => return Err(e),
             }
         }
-    }
-
-    /// The file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// The open file.
@@ -44,17 +42,12 @@ impl Spool {
         &mut self.file
     }
 
-    /// A reader from the start of the file.
+    /// A reader from the start of the file (a handle of its own, which keeps the file
+    /// after the spool is dropped).
     pub fn reader(&self) -> io::Result<File> {
         let mut f = self.file.try_clone()?;
         f.seek(SeekFrom::Start(0))?;
         Ok(f)
-    }
-}
-
-impl Drop for Spool {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
     }
 }
 

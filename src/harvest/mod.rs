@@ -48,6 +48,9 @@ pub enum HarvestError {
     /// The feed could not be fetched.
     #[error("fetching the feed failed: {0}")]
     Feed(FetchError),
+    /// The downloaded feed could not be read back from its temporary file.
+    #[error("reading the downloaded feed back from its temporary file failed: {0}")]
+    Spool(std::io::Error),
     /// The feed is unreadable (G-XML, G-RSS): nothing was harvested.
     #[error("the feed is unreadable, nothing was harvested: {0}")]
     Unreadable(String),
@@ -348,7 +351,7 @@ impl Harvester {
         let location = crate::store::Location::of(&self.config)?;
         let staged = tokio::task::spawn_blocking(move || {
             let mut c = Catalog::open(&location)?;
-            stage::stage(&mut c, spool.path(), &ctx)
+            stage::stage(&mut c, &spool, &ctx)
         })
         .await
         .map_err(|e| HarvestError::Task {

@@ -9,8 +9,9 @@ use std::collections::HashSet;
 use super::HarvestError;
 use super::item::{self, Candidate, Plan, harvest_finding, organisation_id, plan, stored};
 use crate::config::PublisherConfig;
+use crate::fetch::Spool;
 use crate::profile::{self, Checked, Finding, RuleId, Severity, Validator};
-use crate::store::{Catalog, NewItem, NewVersion, StoreError, StoredFinding, Timestamp};
+use crate::store::{Catalog, NewItem, NewVersion, StoredFinding, Timestamp};
 
 /// What staging a feed needs to know.
 #[derive(Debug)]
@@ -41,20 +42,11 @@ pub(super) struct Staged {
 /// findings, rejections and new versions. A fatal finding records only itself.
 pub(super) fn stage(
     catalog: &mut Catalog,
-    feed: &std::path::Path,
+    feed: &Spool,
     ctx: &StageContext,
 ) -> Result<Staged, HarvestError> {
-    let io_err = |source: std::io::Error| {
-        HarvestError::Store(StoreError::Io {
-            path: feed.to_path_buf(),
-            source,
-        })
-    };
-    let open = || {
-        std::fs::File::open(feed)
-            .map(std::io::BufReader::new)
-            .map_err(io_err)
-    };
+    let io_err = HarvestError::Spool;
+    let open = || feed.reader().map(std::io::BufReader::new).map_err(io_err);
     // Pass 1: is the feed readable at all, and which guids occur twice?
     let duplicates = match duplicate_guids(Validator::new(open()?, &ctx.options)) {
         Ok(d) => d.map_err(io_err)?,

@@ -6,7 +6,6 @@ mod snippet;
 mod text;
 
 use std::io::{self, Write};
-use std::path::PathBuf;
 
 pub use json::Json;
 pub use junit::Junit;
@@ -17,12 +16,12 @@ use crate::profile::{Options, ProfileOptions, Report};
 use crate::xml::ReaderLimits;
 
 /// Where a report's feed came from.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Source {
     /// How to name it: a path, a URL, or `-` for standard input.
     pub name: String,
-    /// A file holding the same bytes, for showing source lines.
-    pub copy: Option<PathBuf>,
+    /// A file holding the same bytes, for showing source lines (read from its start).
+    pub copy: Option<std::fs::File>,
 }
 
 /// A report format.

@@ -2,8 +2,7 @@
 //! `src/token.rs`): `path:line:col: severity[RULE]: message`, the source line with a
 //! caret under the spot, the hint, and a summary. Colour only when asked for.
 
-use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Seek, SeekFrom, Write};
 
 use super::{Printer, Snippets, Source};
 use crate::i18n::{self, Lang};
@@ -114,14 +113,17 @@ impl Text {
 impl Printer for Text {
     fn print(&self, report: &Report, source: &Source, out: &mut dyn Write) -> io::Result<()> {
         let snippets = match &source.copy {
-            Some(path) => {
+            Some(file) => {
                 let positions = report
                     .findings
                     .iter()
                     .filter_map(|f| f.pos)
                     .map(|p| (p.line, p.column));
-                File::open(path)
-                    .and_then(|f| Snippets::read(f, positions))
+                file.try_clone()
+                    .and_then(|mut f| {
+                        f.seek(SeekFrom::Start(0))?;
+                        Snippets::read(f, positions)
+                    })
                     .unwrap_or_default()
             }
             None => Snippets::default(),

@@ -477,6 +477,58 @@ fn an_endless_body_stops_at_the_size_limit() {
     );
 }
 
+/// While a feed is downloaded and validated it is held in a temporary file that has no
+/// name, so a plikt killed at that moment leaves nothing in the temporary directory. (A
+/// named spool file, removed when plikt was done with it, outlived every SIGKILL: the
+/// kill tests had left hundreds in /tmp.)
+#[test]
+fn a_harvest_killed_while_the_feed_downloads_leaves_no_temporary_file() {
+    let server = serve(|base| {
+        let feed = one_file_feed(base, PDF).into_bytes();
+        vec![
+            (
+                "/feed.xml".into(),
+                Response::ok(feed.clone()).body(Body::Paced {
+                    bytes: feed,
+                    chunk: 64,
+                    every: Duration::from_millis(200),
+                }),
+            ),
+            ("/a-1.html".into(), Response::file(HTML, "text/html")),
+            ("/a-1.pdf".into(), Response::file(PDF, "application/pdf")),
+        ]
+    });
+    let env = Env::plain("spool", &server.url("/feed.xml"), "min_bytes_per_sec = 1");
+    let tmp = env.dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let env = env.with_env("TMPDIR", tmp.to_str().unwrap());
+    let listed = || -> Vec<String> {
+        std::fs::read_dir(&tmp)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    let mut running = env.spawn(&["harvest"]);
+    let started = std::time::Instant::now();
+    while server.hits("/feed.xml").is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "plikt never asked for the feed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // A few of the feed's chunks have arrived and been written to the spool file.
+    std::thread::sleep(Duration::from_millis(700));
+    assert!(
+        running.0.try_wait().unwrap().is_none(),
+        "the harvest ended before the feed was downloaded"
+    );
+    assert_eq!(listed(), Vec::<String>::new(), "while the feed downloads");
+    running.0.kill().unwrap();
+    running.0.wait().unwrap();
+    assert_eq!(listed(), Vec::<String>::new(), "after SIGKILL");
+}
+
 #[test]
 fn a_redirect_loop_fails_clearly() {
     let server = serve(|base| {
