@@ -236,8 +236,9 @@ CREATE TABLE record_digests (
 /// minute after a large harvest, before autovacuum analyzes the new rows) took it for
 /// selective and probed it once per deposit (a `BitmapAnd` with the deposit's versions),
 /// reading all N of a state's entries N times: an unchanged re-harvest of 10,000 items
-/// took 7 s instead of 0.2 s, and a first publish's Resource Lists 16 s. The new index
-/// holds only the work left to do, and only the query written for it
+/// took 5–7 s instead of 0.3 s, and the first publish after it 15–18 s instead of 3
+/// (BENCHMARKS.md, "The planner's statistics"). The new index holds only the work left
+/// to do, and only the query written for it
 /// ([`Catalog::due_versions`](super::Catalog::due_versions)) can use it: it names both
 /// terms of the predicate as literals. The second term says nothing new (a pending version
 /// has never been deposited); it is there so that a statement which settles a batch of

@@ -1571,8 +1571,8 @@ fn catalog_rows_read(env: &Env) -> u64 {
 /// that saw no pending version and no deposit of the next publisher, the queries that
 /// find a run's due files were planned for a row or two and read every pending version
 /// (or every deposit of the publisher) once per version: an unchanged re-harvest of
-/// 10,000 items took 7 s instead of 0.2 s, the next publisher's harvest of 10,000 new
-/// items 39 s instead of 11 s (BENCHMARKS.md, "The planner's statistics"). On SQLite,
+/// 10,000 items took 5–7 s instead of 0.3 s, the next publisher's harvest of 10,000 new
+/// items 30 s instead of 10 s (BENCHMARKS.md, "The planner's statistics"). On SQLite,
 /// which plans without such statistics, the same steps are checked for what they deposit.
 #[test]
 fn a_large_harvest_costs_the_catalog_rows_in_proportion_to_the_feed_on_stale_statistics() {
