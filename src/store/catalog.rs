@@ -953,7 +953,49 @@ fn deposit(
         )
         .map_err(sql("appending to the change journal"))?;
     }
+    tally(tx, &changes)?;
     Ok(deposited)
+}
+
+/// Adds the versions just deposited to their publishers' tallies (migration 11): a
+/// deposit with its first change, each version, and each version's files (all stored,
+/// or it would not be deposited). In the transaction that deposits them, so the tallies
+/// are what a recount would find.
+fn tally(tx: &Db, changes: &[(i64, i64, &str, Change)]) -> Result<(), StoreError> {
+    let mut files: std::collections::HashMap<i64, i64> = std::collections::HashMap::new();
+    for piece in chunks(changes) {
+        let ids: Vec<&dyn Param> = piece.iter().map(|(v, ..)| v as &dyn Param).collect();
+        let counted = tx
+            .query(
+                &format!(
+                    "SELECT version_id, count(*) FROM files WHERE version_id IN ({})
+                     GROUP BY version_id",
+                    in_list(piece.len(), 1)
+                ),
+                &ids,
+                |r| Ok((r.get::<i64>(0)?, r.get::<i64>(1)?)),
+            )
+            .map_err(sql("counting deposited files"))?;
+        files.extend(counted);
+    }
+    // (deposits, versions, files) by publisher, in a stable order.
+    let mut by: std::collections::BTreeMap<&str, (i64, i64, i64)> = Default::default();
+    for (v, _, publisher, change) in changes {
+        let t = by.entry(publisher).or_default();
+        t.0 += i64::from(*change == Change::Created);
+        t.1 += 1;
+        t.2 += files.get(v).copied().unwrap_or(0);
+    }
+    for (publisher, (deposits, versions, files)) in by {
+        tx.execute(
+            "INSERT INTO tallies (publisher, deposits, versions, files) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (publisher) DO UPDATE SET deposits = tallies.deposits + excluded.deposits,
+               versions = tallies.versions + excluded.versions, files = tallies.files + excluded.files",
+            params![publisher, deposits, versions, files],
+        )
+        .map_err(sql("counting deposits"))?;
+    }
+    Ok(())
 }
 
 /// Counts a failed attempt of a pending version: retried at `retry_at(attempts)`, or

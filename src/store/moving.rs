@@ -37,6 +37,7 @@ pub const TABLES: &[&str] = &[
     "blobs",
     "files",
     "changes",
+    "tallies",
     "record_digests",
     "topics",
     "subscriptions",

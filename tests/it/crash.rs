@@ -197,6 +197,8 @@ fn sigkill_at_random_instants_loses_nothing_and_duplicates_nothing() {
         env.one("SELECT count(*) FROM files WHERE state != 'stored'"),
         "0"
     );
+    // The numbers status and /metrics show, kept through every kill, are a recount's.
+    env.assert_tallies_match_a_recount();
     let o = env.cmd(&["audit"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(

@@ -199,6 +199,13 @@ fn newer_pubdate_is_a_new_version_and_same_pubdate_changed_content_warns() {
         .iter()
         .any(|f| f["rule"] == "H-VERSION" && f["severity"] == "warning");
     assert!(warned, "{s}");
+    // One deposit with two versions, each with its two files.
+    assert_eq!(
+        (s["deposits"].as_u64(), s["files"].as_u64()),
+        (Some(1), Some(4)),
+        "{s}"
+    );
+    env.assert_tallies_match_a_recount();
 }
 
 #[test]
@@ -282,6 +289,15 @@ fn a_failing_version_is_retried_and_then_stays_failed() {
     assert_eq!(server.hits("/a-1.pdf").len(), 3);
     let s = env.status();
     assert_eq!(s["failed"].as_u64(), Some(1));
+    assert_eq!(
+        (
+            s["deposits"].as_u64(),
+            s["versions"].as_u64(),
+            s["pending"].as_u64()
+        ),
+        (Some(0), Some(0), Some(0)),
+        "{s}"
+    );
     assert!(
         s["items"][0]["reason"]
             .as_str()

@@ -120,6 +120,13 @@ fn migrate_copies_resumes_after_sigkill_verifies_and_the_copy_works() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("verified: every row count"), "{out}");
     assert!(out.contains(&format!("versions: {ITEMS} rows")), "{out}");
+    // The numbers status shows moved with the rows.
+    target.assert_tallies_match_a_recount();
+    assert_eq!(
+        target.status()["deposits"].as_u64(),
+        Some(ITEMS as u64),
+        "{out}"
+    );
     // The published documents moved too: every one of the source's is in the object
     // store with its length, where every node serves it from.
     assert!(out.contains("documents: "), "{out}");

@@ -696,6 +696,26 @@ impl Env {
             .unwrap_or_else(|e| panic!("{statements}: {e}"));
     }
 
+    /// Each publisher's tally (what `plikt status` and `/metrics` show: deposits,
+    /// deposited versions, their files), kept as versions are deposited, equals a count of
+    /// the catalog's rows.
+    pub fn assert_tallies_match_a_recount(&self) {
+        let kept = self.sql(
+            "SELECT publisher, deposits, versions, files FROM tallies
+             WHERE versions > 0 ORDER BY publisher",
+        );
+        let counted = self.sql(
+            "SELECT d.publisher, count(DISTINCT d.id), count(DISTINCT v.id), count(f.id)
+             FROM deposits d JOIN versions v ON v.deposit_id = d.id
+             LEFT JOIN files f ON f.version_id = v.id
+             WHERE v.state = 'deposited' GROUP BY d.publisher ORDER BY d.publisher",
+        );
+        assert_eq!(
+            kept, counted,
+            "tallies (publisher, deposits, versions, files)"
+        );
+    }
+
     pub fn one(&self, q: &str) -> String {
         self.sql(q)
             .first()

@@ -278,6 +278,8 @@ fn assert_exactly_once(env: &Env) {
         env.one("SELECT count(*) FROM files WHERE state != 'stored'"),
         "0"
     );
+    // The numbers status and /metrics show, kept through every kill, are a recount's.
+    env.assert_tallies_match_a_recount();
 }
 
 fn deposited(env: &Env) -> usize {
