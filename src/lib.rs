@@ -37,7 +37,8 @@
 //!           catalog decides) + the catalog on SQLite (WAL, synchronous=FULL) or
 //!           PostgreSQL ([catalog] url; TLS as its libpq sslmode says, `store::tls`):
 //!           `store::sql` is the one SQL layer over both,
-//!           migrations per backend, an append-only change journal, run leases;
+//!           migrations per backend, an append-only change journal, run leases,
+//!           each publisher's tally (kept where versions are deposited);
 //!           `store::Connection` is a long-lived loop's connection, made again after
 //!           PostgreSQL went away; `store::moving` copies a catalog and its blobs to
 //!           another backend (`plikt migrate`); the only module with SQL
@@ -68,7 +69,7 @@
 //!           POST /api/validate; askama templates, Fluent texts per language, limits)
 //!           and the operators' dashboard (/dashboard: publishers, SVG charts)
 //! metrics   Prometheus/OpenMetrics counters and gauges (runs, deposits, bytes,
-//!           findings, deliveries; catalog gauges read at scrape), served on /metrics
+//!           findings, deliveries; catalog gauges from the tallies), served on /metrics
 //! cli       clap arguments, one file per command, fatal errors → exit codes
 //!           (`cli::Error`); nothing depends on it
 //! ```
