@@ -515,17 +515,16 @@ pub fn status(config: &Config) -> Result<Vec<PublisherStatus>, StoreError> {
             .collect(),
         None => HashMap::new(),
     };
-    let mut out = Vec::new();
-    for p in &config.publishers {
-        let mut s = match &catalog {
-            Some(c) => c.status(&p.id)?,
-            None => PublisherStatus::empty(&p.id),
-        };
+    let ids: Vec<&str> = config.publishers.iter().map(|p| p.id.as_str()).collect();
+    let mut out = match &catalog {
+        Some(c) => c.statuses(&ids)?,
+        None => ids.iter().map(|id| PublisherStatus::empty(id)).collect(),
+    };
+    for (s, p) in out.iter_mut().zip(&config.publishers) {
         s.next_run = match leases.get(&p.id) {
             Some(l) if l.due_at.is_some() => l.due_at,
             _ => next_slot(p, Utc::now()).map(Timestamp::from),
         };
-        out.push(s);
     }
     Ok(out)
 }

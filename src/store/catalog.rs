@@ -413,17 +413,15 @@ impl Catalog {
     ) -> Result<Vec<DueVersion>, StoreError> {
         let mut out: Vec<DueVersion> = Vec::new();
         // Every pending version (few, unless a large feed was just staged) through the
-        // partial index of them (migration 10, whose predicate is written out here as
-        // literals so that both planners match it), each one's deposit looked up by its
-        // key. Not a join with `deposits`: planned on statistics older than a large stage
+        // partial index of them (migration 10), each one's deposit looked up by its key. Not a join with `deposits`: planned on statistics older than a large stage
         // (PostgreSQL, before autovacuum's analyze), where both sides look like a row or
         // two, it scanned the publisher's deposits once per pending version: 14 s for
         // 10,000 new items.
         let pending = format!(
             "SELECT v.id, v.attempts, v.next_attempt_at,
                     (SELECT d.guid FROM deposits d WHERE d.id = v.deposit_id AND d.publisher = ?1) AS guid
-             FROM versions v WHERE v.state = {} AND v.deposited_at IS NULL",
-            super::state::sql(VersionState::Pending)
+             FROM versions v WHERE {}",
+            super::migrations::PENDING_VERSION
         );
         self.db
             .each(

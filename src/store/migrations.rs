@@ -274,6 +274,14 @@ CREATE TABLE record_digests (
 /// versions by key with `state = 'pending'` as a guard is never planned through this index
 /// instead of the keys, which on the same stale statistics read every pending version once
 /// per batch.
+/// The predicate of `versions_pending` (migration 10) for `versions` aliased `v`: the
+/// index is used only by a query that states it exactly. The run's due versions, the
+/// tallies and the status page's unsettled versions name pending versions with it.
+pub(super) const PENDING_VERSION: &str = "v.state = 'pending' AND v.deposited_at IS NULL";
+
+/// The predicate of `versions_failed` (migration 11) for `versions` aliased `v`.
+pub(super) const FAILED_VERSION: &str = "v.state = 'failed'";
+
 const PENDING_VERSIONS: &str = "DROP INDEX versions_state;
 CREATE INDEX versions_pending ON versions(deposit_id)
 WHERE state = 'pending' AND deposited_at IS NULL;";

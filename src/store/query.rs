@@ -1,11 +1,12 @@
 //! Read-only questions to the catalog: `plikt status`, `plikt audit` and the operators' dashboard.
 
 use super::catalog::sql;
+use super::migrations::{FAILED_VERSION, PENDING_VERSION};
 use super::sql::{Param, chunks, in_list, params};
 use serde::Serialize;
 
 use super::catalog::{Catalog, RunCounts, StoredFinding};
-use super::state::{FileState, Outcome, Timestamp, VersionState, sql as lit};
+use super::state::{FileState, Outcome, Timestamp, VersionState};
 use super::{BlobError, Blobs, Packed, StoreError};
 use crate::profile::Severity;
 
@@ -157,44 +158,49 @@ impl AuditReport {
 }
 
 impl Catalog {
-    /// The status of one publisher.
-    pub fn status(&self, publisher: &str) -> Result<PublisherStatus, StoreError> {
-        let tally = self.tallies(Some(publisher))?.pop().unwrap_or_default();
-        let mut items = self.unsettled_versions(publisher)?;
-        let rejected = self.rejected_items(publisher, &mut items)?;
-        Ok(PublisherStatus {
-            id: publisher.to_string(),
-            deposits: tally.deposits,
-            versions: tally.versions,
-            files: tally.files,
-            pending: tally.pending,
-            failed: tally.failed + rejected,
-            last_run: self.last_run(publisher)?,
-            next_run: None,
-            items,
-            findings: self.open_findings(publisher)?,
-        })
+    /// The status of each of `publishers`, in their order; the numbers of all of them
+    /// are read at once ([`Catalog::tallies`]).
+    pub fn statuses(&self, publishers: &[&str]) -> Result<Vec<PublisherStatus>, StoreError> {
+        let mut tallies: std::collections::HashMap<String, PublisherGauges> = self
+            .tallies()?
+            .into_iter()
+            .map(|t| (t.id.clone(), t))
+            .collect();
+        publishers
+            .iter()
+            .map(|&publisher| {
+                let tally = tallies.remove(publisher).unwrap_or_default();
+                let mut items = self.unsettled_versions(publisher)?;
+                let rejected = self.rejected_items(publisher, &mut items)?;
+                Ok(PublisherStatus {
+                    id: publisher.to_string(),
+                    deposits: tally.deposits,
+                    versions: tally.versions,
+                    files: tally.files,
+                    pending: tally.pending,
+                    failed: tally.failed + rejected,
+                    last_run: self.last_run(publisher)?,
+                    next_run: None,
+                    items,
+                    findings: self.open_findings(publisher)?,
+                })
+            })
+            .collect()
     }
 
-    /// Each publisher's numbers (or one's), in the order of their ids: the deposits,
-    /// versions and files of its tally, kept as versions are deposited (migration 11),
-    /// and its pending and failed versions, counted through the partial indexes of those
-    /// (migrations 10 and 11), each version's publisher looked up by key. None of it reads
-    /// the deposited collection: a scrape of `/metrics` or a `plikt status` costs the same
-    /// at 10 million files as at ten.
-    fn tallies(&self, publisher: Option<&str>) -> Result<Vec<PublisherGauges>, StoreError> {
+    /// Every publisher's numbers, in the order of their ids: the deposits, versions and
+    /// files of its tally, kept as versions are deposited (migration 11), and its pending
+    /// and failed versions, counted through the partial indexes of those (migrations 10
+    /// and 11), each version's publisher looked up by key. None of it reads the deposited
+    /// collection: a scrape of `/metrics` or a `plikt status` costs the same at 10 million
+    /// files as at ten.
+    fn tallies(&self) -> Result<Vec<PublisherGauges>, StoreError> {
         let c = self.db();
         let n = |v: i64| v.max(0).unsigned_abs();
-        let only = if publisher.is_some() {
-            "WHERE publisher = ?1"
-        } else {
-            ""
-        };
-        let p: Vec<&dyn Param> = publisher.iter().map(|p| p as _).collect();
         let mut out: std::collections::BTreeMap<String, PublisherGauges> = c
             .query(
-                &format!("SELECT publisher, deposits, versions, files FROM tallies {only}"),
-                &p,
+                "SELECT publisher, deposits, versions, files FROM tallies",
+                params![],
                 |r| {
                     let id: String = r.get(0)?;
                     Ok((
@@ -218,14 +224,12 @@ impl Catalog {
                 &format!(
                     "SELECT publisher, sum(pending), sum(failed) FROM (
                        SELECT {of} AS publisher, 1 AS pending, 0 AS failed FROM versions v
-                       WHERE v.state = {pending} AND v.deposited_at IS NULL
+                       WHERE {PENDING_VERSION}
                        UNION ALL
-                       SELECT {of}, 0, 1 FROM versions v WHERE v.state = {failed}
-                     ) u {only} GROUP BY publisher",
-                    pending = lit(VersionState::Pending),
-                    failed = lit(VersionState::Failed),
+                       SELECT {of}, 0, 1 FROM versions v WHERE {FAILED_VERSION}
+                     ) u GROUP BY publisher"
                 ),
-                &p,
+                params![],
                 |r| Ok((r.get::<String>(0)?, n(r.get(1)?), n(r.get(2)?))),
             )
             .map_err(sql("counting pending and failed versions"))?;
@@ -281,13 +285,10 @@ impl Catalog {
             .query(
                 &format!(
                     "SELECT guid, state, attempts, next_attempt_at, last_error FROM (
-                       SELECT {guid} AS guid, {columns} FROM versions v
-                       WHERE v.state = {pending} AND v.deposited_at IS NULL
+                       SELECT {guid} AS guid, {columns} FROM versions v WHERE {PENDING_VERSION}
                        UNION ALL
-                       SELECT {guid}, {columns} FROM versions v WHERE v.state = {failed}
-                     ) u WHERE guid IS NOT NULL ORDER BY id LIMIT 100",
-                    pending = lit(VersionState::Pending),
-                    failed = lit(VersionState::Failed),
+                       SELECT {guid}, {columns} FROM versions v WHERE {FAILED_VERSION}
+                     ) u WHERE guid IS NOT NULL ORDER BY id LIMIT 100"
                 ),
                 params![publisher],
                 |r| {
@@ -622,7 +623,7 @@ impl Catalog {
         let c = self.db();
         let ctx = "counting for /metrics";
         let n = |v: i64| v.max(0).unsigned_abs();
-        let publishers = self.tallies(None)?;
+        let publishers = self.tallies()?;
         let (blobs, blob_bytes, deliveries_pending, subscriptions) = c
             .query_row(
                 "SELECT (SELECT count(*) FROM blobs), (SELECT CAST(coalesce(sum(length), 0) AS BIGINT) FROM blobs),
