@@ -38,7 +38,8 @@
 //!           PostgreSQL ([catalog] url; TLS as its libpq sslmode says, `store::tls`):
 //!           `store::sql` is the one SQL layer over both,
 //!           migrations per backend, an append-only change journal, run leases,
-//!           each publisher's tally (kept where versions are deposited);
+//!           each publisher's tally and the blobs' (kept where versions are
+//!           deposited and blobs recorded; `plikt audit` checks them);
 //!           `store::Connection` is a long-lived loop's connection, made again after
 //!           PostgreSQL went away; `store::moving` copies a catalog and its blobs to
 //!           another backend (`plikt migrate`); the only module with SQL

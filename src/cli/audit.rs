@@ -14,25 +14,38 @@ pub struct AuditArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// First set the tallies behind `/metrics`, `plikt status` and the dashboard
+    /// (each publisher's deposits, versions and files; the store's blobs and bytes)
+    /// from a count of the catalog's rows, and report those that were wrong. Safe while
+    /// `plikt run` harvests.
+    #[arg(long)]
+    pub recount: bool,
 }
 
 /// Re-reads every blob; exit 0 only when everything the catalog points at is intact.
 pub fn run(args: &AuditArgs) -> Result<Exit, Error> {
     let config = super::load(&args.config)?;
-    let store = Store::open(&config, Mode::Read)?;
-    let report = store.catalog.audit(&store.blobs, &|_| {})?;
+    let mut store = Store::open(&config, Mode::Read)?;
+    let recounted = if args.recount {
+        store.catalog.recount()?
+    } else {
+        Vec::new()
+    };
+    let mut report = store.catalog.audit(&store.blobs, &|_| {})?;
+    report.recounted = recounted;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         println!(
-            "checked {} blobs ({} bytes): {} missing, {} corrupt, {} dangling, {} incomplete versions, {} unreferenced files",
+            "checked {} blobs ({} bytes): {} missing, {} corrupt, {} dangling, {} incomplete versions, {} unreferenced files, {} wrong tallies",
             report.blobs_checked,
             report.bytes_checked,
             report.missing.len(),
             report.corrupt.len(),
             report.dangling.len(),
             report.incomplete.len(),
-            report.unreferenced.len()
+            report.unreferenced.len(),
+            report.tallies.len()
         );
         for (what, list) in [
             ("missing", &report.missing),
@@ -41,10 +54,14 @@ pub fn run(args: &AuditArgs) -> Result<Exit, Error> {
             ("incomplete", &report.incomplete),
             ("unreferenced", &report.unreferenced),
             ("temporary", &report.leftovers),
+            ("recounted", &report.recounted),
         ] {
             for l in list {
                 println!("{what}: {l}");
             }
+        }
+        for t in &report.tallies {
+            println!("wrong tally: {t} (plikt audit --recount sets it from the rows)");
         }
     }
     Ok(if report.intact() {

@@ -507,7 +507,7 @@ impl Catalog {
                 FileResult::Failed(_) => None,
             })
             .collect();
-        record_stored(&tx, &stored)?;
+        let new_blobs = record_stored(&tx, &stored)?;
         for (id, result, fetched_at) in files {
             if let FileResult::Failed(reason) = result {
                 record_failed(&tx, *id, reason, *fetched_at)?;
@@ -518,6 +518,7 @@ impl Catalog {
         // a change committed later with a smaller position (PostgreSQL; SQLite's write
         // transaction is one at a time already).
         tx.lock(Lock::Journal).map_err(sql("recording files"))?;
+        tally_blobs(&tx, new_blobs)?;
         let now = journal_time(&tx, now)?;
         let missing = missing_files(&tx, settle)?;
         let mut complete: Vec<i64> = Vec::new();
@@ -742,7 +743,12 @@ pub(super) fn packed(
 /// Records stored files and their blobs, a few multi-row statements per
 /// [`chunks`] piece (issue 17 §6: on PostgreSQL one round trip per piece, not three per
 /// file).
-fn record_stored(tx: &Db, stored: &[(i64, &StoredFile, Timestamp)]) -> Result<(), StoreError> {
+/// Returns the blobs that were new to the catalog.
+fn record_stored(
+    tx: &Db,
+    stored: &[(i64, &StoredFile, Timestamp)],
+) -> Result<NewBlobs, StoreError> {
+    let mut new = NewBlobs::default();
     // The blobs in SHA-256 order: two workers recording the same new bytes at once (a
     // page two publishers share) take the rows' locks in the same order, so one waits
     // for the other instead of both waiting for each other (PostgreSQL found such a
@@ -776,16 +782,20 @@ fn record_stored(tx: &Db, stored: &[(i64, &StoredFile, Timestamp)]) -> Result<()
             ]);
         }
         // A blob the catalog has keeps its row (and its place): identical bytes are
-        // stored once.
-        tx.execute(
-            &format!(
-                "INSERT INTO blobs (sha256, length, md5, stored_at, pack, pack_offset) VALUES {}
-                 ON CONFLICT (sha256) DO NOTHING",
-                value_rows(piece.len(), 6, 1, None)
-            ),
-            &p,
-        )
-        .map_err(sql("recording blobs"))?;
+        // stored once. The rows inserted are counted for the blob tally.
+        let inserted = tx
+            .query(
+                &format!(
+                    "INSERT INTO blobs (sha256, length, md5, stored_at, pack, pack_offset) VALUES {}
+                     ON CONFLICT (sha256) DO NOTHING RETURNING length",
+                    value_rows(piece.len(), 6, 1, None)
+                ),
+                &p,
+                |r| r.get::<i64>(0),
+            )
+            .map_err(sql("recording blobs"))?;
+        new.blobs += i64::try_from(inserted.len()).unwrap_or(i64::MAX);
+        new.bytes += inserted.iter().sum::<i64>();
         let mut p: Vec<&dyn Param> = Vec::with_capacity(1 + piece.len() * 12);
         p.push(&FileState::Stored);
         for ((id, s, at), len) in piece.iter().zip(&lengths) {
@@ -822,6 +832,30 @@ fn record_stored(tx: &Db, stored: &[(i64, &StoredFile, Timestamp)]) -> Result<()
         )
         .map_err(sql("recording files"))?;
     }
+    Ok(new)
+}
+
+/// Blobs a transaction added to the catalog: their number and bytes.
+#[derive(Debug, Default, Clone, Copy)]
+struct NewBlobs {
+    blobs: i64,
+    bytes: i64,
+}
+
+/// Adds the blobs a transaction recorded to the blob tally (migration 12). After the
+/// journal's lock: the writers that update the one row already take turns from there to
+/// their commit, so it adds no wait.
+fn tally_blobs(tx: &Db, new: NewBlobs) -> Result<(), StoreError> {
+    if new.blobs == 0 {
+        return Ok(());
+    }
+    tx.execute(
+        "INSERT INTO blob_tally (id, blobs, bytes) VALUES (1, ?1, ?2)
+         ON CONFLICT (id) DO UPDATE SET blobs = blob_tally.blobs + excluded.blobs,
+           bytes = blob_tally.bytes + excluded.bytes",
+        params![new.blobs, new.bytes],
+    )
+    .map_err(sql("counting blobs"))?;
     Ok(())
 }
 

@@ -38,6 +38,7 @@ pub const TABLES: &[&str] = &[
     "files",
     "changes",
     "tallies",
+    "blob_tally",
     "record_digests",
     "topics",
     "subscriptions",

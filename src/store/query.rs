@@ -1,7 +1,8 @@
 //! Read-only questions to the catalog: `plikt status`, `plikt audit` and the operators' dashboard.
 
 use super::catalog::sql;
-use super::migrations::{FAILED_VERSION, PENDING_VERSION};
+use super::migrations::{BLOB_RECOUNT, FAILED_VERSION, PENDING_VERSION, TALLY_RECOUNT};
+use super::sql::{Db, Lock};
 use super::sql::{Param, chunks, in_list, params};
 use serde::Serialize;
 
@@ -122,6 +123,13 @@ pub struct AuditReport {
     /// Blob files on disk the catalog does not know (left by a crash between the
     /// rename and the commit; harmless, reused if the same bytes arrive again).
     pub unreferenced: Vec<String>,
+    /// Tallies that differ from a count of the rows they tally (each publisher's
+    /// deposits, versions and files, and the store's blobs and bytes): what `/metrics`,
+    /// `plikt status` and the dashboard show would be wrong. `plikt audit --recount` sets
+    /// them from the rows.
+    pub tallies: Vec<String>,
+    /// Tallies `plikt audit --recount` set from the rows (what they were, what they are).
+    pub recounted: Vec<String>,
     /// Temporary blobs: files in `tmp/`, or an object store's temporary objects and
     /// unfinished multipart uploads. In flight, or left by a crash (removed when a
     /// harvest starts: a local folder's at once, an object store's once older than
@@ -154,6 +162,7 @@ impl AuditReport {
             && self.corrupt.is_empty()
             && self.dangling.is_empty()
             && self.incomplete.is_empty()
+            && self.tallies.is_empty()
     }
 }
 
@@ -539,8 +548,78 @@ params![VersionState::Deposited, FileState::Stored],
             Ok::<_, StoreError>(())
         })?;
         report.leftovers = blobs.leftovers()?;
+        report.tallies = tally_differences(c)?;
         Ok(report)
     }
+
+    /// Sets every tally from a count of the rows it tallies (`plikt audit --recount`),
+    /// and returns those that were different. Under the journal's lock, which every
+    /// writer of a tally holds until its commit: no deposit is counted twice or missed,
+    /// while `plikt run` goes on.
+    pub fn recount(&mut self) -> Result<Vec<String>, StoreError> {
+        let ctx = "recounting the tallies";
+        let tx = self.db_mut().transaction().map_err(sql(ctx))?;
+        tx.lock(Lock::Journal).map_err(sql(ctx))?;
+        let changed = tally_differences(&tx)?;
+        tx.batch(&format!(
+            "DELETE FROM tallies;
+             INSERT INTO tallies (publisher, deposits, versions, files) {TALLY_RECOUNT};
+             DELETE FROM blob_tally;
+             INSERT INTO blob_tally (id, blobs, bytes) {BLOB_RECOUNT};"
+        ))
+        .map_err(sql(ctx))?;
+        tx.commit().map_err(sql(ctx))?;
+        Ok(changed)
+    }
+}
+
+/// The tallies that differ from a count of their rows, each as "what: tally …, rows …".
+/// Each comparison is one statement, so both sides are read at one moment (PostgreSQL
+/// gives a statement one snapshot) even while `plikt run` deposits.
+fn tally_differences(c: &Db) -> Result<Vec<String>, StoreError> {
+    type Counts = [i64; 3];
+    let rows = c
+        .query(
+            &format!(
+                "SELECT 0, publisher, deposits, versions, files FROM tallies
+                 UNION ALL SELECT 1, r.* FROM ({TALLY_RECOUNT}) r
+                 UNION ALL SELECT 0, '', id, blobs, bytes FROM blob_tally
+                 UNION ALL SELECT 1, '', b.* FROM ({BLOB_RECOUNT}) b"
+            ),
+            params![],
+            |r| {
+                Ok((
+                    r.get::<i64>(0)? == 1,
+                    r.get::<String>(1)?,
+                    [r.get::<i64>(2)?, r.get::<i64>(3)?, r.get::<i64>(4)?],
+                ))
+            },
+        )
+        .map_err(sql("comparing the tallies with the rows"))?;
+    // (kept, counted) by publisher; the blob tally's key is the empty string, which no
+    // publisher id is.
+    let mut by: std::collections::BTreeMap<String, (Counts, Counts)> = Default::default();
+    for (counted, key, n) in rows {
+        let e = by.entry(key).or_default();
+        if counted { e.1 = n } else { e.0 = n }
+    }
+    Ok(by
+        .into_iter()
+        .filter(|(_, (kept, counted))| kept != counted)
+        .map(|(key, (kept, counted))| {
+            if key.is_empty() {
+                format!(
+                    "blobs: tally {} blobs, {} bytes; rows {} blobs, {} bytes",
+                    kept[1], kept[2], counted[1], counted[2]
+                )
+            } else {
+                format!(
+                    "publisher {key}: tally {} deposits, {} versions, {} files; rows {} deposits, {} versions, {} files",
+                    kept[0], kept[1], kept[2], counted[0], counted[1], counted[2]
+                )
+            }
+        })
+        .collect())
 }
 
 /// Re-reads one blob and records what is wrong with it, if anything. An object store
@@ -626,7 +705,8 @@ impl Catalog {
         let publishers = self.tallies()?;
         let (blobs, blob_bytes, deliveries_pending, subscriptions) = c
             .query_row(
-                "SELECT (SELECT count(*) FROM blobs), (SELECT CAST(coalesce(sum(length), 0) AS BIGINT) FROM blobs),
+                "SELECT (SELECT coalesce(max(blobs), 0) FROM blob_tally),
+                   (SELECT coalesce(max(bytes), 0) FROM blob_tally),
                    (SELECT count(*) FROM deliveries WHERE state = ?1),
                    (SELECT count(*) FROM subscriptions WHERE lease_expires_at > ?2)",
                 params![crate::store::DeliveryState::Pending, super::now()],

@@ -1082,6 +1082,106 @@ fn audit_finds_corrupt_and_missing_blobs() {
     assert!(out.contains("1 missing, 1 corrupt"), "{out}");
 }
 
+/// The numbers `/metrics`, `plikt status` and the dashboard show come from tallies kept
+/// as versions and blobs are recorded (migrations 11 and 12). An operator's hand edit,
+/// a restore of part of the catalog or a bug could make them drift from the rows:
+/// `plikt audit` finds that and says how to mend it, and `plikt audit --recount` mends it.
+#[test]
+fn audit_finds_tallies_that_differ_from_the_rows_and_recount_sets_them() {
+    let server = one_file_publisher(Response::file(PDF, "application/pdf"));
+    let env = Env::plain("audit-tally", &server.url("/feed.xml"), "");
+    assert_eq!(env.harvest().status.code(), Some(0));
+    env.assert_tallies_match_a_recount();
+    let o = env.cmd(&["audit"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("0 wrong tallies"),
+        "{}",
+        text(&o)
+    );
+    let blobs = env.one("SELECT count(*) FROM blobs");
+    let bytes = env.one("SELECT sum(length) FROM blobs");
+    env.sql("UPDATE tallies SET files = files + 5 WHERE publisher = 'test'");
+    env.sql("UPDATE blob_tally SET blobs = blobs - 1, bytes = 7");
+    let o = env.cmd(&["audit"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("2 wrong tallies"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "wrong tally: blobs: tally {} blobs, 7 bytes; rows {blobs} blobs, {bytes} bytes (plikt audit --recount sets it from the rows)",
+            blobs.parse::<i64>().unwrap() - 1
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("wrong tally: publisher test: tally 1 deposits, 1 versions, 7 files; rows 1 deposits, 1 versions, 2 files"),
+        "{out}"
+    );
+    let o = env.cmd(&["audit", "--recount"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("0 wrong tallies"), "{out}");
+    assert!(
+        out.contains("recounted: publisher test: tally 1 deposits, 1 versions, 7 files"),
+        "{out}"
+    );
+    env.assert_tallies_match_a_recount();
+    let o = env.cmd(&["audit", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(report["tallies"], serde_json::json!([]), "{report}");
+}
+
+/// `plikt audit --recount` run again and again while a harvest deposits: each recount
+/// waits for the deposit in progress (the journal's lock), so no deposit is counted twice
+/// or missed, and the tallies end as a count of the rows.
+#[test]
+fn recounting_while_a_harvest_deposits_counts_every_deposit_once() {
+    const ITEMS: usize = 60;
+    let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let server = Server::with_handler(move |r| {
+        if r.path == "/feed.xml" {
+            let base = b2.get().unwrap();
+            let items: Vec<TestItem> = (0..ITEMS)
+                .map(|i| {
+                    TestItem::new(
+                        &format!("r-{i}"),
+                        &date(1000 - i as i64),
+                        &format!("{base}/page/{i}.html"),
+                    )
+                })
+                .collect();
+            return Response::ok(feed(&items));
+        }
+        // Paced, so that the harvest's batches are deposited over a few seconds.
+        std::thread::sleep(Duration::from_millis(40));
+        Response::file(format!("<html><body>{}</body></html>", r.path), "text/html")
+    });
+    let _ = base.set(server.url(""));
+    let env = Env::plain("recount", &server.url("/feed.xml"), "");
+    let mut harvest = env.spawn(&["harvest"]);
+    let mut recounts = 0;
+    let exit = loop {
+        let o = env.cmd(&["audit", "--recount"]);
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{}", text(&o));
+        recounts += 1;
+        if let Some(e) = harvest.try_wait().unwrap() {
+            break e;
+        }
+    };
+    assert!(exit.success(), "harvest: {exit:?}");
+    assert!(recounts >= 3, "only {recounts} recounts during the harvest");
+    assert_eq!(
+        env.one("SELECT count(*) FROM versions WHERE state = 'deposited'"),
+        ITEMS.to_string()
+    );
+    env.assert_tallies_match_a_recount();
+    let o = env.cmd(&["audit"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
 #[test]
 fn a_second_writer_on_the_same_data_folder_is_refused() {
     let data = std::env::temp_dir()
@@ -1241,6 +1341,12 @@ fn the_service_runs_on_schedule_serves_status_and_stops_on_sigterm() {
         value("plikt_fetch_duration_seconds_count{kind=\"feed\"}") >= 3.0,
         "{metrics}"
     );
+    // The store's blobs and bytes, from their tally (migration 12), as the rows say.
+    let blobs: f64 = env.one("SELECT count(*) FROM blobs").parse().unwrap();
+    let bytes: f64 = env.one("SELECT sum(length) FROM blobs").parse().unwrap();
+    assert!(blobs >= 1.0);
+    assert_eq!(value("plikt_store_blobs "), blobs, "{metrics}");
+    assert_eq!(value("plikt_store_bytes "), bytes, "{metrics}");
     assert!(metrics.ends_with("# EOF\n"), "{metrics}");
     assert!(!metrics.contains("ops-secret-1"));
     std::process::Command::new("kill")

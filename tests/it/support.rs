@@ -714,6 +714,11 @@ impl Env {
             kept, counted,
             "tallies (publisher, deposits, versions, files)"
         );
+        // The store's blobs and bytes (migration 12): no row while there are none.
+        let kept = self.sql("SELECT blobs, bytes FROM blob_tally");
+        let counted =
+            self.sql("SELECT count(*), CAST(sum(length) AS BIGINT) FROM blobs HAVING count(*) > 0");
+        assert_eq!(kept, counted, "blob tally (blobs, bytes)");
     }
 
     pub fn one(&self, q: &str) -> String {
