@@ -33,7 +33,7 @@ use crate::config::{Config, DestinationConfig, OperatorConfig};
 use crate::resourcesync;
 use crate::resourcesync::layout::SetTarget;
 use crate::store::Access;
-use crate::store::{Blobs, Catalog, Connection};
+use crate::store::{Blobs, Catalog, Connection, Fetched};
 use axum::http::HeaderMap;
 
 /// Shared state of the routes: the catalog and blob store are opened once, not per
@@ -358,8 +358,20 @@ async fn static_file(
     request: &HeaderMap,
 ) -> Result<Response, AppError> {
     let (len, etag, modified, body) = match state.blobs.documents() {
-        Some(documents) => match documents.stream(path).await {
-            Ok(Some(d)) => (d.length, d.etag, d.modified, Body::from_stream(d.stream)),
+        // The Destination's If-None-Match goes on to the object store, whose entity tags
+        // these are: an unchanged Change List is not fetched from it to be dropped here.
+        Some(documents) => match documents.stream(path, if_none_match(request)).await {
+            Ok(Some(Fetched::NotModified)) => {
+                // The one tag asked about is the document's (RFC 9110 §15.4.5).
+                let mut headers = HeaderMap::with_capacity(1);
+                if let Some(etag) = request.get(header::IF_NONE_MATCH) {
+                    headers.insert(header::ETAG, etag.clone());
+                }
+                return Ok((StatusCode::NOT_MODIFIED, headers).into_response());
+            }
+            Ok(Some(Fetched::Document(d))) => {
+                (d.length, d.etag, d.modified, Body::from_stream(d.stream))
+            }
             Ok(None) => return Err(AppError::NotFound),
             Err(e) => return Err(internal(format!("document {path}: {e}"))),
         },
@@ -407,6 +419,15 @@ async fn static_file(
     }
     headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
     Ok((headers, body).into_response())
+}
+
+/// A request's `If-None-Match` when it names one strong entity tag, which the object
+/// store can compare with its own; a list of tags, `*` or a weak tag is compared here,
+/// after the document is fetched ([`resource::not_modified`]).
+fn if_none_match(request: &HeaderMap) -> Option<String> {
+    let tag = request.get(header::IF_NONE_MATCH)?.to_str().ok()?.trim();
+    let inner = tag.strip_prefix('"')?.strip_suffix('"')?;
+    (!inner.contains('"')).then(|| tag.to_string())
 }
 
 /// Serves `app` on `listener` until `shutdown` turns true, then finishes the requests

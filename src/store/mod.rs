@@ -28,8 +28,8 @@ use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
 pub use blobs::{
-    BlobError, BlobWriter, Blobs, ByteStream, Document, Documents, ObjectStoreError, Packed,
-    Packing, ReadSeek, Written, sync_dir,
+    BlobError, BlobWriter, Blobs, ByteStream, Document, Documents, Fetched, ObjectStoreError,
+    Packed, Packing, ReadSeek, Written, sync_dir,
 };
 pub use catalog::{
     Catalog, DueFile, DueVersion, FileResult, KnownVersion, Location, NewFile, NewVersion,

@@ -864,12 +864,17 @@ fn s3_documents_published_by_one_node_are_served_by_any_node() {
         .trim_start_matches("http://")
         .trim_end_matches('/')
         .to_string();
+    // B reaches the object store through a proxy that records its requests.
+    let proxy = Proxy::start(garage.port);
     std::fs::write(
         &b.config,
-        std::fs::read_to_string(&a.config).unwrap().replace(
-            &format!("listen = \"{listen_a}\""),
-            &format!("listen = \"127.0.0.1:{port_b}\""),
-        ),
+        std::fs::read_to_string(&a.config)
+            .unwrap()
+            .replace(
+                &format!("listen = \"{listen_a}\""),
+                &format!("listen = \"127.0.0.1:{port_b}\""),
+            )
+            .replace(&garage.endpoint(), &proxy.endpoint()),
     )
     .unwrap();
     std::fs::copy(a.dir.join("s3-secret"), b.dir.join("s3-secret")).unwrap();
@@ -964,7 +969,32 @@ fn s3_documents_published_by_one_node_are_served_by_any_node() {
         .to_string();
     let (status, head, body) = get_with(&format!("{base_b}{rel}"), &[("If-None-Match", &etag)]);
     assert_eq!(status, 304, "{rel} from B with A's ETag {etag}: {head}");
+    assert!(head.contains(&format!("etag: {etag}")), "{head}");
     assert!(body.is_empty());
+    // B asked the object store on the same condition, so the unchanged document's bytes
+    // were not fetched only to be dropped (a Change List part can be 40 MB).
+    let key = format!("/plikt/kb/www/{rel} ");
+    let asked = proxy
+        .heads()
+        .into_iter()
+        .rev()
+        .find(|h| h.starts_with("GET ") && h.contains(&key))
+        .unwrap_or_else(|| panic!("B did not ask the object store for {key}"));
+    assert!(
+        asked
+            .to_ascii_lowercase()
+            .contains(&format!("if-none-match: {}", etag.to_ascii_lowercase())),
+        "{asked}"
+    );
+    // A tag of another version, or a list of tags, gets the document.
+    for other in ["\"0123\"", &format!("\"0123\", {etag}")] {
+        let (status, head, body) = get_with(&format!("{base_b}{rel}"), &[("If-None-Match", other)]);
+        let want = if other.contains(&etag) { 304 } else { 200 };
+        assert_eq!(status, want, "{rel} with If-None-Match {other}: {head}");
+        if want == 200 {
+            assert_eq!(body, std::fs::read(www_b.join(rel)).unwrap(), "{rel}");
+        }
+    }
     node_b.stop();
 
     // Every link of every public document B wrote resolves on A: nothing B links to

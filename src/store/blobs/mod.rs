@@ -378,10 +378,24 @@ impl Documents {
     }
 
     /// The document `path`, streamed, with its length and version (`None`: there is
-    /// none).
-    pub async fn stream(&self, path: &str) -> Result<Option<Document>, BlobError> {
-        self.0.stream_document(path).await
+    /// none); or [`Fetched::NotModified`] when its entity tag is one of `if_none_match`
+    /// (a Destination's `If-None-Match`, passed on: the store sends no bytes then).
+    pub async fn stream(
+        &self,
+        path: &str,
+        if_none_match: Option<String>,
+    ) -> Result<Option<Fetched>, BlobError> {
+        self.0.stream_document(path, if_none_match).await
     }
+}
+
+/// A published document asked for on a condition ([`Documents::stream`]).
+#[derive(Debug)]
+pub enum Fetched {
+    /// Its current version.
+    Document(Document),
+    /// Its entity tag is one the request named: it has not changed.
+    NotModified,
 }
 
 /// A published document as the object store has it ([`Documents::stream`]).

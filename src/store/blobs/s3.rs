@@ -96,6 +96,16 @@ fn token() -> &'static str {
 /// Objects per page of [`S3::list_pages`].
 pub(super) const LIST_PAGE: usize = 1000;
 
+/// What the object store answered a GET ([`S3::get`]).
+#[derive(Debug)]
+enum Got {
+    /// The object, whose bytes follow on the channel.
+    Object(object_store::ObjectMeta),
+    /// `304 Not Modified`: the object's entity tag is one the request named in
+    /// `If-None-Match`; no bytes follow.
+    NotModified,
+}
+
 /// Bytes fetched per ranged read of [`Ranged`].
 const RANGE_READ: u64 = 256 << 10;
 /// Chunks in flight between the object store's runtime and a reader or writer.
@@ -717,8 +727,9 @@ impl S3 {
         &self,
         key: Path,
         range: Option<GetRange>,
+        if_none_match: Option<String>,
     ) -> (
-        oneshot::Receiver<Result<object_store::ObjectMeta, BlobError>>,
+        oneshot::Receiver<Result<Got, BlobError>>,
         mpsc::Receiver<io::Result<Bytes>>,
     ) {
         let (answer_tx, answer) = oneshot::channel();
@@ -727,16 +738,21 @@ impl S3 {
         runtime().spawn(async move {
             let options = GetOptions {
                 range,
+                if_none_match,
                 ..GetOptions::default()
             };
             let result = match s3.reads.get_opts(&key, options).await {
                 Ok(r) => r,
+                Err(object_store::Error::NotModified { .. }) => {
+                    let _ = answer_tx.send(Ok(Got::NotModified));
+                    return;
+                }
                 Err(e) => {
                     let _ = answer_tx.send(Err(s3.err("reading", &key, e)));
                     return;
                 }
             };
-            let _ = answer_tx.send(Ok(result.meta.clone()));
+            let _ = answer_tx.send(Ok(Got::Object(result.meta.clone())));
             let mut stream = result.into_stream();
             loop {
                 let next = tokio::time::timeout(s3.settings.timeout, stream.next()).await;
@@ -783,6 +799,7 @@ impl S3 {
         let (answer, rx) = self.get(
             key,
             Some(GetRange::Bounded(at + start..at + start + length)),
+            None,
         );
         match answer.await {
             Ok(Ok(_)) => {}
@@ -880,7 +897,7 @@ impl S3 {
         if packed.is_some_and(|p| p.length == 0) {
             return Ok(Box::new(io::empty()));
         }
-        let (answer, rx) = self.get(key, range);
+        let (answer, rx) = self.get(key, range, None);
         match answer.blocking_recv() {
             Ok(Ok(_)) => Ok(Box::new(ChannelReader {
                 rx,

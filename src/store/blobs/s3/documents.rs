@@ -89,7 +89,7 @@ impl S3 {
         to: &FsPath,
     ) -> Result<(), BlobError> {
         let (s3, key, to) = (self.clone(), self.document_key(rel), to.to_path_buf());
-        let (answer, mut rx) = self.get(key.clone(), None);
+        let (answer, mut rx) = self.get(key.clone(), None, None);
         match answer.blocking_recv() {
             Ok(Ok(_)) => {}
             Ok(Err(e)) => return Err(e),
@@ -121,15 +121,19 @@ impl S3 {
         })
     }
 
-    /// The document `rel` streamed, with its length and version (`None`: there is none).
+    /// The document `rel` streamed, with its length and version (`None`: there is none),
+    /// unless its entity tag is one of `if_none_match` (a request's `If-None-Match`, which
+    /// the object store is asked too: an unchanged document is not transferred).
     pub(in crate::store::blobs) async fn stream_document(
         &self,
         rel: &str,
-    ) -> Result<Option<super::super::Document>, BlobError> {
+        if_none_match: Option<String>,
+    ) -> Result<Option<super::super::Fetched>, BlobError> {
         let key = self.document_key(rel);
-        let (answer, rx) = self.get(key.clone(), None);
+        let (answer, rx) = self.get(key.clone(), None, if_none_match);
         let meta = match answer.await {
-            Ok(Ok(meta)) => meta,
+            Ok(Ok(super::Got::Object(meta))) => meta,
+            Ok(Ok(super::Got::NotModified)) => return Ok(Some(super::super::Fetched::NotModified)),
             Ok(Err(e)) if e.is_not_found() => return Ok(None),
             Ok(Err(e)) => return Err(e),
             Err(_) => {
@@ -140,12 +144,14 @@ impl S3 {
             rx.recv().await.map(|item| (item, rx))
         })
         .boxed();
-        Ok(Some(super::super::Document {
-            length: meta.size,
-            // The object store's ETag: the same on every node that serves the document.
-            etag: meta.e_tag,
-            modified: std::time::SystemTime::from(meta.last_modified),
-            stream,
-        }))
+        Ok(Some(super::super::Fetched::Document(
+            super::super::Document {
+                length: meta.size,
+                // The object store's ETag: the same on every node that serves the document.
+                etag: meta.e_tag,
+                modified: std::time::SystemTime::from(meta.last_modified),
+                stream,
+            },
+        )))
     }
 }
