@@ -29,9 +29,19 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
         let wake = std::sync::Arc::new(tokio::sync::Notify::new());
         let hub_client = crate::notify::client(&config)?;
         let (c, w, handle) = (config.clone(), wake.clone(), tokio::runtime::Handle::current());
+        let sd = shutdown.clone();
         let after_run: std::sync::Arc<dyn Fn() + Send + Sync> = std::sync::Arc::new(move || {
-            match crate::resourcesync::publish(&c, crate::resourcesync::Dumps::Write) {
+            // On SIGTERM the publish stops between packages, so that the service stops
+            // within its grace period (a first publish of a large collection takes
+            // minutes); the next start publishes the rest.
+            let stopping = || *sd.borrow();
+            match crate::resourcesync::publish_until(&c, crate::resourcesync::Dumps::Write, &stopping) {
                 Ok(p) => tracing::info!(sets = p.sets, resources = p.resources, changes = p.changes, "published"),
+                Err(crate::resourcesync::PublishError::Interrupted) => {
+                    // Change notifications wait for the documents they point to.
+                    tracing::info!("publishing stopped on shutdown; the next publish completes it");
+                    return;
+                }
                 Err(e) => tracing::error!(error = %e, "publishing failed"),
             }
             match crate::notify::enqueue(&c) {

@@ -256,6 +256,7 @@ mod tests {
             fingerprint: String::new(),
             now: crate::store::now(),
             retention_days: 0,
+            stopping: super::super::Stopping(&super::super::never),
         };
         let entries: Vec<ArchiveEntry> = (1..=5)
             .map(|d| ArchiveEntry {

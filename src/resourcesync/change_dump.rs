@@ -40,6 +40,7 @@ pub(super) fn write_change_dump(set: &Set<'_>, closed: &Periods) -> Result<u64, 
         let packages = match written_day(&folder, &folder_url, &day) {
             Some(p) => p,
             None => {
+                set.spec.go_on()?;
                 let p = write_day(set, &folder, &folder_url, &day, from, until)?;
                 written += p.len() as u64;
                 // Its Change Dump goes with its packages (again, if they were rewritten).

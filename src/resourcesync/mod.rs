@@ -105,6 +105,11 @@ pub enum PublishError {
         /// The I/O error.
         source: io::Error,
     },
+    /// The publish was asked to stop (`plikt run` on SIGTERM) before it finished.
+    #[error(
+        "the publish stopped before it finished, on shutdown: the sets it did not reach keep the documents of the publish before, and the next publish writes them"
+    )]
+    Interrupted,
     /// A document would pass the Sitemap limits.
     #[error(
         "{path}: more than {MAX_ENTRIES} entries or {MAX_BYTES} bytes in one document; the previous document was kept"
@@ -164,6 +169,26 @@ pub enum Dumps {
 /// Writes every document from the catalog (the dumps only with [`Dumps::Write`]).
 /// Waits for a publish in progress (of this process or another) to end first.
 pub fn publish(config: &Config, dumps: Dumps) -> Result<Published, PublishError> {
+    publish_until(config, dumps, &never)
+}
+
+/// Never asked to stop.
+fn never() -> bool {
+    false
+}
+
+/// [`publish`], stopping with [`PublishError::Interrupted`] once `stopping` says so:
+/// it is asked before each set, before a set's dumps and before each dump package
+/// or day of packages it writes (a first publish of a large collection copies every
+/// file into packages, minutes of work). What was written stays, as after a crash:
+/// every document is replaced whole, and a set's fingerprint only after its documents,
+/// so the next publish finds what is missing. The documents are not copied to the
+/// object store then; the next publish copies them.
+pub fn publish_until(
+    config: &Config,
+    dumps: Dumps,
+    stopping: &(dyn Fn() -> bool + Sync),
+) -> Result<Published, PublishError> {
     let www = www(config);
     let (_lock, catalog_path, mut catalog, blobs) = begin(config, &www)?;
     // With the object store, the documents are shared: first what another worker
@@ -204,6 +229,9 @@ pub fn publish(config: &Config, dumps: Dumps) -> Result<Published, PublishError>
             record::kb24().id
         );
         for access in [Access::Gratis, Access::Restricted] {
+            if stopping() {
+                return Err(PublishError::Interrupted);
+            }
             let dir = set_path(&p.id, access);
             // An empty set's documents need no walk over the collection.
             let empty = !catalog.has_access(&p.id, access)?;
@@ -220,6 +248,7 @@ pub fn publish(config: &Config, dumps: Dumps) -> Result<Published, PublishError>
                 fingerprint: fingerprint.clone(),
                 now,
                 retention_days: config.resourcesync.snapshot_retention_days,
+                stopping: Stopping(stopping),
             };
             let set = Set {
                 catalog: &catalog,
@@ -230,6 +259,7 @@ pub fn publish(config: &Config, dumps: Dumps) -> Result<Published, PublishError>
             let lists_ms = t.elapsed().as_millis() as u64;
             let t = std::time::Instant::now();
             if dumps == Dumps::Write {
+                spec.go_on()?;
                 published.dump_packages += resource_dump::write_resource_dump(
                     &set,
                     config.resourcesync.dump_package_bytes,
@@ -400,9 +430,30 @@ struct SetSpec<'a> {
     now: Timestamp,
     /// Snapshots older than this many days leave the archives (0: kept for ever).
     retention_days: u32,
+    /// Whether the publish is to stop ([`publish_until`]).
+    stopping: Stopping<'a>,
+}
+
+/// Whether a publish is to stop ([`publish_until`]).
+#[derive(Clone, Copy)]
+struct Stopping<'a>(&'a (dyn Fn() -> bool + Sync));
+
+impl std::fmt::Debug for Stopping<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Stopping")
+    }
 }
 
 impl SetSpec<'_> {
+    /// `Err(Interrupted)` once the publish is to stop ([`publish_until`]).
+    fn go_on(&self) -> Result<(), PublishError> {
+        if (self.stopping.0)() {
+            Err(PublishError::Interrupted)
+        } else {
+            Ok(())
+        }
+    }
+
     /// The UTC day of this publish, `YYYY-MM-DD`: the day of the snapshots it writes.
     fn today(&self) -> String {
         self.now.day()

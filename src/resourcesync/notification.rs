@@ -68,6 +68,7 @@ pub fn write_notification(
         fingerprint: String::new(),
         now: crate::store::now(),
         retention_days: 0,
+        stopping: super::Stopping(&super::never),
     };
     let set = Set {
         catalog,

@@ -57,6 +57,7 @@ fn write_snapshot(set: &Set<'_>, day: &str, package_bytes: u64) -> Result<u64, P
         let package = match Package::recorded(&folder, &folder_url, &stem) {
             Some(p) => p,
             None => {
+                set.spec.go_on()?;
                 let mut w = PackageWriter::new(
                     &folder,
                     &stem,

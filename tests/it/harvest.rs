@@ -1182,6 +1182,94 @@ fn recounting_while_a_harvest_deposits_counts_every_deposit_once() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
 
+/// `plikt run` stops on SIGTERM within its grace period also while it publishes: the
+/// publish (here a first one, writing a Resource Dump package per file) stops between
+/// packages, and the next publish writes the rest.
+#[test]
+fn sigterm_during_a_publish_stops_the_service_and_the_next_publish_completes_it() {
+    const ITEMS: usize = 300;
+    let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let server = Server::with_handler(move |r| {
+        if r.path == "/feed.xml" {
+            let base = b2.get().unwrap();
+            let items: Vec<TestItem> = (0..ITEMS)
+                .map(|i| {
+                    TestItem::new(
+                        &format!("p-{i}"),
+                        &date(1000 - i as i64),
+                        &format!("{base}/page/{i}.html"),
+                    )
+                })
+                .collect();
+            return Response::ok(feed(&items));
+        }
+        Response::file(format!("<html><body>{}</body></html>", r.path), "text/html")
+    });
+    let _ = base.set(server.url(""));
+    let env = Env::plain("publish-stop", &server.url("/feed.xml"), "").with_env("RUST_LOG", "info");
+    std::fs::write(
+        &env.config,
+        std::fs::read_to_string(&env.config).unwrap().replace(
+            "[harvest]\n",
+            "[resourcesync]\ndump_package_bytes = 1\n[harvest]\n",
+        ),
+    )
+    .unwrap();
+    env.listen_on_free_port();
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let dumps = env.data().join("www/resourcesync/test/resourcedump");
+    let packages = || {
+        std::fs::read_dir(&dumps).map_or(0, |d| {
+            d.filter(|e| {
+                e.as_ref()
+                    .is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".zip"))
+            })
+            .count()
+        })
+    };
+    // The service publishes what the catalog holds when it starts.
+    let mut service = env.spawn(&["run"]);
+    let started = std::time::Instant::now();
+    while packages() == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no dump package after 60 s"
+        );
+        assert!(service.try_wait().unwrap().is_none(), "plikt run exited");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::process::Command::new("kill")
+        .args(["-TERM", &service.id().to_string()])
+        .status()
+        .unwrap();
+    let signalled = std::time::Instant::now();
+    let exit = loop {
+        if let Some(e) = service.try_wait().unwrap() {
+            break e;
+        }
+        assert!(
+            signalled.elapsed() < Duration::from_secs(15),
+            "plikt run did not stop on SIGTERM while publishing"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(exit.success(), "{exit:?}");
+    let log = std::fs::read_to_string(env.dir.join("spawned.log")).unwrap();
+    assert!(log.contains("publishing stopped on shutdown"), "{log}");
+    let at_stop = packages();
+    // The next publish writes what the stopped one did not.
+    let o = env.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let all = packages();
+    assert!(
+        at_stop < all,
+        "the publish was not stopped: {at_stop} of {all} packages written"
+    );
+    assert!(all >= ITEMS, "{all} packages for {ITEMS} files");
+}
+
 #[test]
 fn a_second_writer_on_the_same_data_folder_is_refused() {
     let data = std::env::temp_dir()
