@@ -29,6 +29,9 @@ pub struct LastRun {
     pub counts: RunCounts,
 }
 
+/// Unsettled items a status shows per publisher.
+pub const UNSETTLED_SHOWN: usize = 100;
+
 /// A version not (yet) deposited, or an item rejected by the last run.
 #[derive(Debug, Clone, Serialize)]
 pub struct Unsettled {
@@ -86,7 +89,7 @@ pub struct PublisherStatus {
     pub last_run: Option<LastRun>,
     /// Next scheduled run (filled in by the caller from the schedule).
     pub next_run: Option<Timestamp>,
-    /// Pending, failed and rejected items with the reason (at most 100).
+    /// Pending, failed and rejected items with the reason (at most [`UNSETTLED_SHOWN`]).
     pub items: Vec<Unsettled>,
     /// Errors and warnings of the last run that read the feed.
     pub findings: Vec<StoredFinding>,
@@ -167,19 +170,21 @@ impl AuditReport {
 }
 
 impl Catalog {
-    /// The status of each of `publishers`, in their order; the numbers of all of them
-    /// are read at once ([`Catalog::tallies`]).
+    /// The status of each of `publishers`, in their order; the numbers and unsettled
+    /// versions of all of them are read at once ([`Catalog::tallies`],
+    /// [`Catalog::unsettled_versions`]).
     pub fn statuses(&self, publishers: &[&str]) -> Result<Vec<PublisherStatus>, StoreError> {
         let mut tallies: std::collections::HashMap<String, PublisherGauges> = self
             .tallies()?
             .into_iter()
             .map(|t| (t.id.clone(), t))
             .collect();
+        let mut unsettled = self.unsettled_versions()?;
         publishers
             .iter()
             .map(|&publisher| {
                 let tally = tallies.remove(publisher).unwrap_or_default();
-                let mut items = self.unsettled_versions(publisher)?;
+                let mut items = unsettled.remove(publisher).unwrap_or_default();
                 let rejected = self.rejected_items(publisher, &mut items)?;
                 Ok(PublisherStatus {
                     id: publisher.to_string(),
@@ -284,39 +289,51 @@ impl Catalog {
             .map_err(sql("reading the last run"))
     }
 
-    /// Versions not deposited (at most 100), oldest first: the pending and failed ones
-    /// through their partial indexes (migrations 10 and 11).
-    fn unsettled_versions(&self, publisher: &str) -> Result<Vec<Unsettled>, StoreError> {
-        let ctx = "listing pending versions";
-        let guid = "(SELECT d.guid FROM deposits d WHERE d.id = v.deposit_id AND d.publisher = ?1)";
+    /// Every publisher's versions not deposited (at most [`UNSETTLED_SHOWN`] each), oldest
+    /// first: the pending and failed ones through their partial indexes (migrations 10
+    /// and 11), read once for all publishers. Failed versions stay failed for good and
+    /// add up over the years; read once per publisher, 2,000 publishers with 10 failed
+    /// versions each took `plikt status` 16–20 s (BENCHMARKS.md).
+    fn unsettled_versions(
+        &self,
+    ) -> Result<std::collections::HashMap<String, Vec<Unsettled>>, StoreError> {
+        let of =
+            |column: &str| format!("(SELECT d.{column} FROM deposits d WHERE d.id = v.deposit_id)");
+        let (publisher, guid) = (of("publisher"), of("guid"));
         let columns = "v.id, v.state, v.attempts, v.next_attempt_at, v.last_error";
-        self.db()
-            .query(
-                &format!(
-                    "SELECT guid, state, attempts, next_attempt_at, last_error FROM (
-                       SELECT {guid} AS guid, {columns} FROM versions v WHERE {PENDING_VERSION}
-                       UNION ALL
-                       SELECT {guid}, {columns} FROM versions v WHERE {FAILED_VERSION}
-                     ) u WHERE guid IS NOT NULL ORDER BY id LIMIT 100"
-                ),
-                params![publisher],
-                |r| {
-                    Ok(Unsettled {
-                        guid: r.get(0)?,
-                        state: match r.get(1)? {
+        let mut out: std::collections::HashMap<String, Vec<Unsettled>> = Default::default();
+        self.db().each(
+            &format!(
+                "SELECT publisher, guid, state, attempts, next_attempt_at, last_error FROM (
+                   SELECT {publisher} AS publisher, {guid} AS guid, {columns} FROM versions v
+                   WHERE {PENDING_VERSION}
+                   UNION ALL
+                   SELECT {publisher}, {guid}, {columns} FROM versions v WHERE {FAILED_VERSION}
+                 ) u ORDER BY id"
+            ),
+            params![],
+            |r| {
+                let items = out.entry(r.get::<String>(0)?).or_default();
+                if items.len() < UNSETTLED_SHOWN {
+                    items.push(Unsettled {
+                        guid: r.get(1)?,
+                        state: match r.get(2)? {
                             VersionState::Failed => UnsettledState::Failed,
                             _ => UnsettledState::Pending,
                         },
-                        attempts: r.get(2)?,
-                        next_attempt_at: r.get(3)?,
-                        reason: r.get(4)?,
-                    })
-                },
-            )
-            .map_err(sql(ctx))
+                        attempts: r.get(3)?,
+                        next_attempt_at: r.get(4)?,
+                        reason: r.get(5)?,
+                    });
+                }
+                Ok::<_, StoreError>(())
+            },
+        )?;
+        Ok(out)
     }
 
-    /// The items the last run that read the feed rejected, added to `items` up to 100;
+    /// The items the last run that read the feed rejected, added to `items` up to
+    /// [`UNSETTLED_SHOWN`];
     /// returns how many there are.
     fn rejected_items(
         &self,
@@ -358,7 +375,7 @@ impl Catalog {
         let mut rejected = 0;
         for row in rows {
             rejected += 1;
-            if items.len() < 100 {
+            if items.len() < UNSETTLED_SHOWN {
                 items.push(row);
             }
         }
@@ -797,5 +814,74 @@ impl Catalog {
             }
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Location;
+
+    /// `plikt status` of several publishers, whose unsettled versions are read in one
+    /// pass: each publisher gets its own, oldest first, at most [`UNSETTLED_SHOWN`],
+    /// and its counts from the tallies (SQLite, and PostgreSQL when the test script
+    /// gives one).
+    #[test]
+    fn each_publisher_gets_its_own_unsettled_versions_oldest_first_and_at_most_100() {
+        let dir = std::env::temp_dir().join(format!("plikt-statuses-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut locations = vec![Location::Sqlite(dir.join("catalog.sqlite"))];
+        if let Some(server) = super::super::sql::tests::postgres_server() {
+            locations.push(Location::Postgres {
+                url: super::super::sql::tests::fresh_database(&server, "statuses"),
+                password: None,
+                tls: crate::config::CatalogTls::Disable,
+            });
+        }
+        for location in locations {
+            let catalog = Catalog::open(&location).unwrap();
+            let t = "'2026-11-27T12:00:00.000Z'";
+            let mut sql = format!(
+                "INSERT INTO publishers (id, name, feed) VALUES ('a', 'A', 'x'), ('b', 'B', 'y'), ('c', 'C', 'z');
+                 INSERT INTO runs (id, publisher, started_at) VALUES (1, 'a', {t}), (2, 'b', {t});"
+            );
+            // Publisher a: 151 failed versions, one of them last; b: a pending and a
+            // failed one among them.
+            let mut version = |id: i64, publisher: &str, state: &str| {
+                let run = if publisher == "a" { 1 } else { 2 };
+                sql.push_str(&format!(
+                    "INSERT INTO deposits (id, publisher, guid, created_at) VALUES ({id}, '{publisher}', 'g{id}', {t});
+                     INSERT INTO versions (id, deposit_id, pub_date, pub_date_raw, item_hash, metadata,
+                       findings, conforming, access, state, found_run, found_at, last_error)
+                     VALUES ({id}, {id}, '1', '1', 'h', '{{}}', '[]', 1, 'gratis', '{state}', {run}, {t}, 'e{id}');"
+                ));
+            };
+            for id in 1..=150 {
+                version(id, "a", "failed");
+            }
+            version(152, "b", "failed");
+            version(75_000, "a", "failed");
+            version(151, "b", "pending");
+            catalog.db().batch(&sql).unwrap_or_else(|e| panic!("{e}"));
+            let statuses = catalog.statuses(&["a", "b", "c"]).unwrap();
+            let guids = |i: usize| -> Vec<String> {
+                statuses[i]
+                    .items
+                    .iter()
+                    .map(|u| u.guid.clone().unwrap())
+                    .collect()
+            };
+            let want: Vec<String> = (1..=UNSETTLED_SHOWN).map(|i| format!("g{i}")).collect();
+            assert_eq!(guids(0), want, "{location:?}");
+            assert_eq!(statuses[0].failed, 151, "{location:?}");
+            assert_eq!(guids(1), vec!["g151", "g152"], "{location:?}");
+            assert_eq!(statuses[1].items[0].state, UnsettledState::Pending);
+            assert_eq!(statuses[1].items[1].state, UnsettledState::Failed);
+            assert_eq!(statuses[1].items[1].reason.as_deref(), Some("e152"));
+            assert_eq!((statuses[1].pending, statuses[1].failed), (1, 1));
+            assert!(statuses[2].items.is_empty());
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
