@@ -152,6 +152,26 @@ INSERT INTO blob_tally (id, blobs, bytes) ",
     ";"
 );
 
+/// Migration 13, the same on both backends: the journal position up to which every
+/// deposited version's record has its digests made with `mapping`
+/// ([`Catalog::fill_record_digests`](super::Catalog::fill_record_digests)), so that a
+/// publish digests the versions deposited since the last one instead of looking for
+/// them among all versions. Set here from the digests there are (of their most used
+/// mapping): the journal position before the first change without one, or the end of the
+/// journal; absent when there are none, and then the first fill starts from the
+/// beginning.
+const RECORD_DIGEST_MARK: &str = "CREATE TABLE record_digest_mark (
+    id      BIGINT NOT NULL PRIMARY KEY CHECK (id = 1),
+    mapping TEXT NOT NULL,
+    seq     BIGINT NOT NULL
+);
+INSERT INTO record_digest_mark (id, mapping, seq)
+SELECT 1, m.mapping, coalesce(
+    (SELECT min(c.seq) - 1 FROM changes c WHERE NOT EXISTS (SELECT 1 FROM record_digests rd
+        WHERE rd.version_id = c.version_id AND rd.mapping = m.mapping)),
+    (SELECT coalesce(max(seq), 0) FROM changes))
+FROM (SELECT mapping FROM record_digests GROUP BY mapping ORDER BY count(*) DESC LIMIT 1) m;";
+
 /// SQLite's schema versions, applied in order; index + 1 is the `user_version` after
 /// each.
 const SQLITE: &[&str] = &[
@@ -309,6 +329,8 @@ CREATE TABLE record_digests (
     tallies!(""),
     // 12: the store's blobs and bytes, kept as blobs are recorded.
     BLOB_TALLY,
+    // 13: where the digests of the records stop in the journal.
+    RECORD_DIGEST_MARK,
 ];
 
 /// Migration 10, the same on both backends: the index of versions by `state` is
@@ -559,6 +581,8 @@ ALTER TABLE files SET (fillfactor = 50);"#,
     tallies!("COLLATE \"C\""),
     // 12: the store's blobs and bytes, kept as blobs are recorded.
     BLOB_TALLY,
+    // 13: where the digests of the records stop in the journal.
+    RECORD_DIGEST_MARK,
 ];
 
 #[cfg(test)]
@@ -636,6 +660,56 @@ mod tests {
                 })
                 .unwrap();
             assert_eq!(blobs, vec![(1, 2, 42)], "{:?}", db.backend());
+        }
+    }
+
+    /// A catalog of schema version 12 whose records were digested up to a gap (version
+    /// 3's is missing): migration 13 marks the journal position before the gap, so that
+    /// the next fill starts there and not at the beginning.
+    #[test]
+    fn the_record_digest_mark_of_an_older_catalog_stops_before_the_first_gap() {
+        let mut dbs = vec![Db::sqlite(rusqlite::Connection::open_in_memory().unwrap())];
+        if let Some(server) = super::super::sql::tests::postgres_server() {
+            let url = super::super::sql::tests::fresh_database(&server, "digest_mark");
+            dbs.push(Db::postgres(
+                postgres::Client::connect(&url, postgres::NoTls).unwrap(),
+            ));
+        }
+        for mut db in dbs {
+            migrate_upto(&mut db, 12).unwrap();
+            let t = "'2026-11-27T12:00:00.000Z'";
+            let mut sql = format!(
+                "INSERT INTO publishers (id, name, feed) VALUES ('a', 'A', 'x');
+                 INSERT INTO runs (id, publisher, started_at) VALUES (1, 'a', {t});"
+            );
+            for id in 1..=4 {
+                sql.push_str(&format!(
+                    "INSERT INTO deposits (id, publisher, guid, created_at) VALUES ({id}, 'a', 'g{id}', {t});
+                     INSERT INTO versions (id, deposit_id, pub_date, pub_date_raw, item_hash, metadata,
+                       findings, conforming, access, state, found_run, found_at)
+                     VALUES ({id}, {id}, '1', '1', 'h', '{{}}', '[]', 1, 'gratis', 'deposited', 1, {t});
+                     INSERT INTO changes (version_id, deposit_id, publisher, change, at)
+                     VALUES ({id}, {id}, 'a', 'created', {t});"
+                ));
+                if id != 3 {
+                    sql.push_str(&format!(
+                        "INSERT INTO record_digests (version_id, mapping, length, md5, sha256)
+                         VALUES ({id}, 'kb-2', 1, 'm', 's');"
+                    ));
+                }
+            }
+            // One stale digest of an older mapping.
+            sql.push_str("UPDATE record_digests SET mapping = 'kb-1' WHERE version_id = 4;");
+            db.batch(&sql).unwrap();
+            migrate(&mut db).unwrap();
+            let mark = db
+                .query(
+                    "SELECT mapping, seq FROM record_digest_mark",
+                    params![],
+                    |r| Ok((r.get::<String>(0)?, r.get::<i64>(1)?)),
+                )
+                .unwrap();
+            assert_eq!(mark, vec![("kb-2".to_string(), 2)], "{:?}", db.backend());
         }
     }
 

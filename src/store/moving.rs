@@ -40,6 +40,7 @@ pub const TABLES: &[&str] = &[
     "tallies",
     "blob_tally",
     "record_digests",
+    "record_digest_mark",
     "topics",
     "subscriptions",
     "notifications",

@@ -547,36 +547,64 @@ impl Catalog {
     /// `digest` builds a record from a version's metadata (JSON) and digests it. Works
     /// in batches of [`RECORD_BATCH`] versions, one transaction each, so memory stays
     /// flat and an interrupted fill resumes. Returns how many records were digested.
+    ///
+    /// Every deposited version is journalled, in commit order, so the journal position
+    /// up to which records are digested (`record_digest_mark`, migration 13) is where the
+    /// next fill starts: a publish after a run reads the run's new versions, not the
+    /// collection (it walked every version and every digest before, each publish, which
+    /// `plikt run` makes after every run). Only a new mapping starts again from the
+    /// beginning.
     pub fn fill_record_digests(
         &mut self,
         mapping: &str,
         digest: &dyn Fn(&str) -> Result<Digests, String>,
     ) -> Result<u64, StoreError> {
         let ctx = "digesting metadata records";
-        self.db()
-            .execute(
-                "DELETE FROM record_digests WHERE mapping != ?1",
-                params![mapping],
+        let mark: Option<(String, i64)> = self
+            .db()
+            .query_opt(
+                "SELECT mapping, seq FROM record_digest_mark",
+                params![],
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .map_err(sql(ctx))?;
-        let mut after = 0i64;
+        let mut after = match mark {
+            Some((m, seq)) if m == mapping => seq,
+            _ => {
+                let tx = self.db_mut().transaction().map_err(sql(ctx))?;
+                tx.execute(
+                    "DELETE FROM record_digests WHERE mapping != ?1",
+                    params![mapping],
+                )
+                .map_err(sql(ctx))?;
+                tx.batch("DELETE FROM record_digest_mark")
+                    .map_err(sql(ctx))?;
+                tx.execute(
+                    "INSERT INTO record_digest_mark (id, mapping, seq) VALUES (1, ?1, 0)",
+                    params![mapping],
+                )
+                .map_err(sql(ctx))?;
+                tx.commit().map_err(sql(ctx))?;
+                0
+            }
+        };
         let mut filled = 0u64;
         loop {
-            let batch: Vec<(i64, String)> = self
+            // Each version looked up by key: no join to plan on the statistics.
+            let batch: Vec<(i64, i64, String)> = self
                 .db()
                 .query(
-                    "SELECT v.id, v.metadata FROM versions v
-                     LEFT JOIN record_digests rd ON rd.version_id = v.id
-                     WHERE v.id > ?1 AND v.state = ?3 AND rd.version_id IS NULL
-                     ORDER BY v.id LIMIT ?2",
-                    params![after, RECORD_BATCH, VersionState::Deposited],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
+                    "SELECT c.seq, c.version_id,
+                       (SELECT v.metadata FROM versions v WHERE v.id = c.version_id)
+                     FROM changes c WHERE c.seq > ?1 ORDER BY c.seq LIMIT ?2",
+                    params![after, RECORD_BATCH],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
                 )
                 .map_err(sql(ctx))?;
             let Some(last) = batch.last() else { break };
             after = last.0;
             let mut rows = Vec::with_capacity(batch.len());
-            for (version, metadata) in &batch {
+            for (_, version, metadata) in &batch {
                 let d = digest(metadata).map_err(|reason| StoreError::Metadata {
                     version: *version,
                     reason,
@@ -603,6 +631,8 @@ impl Catalog {
                 )
                 .map_err(sql(ctx))?;
             }
+            tx.execute("UPDATE record_digest_mark SET seq = ?1", params![after])
+                .map_err(sql(ctx))?;
             tx.commit().map_err(sql(ctx))?;
             filled += batch.len() as u64;
         }
