@@ -367,23 +367,50 @@ impl Catalog {
     }
 
     /// Start of the last run of `publisher`, whatever its outcome (schedule catch-up).
+    /// A publisher's runs follow one another (one at a time, by lease), so the last by
+    /// id is the last to start: read at the end of `runs_publisher`.
     pub fn last_run_start(&self, publisher: &str) -> Result<Option<Timestamp>, StoreError> {
         self.db
-            .one(
-                "SELECT max(started_at) FROM runs WHERE publisher = ?1",
+            .query_opt(
+                "SELECT started_at FROM runs WHERE publisher = ?1 ORDER BY id DESC LIMIT 1",
                 params![publisher],
+                |r| r.get(0),
             )
             .map_err(sql("reading the last run"))
     }
 
     /// Start of the last run that read the feed successfully (H-COVERAGE).
     pub fn last_successful_run(&self, publisher: &str) -> Result<Option<Timestamp>, StoreError> {
-        self.db
-            .one(
-                "SELECT max(started_at) FROM runs WHERE publisher = ?1 AND outcome IN (?2, ?3)",
-                params![publisher, Outcome::Ok, Outcome::NotModified],
-            )
-            .map_err(sql("reading the last successful run"))
+        let last = self
+            .last_run_of(publisher, &[Outcome::Ok, Outcome::NotModified])
+            .map_err(sql("reading the last successful run"))?;
+        match last {
+            Some(id) => self
+                .db
+                .one("SELECT started_at FROM runs WHERE id = ?1", params![id])
+                .map_err(sql("reading the last successful run")),
+            None => Ok(None),
+        }
+    }
+
+    /// The id of `publisher`'s last run with one of `outcomes`: for each outcome, the
+    /// end of its range of `runs_outcome` (migration 14), not every run of the
+    /// publisher.
+    pub(super) fn last_run_of(
+        &self,
+        publisher: &str,
+        outcomes: &[Outcome],
+    ) -> Result<Option<i64>, DbError> {
+        let mut last = None;
+        for outcome in outcomes {
+            let id: Option<i64> = self.db.query_opt(
+                "SELECT id FROM runs WHERE publisher = ?1 AND outcome = ?2 ORDER BY id DESC LIMIT 1",
+                params![publisher, outcome],
+                |r| r.get(0),
+            )?;
+            last = last.max(id);
+        }
+        Ok(last)
     }
 
     /// Starts the transaction that stages one feed: findings, rejections, new

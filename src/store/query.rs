@@ -341,16 +341,10 @@ impl Catalog {
         items: &mut Vec<Unsettled>,
     ) -> Result<u64, StoreError> {
         let c = self.db();
-        let last_feed_run: Option<i64> = c
-            .query_row(
-                "SELECT max(id) FROM runs WHERE publisher = ?1 AND outcome IN (?2, ?3, ?4)",
-                params![
-                    publisher,
-                    Outcome::Ok,
-                    Outcome::Failed,
-                    Outcome::Interrupted
-                ],
-                |r| r.get(0),
+        let last_feed_run = self
+            .last_run_of(
+                publisher,
+                &[Outcome::Ok, Outcome::Failed, Outcome::Interrupted],
             )
             .map_err(sql("reading runs"))?;
         let Some(run) = last_feed_run else {
@@ -386,9 +380,14 @@ impl Catalog {
     /// are open.
     fn open_findings(&self, publisher: &str) -> Result<Vec<StoredFinding>, StoreError> {
         let c = self.db();
+        // The publisher's runs newest first, up to the first with findings: runs that
+        // find the feed unchanged (most of them) have none, and findings are kept for
+        // the last few feeds only, so this stops soon instead of going through them all.
         let feed_run: Option<i64> = c
-            .query_row(
-                "SELECT max(run_id) FROM findings WHERE run_id IN (SELECT id FROM runs WHERE publisher = ?1)",
+            .query_opt(
+                "SELECT r.id FROM runs r WHERE r.publisher = ?1
+                   AND EXISTS (SELECT 1 FROM findings f WHERE f.run_id = r.id)
+                 ORDER BY r.id DESC LIMIT 1",
                 params![publisher],
                 |r| r.get(0),
             )
