@@ -544,6 +544,7 @@ fn record(
         catalog.record(
             &results,
             &ready,
+            &nonconforming,
             crate::store::now(),
             h.max_failed_runs.max(1),
             &retry_at,
@@ -565,9 +566,6 @@ fn record(
     }
     if !findings.is_empty() {
         catalog.add_findings(run, &findings)?;
-    }
-    for (version, finding) in nonconforming {
-        catalog.mark_nonconforming(version, &finding)?;
     }
     Ok(SettledBatch {
         deposited,

@@ -518,10 +518,13 @@ impl Catalog {
     /// one transaction: a version with every file stored becomes `deposited` and its
     /// change is appended to the journal; a version with a failed file counts a failed
     /// attempt (retried after `backoff(attempts)`, or `failed` after `max_attempts`).
+    /// The versions in `nonconforming` are marked so first, with the finding that made
+    /// them so (H-DRM), and deposited `restricted`.
     pub fn record(
         &mut self,
         files: &[(i64, FileResult, Timestamp)],
         settle: &[i64],
+        nonconforming: &[(i64, StoredFinding)],
         now: Timestamp,
         max_attempts: u32,
         retry_at: &dyn Fn(u32) -> Timestamp,
@@ -535,6 +538,9 @@ impl Catalog {
             })
             .collect();
         let new_blobs = record_stored(&tx, &stored)?;
+        for (version, finding) in nonconforming {
+            mark_nonconforming(&tx, *version, finding)?;
+        }
         for (id, result, fetched_at) in files {
             if let FileResult::Failed(reason) = result {
                 record_failed(&tx, *id, reason, *fetched_at)?;
@@ -573,37 +579,6 @@ impl Catalog {
         }
         tx.commit().map_err(sql("recording files"))?;
         Ok(settled)
-    }
-
-    /// Marks a version non-conforming (and so `restricted`) because of a harvest-time
-    /// error found in one of its files (H-DRM), adding the finding to the version's own.
-    pub fn mark_nonconforming(
-        &self,
-        version: i64,
-        finding: &StoredFinding,
-    ) -> Result<(), StoreError> {
-        let json = serde_json::json!({
-            "rule": finding.rule,
-            "severity": finding.severity,
-            "line": finding.line,
-            "column": finding.column,
-            "url": finding.url,
-            "message": finding.message,
-        })
-        .to_string();
-        self.db
-            .execute(
-                // The finding appended to the version's JSON array (written compact by
-                // plikt), as text: the same on SQLite and PostgreSQL, and the findings
-                // already there keep their bytes.
-                "UPDATE versions SET conforming = 0, access = ?3,
-                   findings = CASE WHEN findings = '[]' THEN '[' || ?2 || ']'
-                     ELSE substr(findings, 1, length(findings) - 1) || ',' || ?2 || ']' END
-                 WHERE id = ?1",
-                params![version, json, Access::Restricted],
-            )
-            .map_err(sql("marking a version non-conforming"))?;
-        Ok(())
     }
 
     /// Of these SHA-256s, those the catalog has a blob of (stored once: a new copy of
@@ -883,6 +858,34 @@ fn tally_blobs(tx: &Db, new: NewBlobs) -> Result<(), StoreError> {
         params![new.blobs, new.bytes],
     )
     .map_err(sql("counting blobs"))?;
+    Ok(())
+}
+
+/// Marks a version non-conforming (and so `restricted`) because of a harvest-time
+/// error found in one of its files (H-DRM), adding the finding to the version's own. In
+/// the transaction that may deposit it ([`Catalog::record`]): a version is journalled
+/// with the access it keeps, and a crash cannot leave it public.
+fn mark_nonconforming(tx: &Db, version: i64, finding: &StoredFinding) -> Result<(), StoreError> {
+    let json = serde_json::json!({
+        "rule": finding.rule,
+        "severity": finding.severity,
+        "line": finding.line,
+        "column": finding.column,
+        "url": finding.url,
+        "message": finding.message,
+    })
+    .to_string();
+    tx.execute(
+        // The finding appended to the version's JSON array (written compact by plikt),
+        // as text: the same on SQLite and PostgreSQL, and the findings already there
+        // keep their bytes.
+        "UPDATE versions SET conforming = 0, access = ?3,
+           findings = CASE WHEN findings = '[]' THEN '[' || ?2 || ']'
+             ELSE substr(findings, 1, length(findings) - 1) || ',' || ?2 || ']' END
+         WHERE id = ?1",
+        params![version, json, Access::Restricted],
+    )
+    .map_err(sql("marking a version non-conforming"))?;
     Ok(())
 }
 
@@ -1243,7 +1246,7 @@ mod tests {
                     let barrier = barrier.clone();
                     std::thread::spawn(move || {
                         barrier.wait();
-                        c.record(&results, &[version], super::super::now(), 5, &|_| {
+                        c.record(&results, &[version], &[], super::super::now(), 5, &|_| {
                             super::super::now()
                         })
                     })
