@@ -1019,41 +1019,51 @@ fn deposit(
     Ok(deposited)
 }
 
-/// Adds the versions just deposited to their publishers' tallies (migration 11): a
-/// deposit with its first change, each version, and each version's files (all stored,
-/// or it would not be deposited). In the transaction that deposits them, so the tallies
+/// Adds the versions just deposited to their publishers' tallies (migrations 11 and
+/// 15): a deposit with its first change, each version, each version's files (all
+/// stored, or it would not be deposited), and each restricted version (a version's
+/// access is settled by then: H-DRM marks it in the same transaction). In the transaction that deposits them, so the tallies
 /// are what a recount would find.
 fn tally(tx: &Db, changes: &[(i64, i64, &str, Change)]) -> Result<(), StoreError> {
-    let mut files: std::collections::HashMap<i64, i64> = std::collections::HashMap::new();
+    // Each version's files and whether it is restricted, by its key.
+    let mut of: std::collections::HashMap<i64, (i64, bool)> = std::collections::HashMap::new();
     for piece in chunks(changes) {
         let ids: Vec<&dyn Param> = piece.iter().map(|(v, ..)| v as &dyn Param).collect();
         let counted = tx
             .query(
                 &format!(
-                    "SELECT version_id, count(*) FROM files WHERE version_id IN ({})
-                     GROUP BY version_id",
+                    "SELECT v.id, (SELECT count(*) FROM files f WHERE f.version_id = v.id),
+                       v.access
+                     FROM versions v WHERE v.id IN ({})",
                     in_list(piece.len(), 1)
                 ),
                 &ids,
-                |r| Ok((r.get::<i64>(0)?, r.get::<i64>(1)?)),
+                |r| {
+                    let restricted = r.get::<Access>(2)? == Access::Restricted;
+                    Ok((r.get::<i64>(0)?, (r.get::<i64>(1)?, restricted)))
+                },
             )
             .map_err(sql("counting deposited files"))?;
-        files.extend(counted);
+        of.extend(counted);
     }
-    // (deposits, versions, files) by publisher, in a stable order.
-    let mut by: std::collections::BTreeMap<&str, (i64, i64, i64)> = Default::default();
+    // (deposits, versions, files, restricted versions) by publisher, in a stable order.
+    let mut by: std::collections::BTreeMap<&str, [i64; 4]> = Default::default();
     for (v, _, publisher, change) in changes {
         let t = by.entry(publisher).or_default();
-        t.0 += i64::from(*change == Change::Created);
-        t.1 += 1;
-        t.2 += files.get(v).copied().unwrap_or(0);
+        let (files, restricted) = of.get(v).copied().unwrap_or_default();
+        t[0] += i64::from(*change == Change::Created);
+        t[1] += 1;
+        t[2] += files;
+        t[3] += i64::from(restricted);
     }
-    for (publisher, (deposits, versions, files)) in by {
+    for (publisher, [deposits, versions, files, restricted]) in by {
         tx.execute(
-            "INSERT INTO tallies (publisher, deposits, versions, files) VALUES (?1, ?2, ?3, ?4)
+            "INSERT INTO tallies (publisher, deposits, versions, files, restricted)
+             VALUES (?1, ?2, ?3, ?4, ?5)
              ON CONFLICT (publisher) DO UPDATE SET deposits = tallies.deposits + excluded.deposits,
-               versions = tallies.versions + excluded.versions, files = tallies.files + excluded.files",
-            params![publisher, deposits, versions, files],
+               versions = tallies.versions + excluded.versions, files = tallies.files + excluded.files,
+               restricted = tallies.restricted + excluded.restricted",
+            params![publisher, deposits, versions, files, restricted],
         )
         .map_err(sql("counting deposits"))?;
     }

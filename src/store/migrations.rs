@@ -100,29 +100,24 @@ macro_rules! tallies {
     versions  BIGINT NOT NULL,
     files     BIGINT NOT NULL
 );
-INSERT INTO tallies (publisher, deposits, versions, files) ",
-            tally_recount!(),
-            ";
+INSERT INTO tallies (publisher, deposits, versions, files)
+SELECT d.publisher, count(DISTINCT d.id), count(DISTINCT v.id), count(f.id)
+FROM deposits d JOIN versions v ON v.deposit_id = d.id LEFT JOIN files f ON f.version_id = v.id
+WHERE v.state = 'deposited' GROUP BY d.publisher;
 CREATE INDEX versions_failed ON versions(deposit_id) WHERE state = 'failed';"
         )
     };
 }
 
-/// What a publisher's tally (migration 11) counts, from the rows themselves: `publisher,
-/// deposits, versions, files`, one row per publisher with a deposited version. Migration
-/// 11 filled the tallies with it; `plikt audit` compares them with it and `plikt audit
-/// --recount` sets them from it ([`TALLY_RECOUNT`]). It defines the tallies: it does not
-/// change while they exist.
-macro_rules! tally_recount {
-    () => {
-        "SELECT d.publisher, count(DISTINCT d.id), count(DISTINCT v.id), count(f.id)
+/// What a publisher's tally (migrations 11 and 15) counts, from the rows themselves:
+/// `publisher, deposits, versions, files, restricted`, one row per publisher with a
+/// deposited version. `plikt audit` compares the tallies with it and `plikt audit
+/// --recount` sets them from it. It defines the tallies.
+pub(super) const TALLY_RECOUNT: &str =
+    "SELECT d.publisher, count(DISTINCT d.id), count(DISTINCT v.id), count(f.id),
+  count(DISTINCT CASE WHEN v.access = 'restricted' THEN v.id END)
 FROM deposits d JOIN versions v ON v.deposit_id = d.id LEFT JOIN files f ON f.version_id = v.id
-WHERE v.state = 'deposited' GROUP BY d.publisher"
-    };
-}
-
-/// Every publisher's tally counted from the rows ([`tally_recount!`]).
-pub(super) const TALLY_RECOUNT: &str = tally_recount!();
+WHERE v.state = 'deposited' GROUP BY d.publisher";
 
 /// The store's blobs and their bytes counted from the rows, as the row `blob_tally`
 /// (migration 12) keeps them, `id, blobs, bytes`; no row while there are no blobs.
@@ -180,6 +175,18 @@ FROM (SELECT mapping FROM record_digests GROUP BY mapping ORDER BY count(*) DESC
 /// publisher's last feed (without it, each read went through every rejection).
 const RUN_HISTORY: &str = "CREATE INDEX runs_outcome ON runs(publisher, outcome, id);
 CREATE INDEX rejections_run ON rejections(run_id);";
+
+/// Migration 15, the same on both backends: each publisher's tally also counts its
+/// deposited `restricted` versions, so that a publish knows which of a publisher's two
+/// sets is empty from the tally ([`Catalog::has_access`](super::Catalog::has_access))
+/// instead of going through the publisher's versions (every publish went through all
+/// the versions of every publisher without a restricted one: most of them).
+const RESTRICTED_TALLY: &str =
+    "ALTER TABLE tallies ADD COLUMN restricted BIGINT NOT NULL DEFAULT 0;
+UPDATE tallies SET restricted = r.n FROM (
+    SELECT d.publisher, count(*) AS n FROM versions v JOIN deposits d ON d.id = v.deposit_id
+    WHERE v.state = 'deposited' AND v.access = 'restricted' GROUP BY d.publisher
+) r WHERE r.publisher = tallies.publisher;";
 
 /// SQLite's schema versions, applied in order; index + 1 is the `user_version` after
 /// each.
@@ -342,6 +349,8 @@ CREATE TABLE record_digests (
     RECORD_DIGEST_MARK,
     // 14: a publisher's runs by outcome; an item's rejections by run.
     RUN_HISTORY,
+    // 15: each publisher's restricted versions in its tally.
+    RESTRICTED_TALLY,
 ];
 
 /// Migration 10, the same on both backends: the index of versions by `state` is
@@ -596,6 +605,8 @@ ALTER TABLE files SET (fillfactor = 50);"#,
     RECORD_DIGEST_MARK,
     // 14: a publisher's runs by outcome; an item's rejections by run.
     RUN_HISTORY,
+    // 15: each publisher's restricted versions in its tally.
+    RESTRICTED_TALLY,
 ];
 
 #[cfg(test)]
@@ -607,10 +618,10 @@ mod tests {
         assert_eq!(SQLITE.len(), POSTGRES.len());
     }
 
-    /// A catalog of schema version 10 (before the tallies), with deposited, pending and
-    /// failed versions and blobs shared between files, brought up to this plikt's:
-    /// migrations 11 and 12 fill the publishers' tallies and the blob tally from its
-    /// rows, on both backends.
+    /// A catalog of schema version 10 (before the tallies), with deposited (one of them
+    /// restricted), pending and failed versions and blobs shared between files, brought
+    /// up to this plikt's: migrations 11, 12 and 15 fill the publishers' tallies and the
+    /// blob tally from its rows, on both backends.
     #[test]
     fn an_older_catalogs_tallies_are_filled_from_its_rows() {
         let mut dbs = vec![Db::sqlite(rusqlite::Connection::open_in_memory().unwrap())];
@@ -631,7 +642,7 @@ mod tests {
                  INSERT INTO versions (id, deposit_id, pub_date, pub_date_raw, item_hash,
                    metadata, findings, conforming, access, state, found_run, found_at)
                  VALUES (1, 1, '1', '1', 'h', '{{}}', '[]', 1, 'gratis', 'deposited', 1, {t}),
-                        (2, 1, '2', '2', 'h', '{{}}', '[]', 1, 'gratis', 'deposited', 1, {t}),
+                        (2, 1, '2', '2', 'h', '{{}}', '[]', 0, 'restricted', 'deposited', 1, {t}),
                         (3, 2, '1', '1', 'h', '{{}}', '[]', 1, 'gratis', 'pending', 1, {t}),
                         (4, 3, '1', '1', 'h', '{{}}', '[]', 1, 'gratis', 'failed', 2, {t});
                  INSERT INTO blobs (sha256, length, md5, stored_at)
@@ -647,7 +658,8 @@ mod tests {
             migrate(&mut db).unwrap();
             let tallies = db
                 .query(
-                    "SELECT publisher, deposits, versions, files FROM tallies ORDER BY publisher",
+                    "SELECT publisher, deposits, versions, files, restricted FROM tallies
+                     ORDER BY publisher",
                     params![],
                     |r| {
                         Ok((
@@ -655,15 +667,16 @@ mod tests {
                             r.get::<i64>(1)?,
                             r.get::<i64>(2)?,
                             r.get::<i64>(3)?,
+                            r.get::<i64>(4)?,
                         ))
                     },
                 )
                 .unwrap();
-            // Publisher a: one deposit with two deposited versions and three files;
-            // its pending version and b's failed one are not counted.
+            // Publisher a: one deposit with two deposited versions (one restricted)
+            // and three files; its pending version and b's failed one are not counted.
             assert_eq!(
                 tallies,
-                vec![("a".to_string(), 1, 2, 3)],
+                vec![("a".to_string(), 1, 2, 3, 1)],
                 "{:?}",
                 db.backend()
             );

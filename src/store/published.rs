@@ -469,15 +469,22 @@ impl Catalog {
     }
 
     /// Whether any deposited version of `publisher` has access `access` (a set with none
-    /// is empty: its documents need no walk over the collection).
+    /// is empty: its documents need no walk over the collection). From the publisher's
+    /// tally (migration 15), not its versions: a publish asks this of every set.
     pub fn has_access(&self, publisher: &str, access: Access) -> Result<bool, StoreError> {
-        self.db()
-            .one(
-                "SELECT EXISTS (SELECT 1 FROM versions v JOIN deposits d ON d.id = v.deposit_id
-                   WHERE d.publisher = ?1 AND v.access = ?2 AND v.state = ?3)",
-                params![publisher, access, VersionState::Deposited],
+        let tally: Option<(i64, i64)> = self
+            .db()
+            .query_opt(
+                "SELECT versions, restricted FROM tallies WHERE publisher = ?1",
+                params![publisher],
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
-            .map_err(sql("looking for versions of an access level"))
+            .map_err(sql("looking for versions of an access level"))?;
+        let (versions, restricted) = tally.unwrap_or_default();
+        Ok(match access {
+            Access::Restricted => restricted > 0,
+            Access::Gratis => versions > restricted,
+        })
     }
 
     /// The time of the first journalled change of `publisher`.

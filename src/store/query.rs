@@ -579,7 +579,7 @@ params![VersionState::Deposited, FileState::Stored],
         let changed = tally_differences(&tx)?;
         tx.batch(&format!(
             "DELETE FROM tallies;
-             INSERT INTO tallies (publisher, deposits, versions, files) {TALLY_RECOUNT};
+             INSERT INTO tallies (publisher, deposits, versions, files, restricted) {TALLY_RECOUNT};
              DELETE FROM blob_tally;
              INSERT INTO blob_tally (id, blobs, bytes) {BLOB_RECOUNT};"
         ))
@@ -593,21 +593,26 @@ params![VersionState::Deposited, FileState::Stored],
 /// Each comparison is one statement, so both sides are read at one moment (PostgreSQL
 /// gives a statement one snapshot) even while `plikt run` deposits.
 fn tally_differences(c: &Db) -> Result<Vec<String>, StoreError> {
-    type Counts = [i64; 3];
+    type Counts = [i64; 4];
     let rows = c
         .query(
             &format!(
-                "SELECT 0, publisher, deposits, versions, files FROM tallies
+                "SELECT 0, publisher, deposits, versions, files, restricted FROM tallies
                  UNION ALL SELECT 1, r.* FROM ({TALLY_RECOUNT}) r
-                 UNION ALL SELECT 0, '', id, blobs, bytes FROM blob_tally
-                 UNION ALL SELECT 1, '', b.* FROM ({BLOB_RECOUNT}) b"
+                 UNION ALL SELECT 0, '', id, blobs, bytes, 0 FROM blob_tally
+                 UNION ALL SELECT 1, '', b.*, 0 FROM ({BLOB_RECOUNT}) b"
             ),
             params![],
             |r| {
                 Ok((
                     r.get::<i64>(0)? == 1,
                     r.get::<String>(1)?,
-                    [r.get::<i64>(2)?, r.get::<i64>(3)?, r.get::<i64>(4)?],
+                    [
+                        r.get::<i64>(2)?,
+                        r.get::<i64>(3)?,
+                        r.get::<i64>(4)?,
+                        r.get::<i64>(5)?,
+                    ],
                 ))
             },
         )
@@ -629,9 +634,16 @@ fn tally_differences(c: &Db) -> Result<Vec<String>, StoreError> {
                     kept[1], kept[2], counted[1], counted[2]
                 )
             } else {
+                let say = |n: Counts| {
+                    format!(
+                        "{} deposits, {} versions ({} restricted), {} files",
+                        n[0], n[1], n[3], n[2]
+                    )
+                };
                 format!(
-                    "publisher {key}: tally {} deposits, {} versions, {} files; rows {} deposits, {} versions, {} files",
-                    kept[0], kept[1], kept[2], counted[0], counted[1], counted[2]
+                    "publisher {key}: tally {}; rows {}",
+                    say(kept),
+                    say(counted)
                 )
             }
         })

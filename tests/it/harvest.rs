@@ -978,6 +978,23 @@ fn harvest_time_checks_warn_about_size_type_drm_and_publisher() {
         ]]
     );
     assert!(env.one("SELECT findings FROM versions").contains("H-DRM"));
+    // It was restricted when it was deposited, in the same transaction: its tally
+    // counts it so, and the publish puts it in the restricted set only.
+    env.assert_tallies_match_a_recount();
+    assert_eq!(env.one("SELECT restricted FROM tallies"), "1");
+    let o = env.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let www = env.data().join("www/resourcesync/test");
+    let listed = |set: &str| {
+        let list = www.join(set).join("resourcelist.xml");
+        std::fs::read_to_string(&list).unwrap_or_else(|e| panic!("{}: {e}", list.display()))
+    };
+    assert!(
+        listed("restricted").contains("a.pdf"),
+        "{}",
+        listed("restricted")
+    );
+    assert!(!listed("").contains("a.pdf"), "{}", listed(""));
 }
 
 #[test]
@@ -1115,7 +1132,7 @@ fn audit_finds_tallies_that_differ_from_the_rows_and_recount_sets_them() {
         "{out}"
     );
     assert!(
-        out.contains("wrong tally: publisher test: tally 1 deposits, 1 versions, 7 files; rows 1 deposits, 1 versions, 2 files"),
+        out.contains("wrong tally: publisher test: tally 1 deposits, 1 versions (0 restricted), 7 files; rows 1 deposits, 1 versions (0 restricted), 2 files"),
         "{out}"
     );
     let o = env.cmd(&["audit", "--recount"]);
@@ -1123,7 +1140,9 @@ fn audit_finds_tallies_that_differ_from_the_rows_and_recount_sets_them() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("0 wrong tallies"), "{out}");
     assert!(
-        out.contains("recounted: publisher test: tally 1 deposits, 1 versions, 7 files"),
+        out.contains(
+            "recounted: publisher test: tally 1 deposits, 1 versions (0 restricted), 7 files"
+        ),
         "{out}"
     );
     env.assert_tallies_match_a_recount();

@@ -701,18 +701,19 @@ impl Env {
     /// the catalog's rows.
     pub fn assert_tallies_match_a_recount(&self) {
         let kept = self.sql(
-            "SELECT publisher, deposits, versions, files FROM tallies
+            "SELECT publisher, deposits, versions, files, restricted FROM tallies
              WHERE versions > 0 ORDER BY publisher",
         );
         let counted = self.sql(
-            "SELECT d.publisher, count(DISTINCT d.id), count(DISTINCT v.id), count(f.id)
+            "SELECT d.publisher, count(DISTINCT d.id), count(DISTINCT v.id), count(f.id),
+               count(DISTINCT CASE WHEN v.access = 'restricted' THEN v.id END)
              FROM deposits d JOIN versions v ON v.deposit_id = d.id
              LEFT JOIN files f ON f.version_id = v.id
              WHERE v.state = 'deposited' GROUP BY d.publisher ORDER BY d.publisher",
         );
         assert_eq!(
             kept, counted,
-            "tallies (publisher, deposits, versions, files)"
+            "tallies (publisher, deposits, versions, files, restricted)"
         );
         // The store's blobs and bytes (migration 12): no row while there are none.
         let kept = self.sql("SELECT blobs, bytes FROM blob_tally");
