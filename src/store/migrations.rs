@@ -613,6 +613,19 @@ ALTER TABLE files SET (fillfactor = 50);"#,
 mod tests {
     use super::*;
 
+    /// A new in-memory SQLite database, and a new PostgreSQL one when the test script
+    /// gives a server (`PLIKT_TEST_POSTGRES`).
+    fn new_databases(name: &str) -> Vec<Db> {
+        let mut dbs = vec![Db::sqlite(rusqlite::Connection::open_in_memory().unwrap())];
+        if let Some(server) = super::super::sql::tests::postgres_server() {
+            let url = super::super::sql::tests::fresh_database(&server, name);
+            dbs.push(Db::postgres(
+                postgres::Client::connect(&url, postgres::NoTls).unwrap(),
+            ));
+        }
+        dbs
+    }
+
     #[test]
     fn both_backends_have_every_version() {
         assert_eq!(SQLITE.len(), POSTGRES.len());
@@ -624,14 +637,7 @@ mod tests {
     /// blob tally from its rows, on both backends.
     #[test]
     fn an_older_catalogs_tallies_are_filled_from_its_rows() {
-        let mut dbs = vec![Db::sqlite(rusqlite::Connection::open_in_memory().unwrap())];
-        if let Some(server) = super::super::sql::tests::postgres_server() {
-            let url = super::super::sql::tests::fresh_database(&server, "tallies");
-            dbs.push(Db::postgres(
-                postgres::Client::connect(&url, postgres::NoTls).unwrap(),
-            ));
-        }
-        for mut db in dbs {
+        for mut db in new_databases("tallies") {
             migrate_upto(&mut db, 10).unwrap();
             let t = "'2026-11-27T12:00:00.000Z'";
             db.batch(&format!(
@@ -694,14 +700,7 @@ mod tests {
     /// the next fill starts there and not at the beginning.
     #[test]
     fn the_record_digest_mark_of_an_older_catalog_stops_before_the_first_gap() {
-        let mut dbs = vec![Db::sqlite(rusqlite::Connection::open_in_memory().unwrap())];
-        if let Some(server) = super::super::sql::tests::postgres_server() {
-            let url = super::super::sql::tests::fresh_database(&server, "digest_mark");
-            dbs.push(Db::postgres(
-                postgres::Client::connect(&url, postgres::NoTls).unwrap(),
-            ));
-        }
-        for mut db in dbs {
+        for mut db in new_databases("digest_mark") {
             migrate_upto(&mut db, 12).unwrap();
             let t = "'2026-11-27T12:00:00.000Z'";
             let mut sql = format!(

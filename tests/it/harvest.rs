@@ -1152,21 +1152,38 @@ fn audit_finds_tallies_that_differ_from_the_rows_and_recount_sets_them() {
     assert_eq!(report["tallies"], serde_json::json!([]), "{report}");
 }
 
-/// `plikt audit --recount` run again and again while a harvest deposits: each recount
-/// waits for the deposit in progress (the journal's lock), so no deposit is counted twice
-/// or missed, and the tallies end as a count of the rows.
-#[test]
-fn recounting_while_a_harvest_deposits_counts_every_deposit_once() {
-    const ITEMS: usize = 60;
+/// SIGTERM to `plikt run`; its exit status, which must come within 15 s (`when` says
+/// what it was doing, for the failure's message).
+fn stop_with_sigterm(service: &mut std::process::Child, when: &str) -> std::process::ExitStatus {
+    std::process::Command::new("kill")
+        .args(["-TERM", &service.id().to_string()])
+        .status()
+        .unwrap();
+    let signalled = std::time::Instant::now();
+    loop {
+        if let Some(e) = service.try_wait().unwrap() {
+            return e;
+        }
+        assert!(
+            signalled.elapsed() < Duration::from_secs(15),
+            "plikt run did not stop on SIGTERM {when}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A publisher of `items` items, `<prefix>-<i>`, each a page at `/page/<i>.html`
+/// answered `pace` late (a harvest that lasts), its feed at `/feed.xml`.
+fn pages_publisher(prefix: &'static str, items: usize, pace: Duration) -> Server {
     let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
     let b2 = base.clone();
     let server = Server::with_handler(move |r| {
         if r.path == "/feed.xml" {
             let base = b2.get().unwrap();
-            let items: Vec<TestItem> = (0..ITEMS)
+            let items: Vec<TestItem> = (0..items)
                 .map(|i| {
                     TestItem::new(
-                        &format!("r-{i}"),
+                        &format!("{prefix}-{i}"),
                         &date(1000 - i as i64),
                         &format!("{base}/page/{i}.html"),
                     )
@@ -1174,11 +1191,20 @@ fn recounting_while_a_harvest_deposits_counts_every_deposit_once() {
                 .collect();
             return Response::ok(feed(&items));
         }
-        // Paced, so that the harvest's batches are deposited over a few seconds.
-        std::thread::sleep(Duration::from_millis(40));
+        std::thread::sleep(pace);
         Response::file(format!("<html><body>{}</body></html>", r.path), "text/html")
     });
     let _ = base.set(server.url(""));
+    server
+}
+
+/// `plikt audit --recount` run again and again while a harvest deposits: each recount
+/// waits for the deposit in progress (the journal's lock), so no deposit is counted twice
+/// or missed, and the tallies end as a count of the rows.
+#[test]
+fn recounting_while_a_harvest_deposits_counts_every_deposit_once() {
+    const ITEMS: usize = 60;
+    let server = pages_publisher("r", ITEMS, Duration::from_millis(40));
     let env = Env::plain("recount", &server.url("/feed.xml"), "");
     let mut harvest = env.spawn(&["harvest"]);
     let mut recounts = 0;
@@ -1207,25 +1233,7 @@ fn recounting_while_a_harvest_deposits_counts_every_deposit_once() {
 #[test]
 fn sigterm_during_a_publish_stops_the_service_and_the_next_publish_completes_it() {
     const ITEMS: usize = 300;
-    let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
-    let b2 = base.clone();
-    let server = Server::with_handler(move |r| {
-        if r.path == "/feed.xml" {
-            let base = b2.get().unwrap();
-            let items: Vec<TestItem> = (0..ITEMS)
-                .map(|i| {
-                    TestItem::new(
-                        &format!("p-{i}"),
-                        &date(1000 - i as i64),
-                        &format!("{base}/page/{i}.html"),
-                    )
-                })
-                .collect();
-            return Response::ok(feed(&items));
-        }
-        Response::file(format!("<html><body>{}</body></html>", r.path), "text/html")
-    });
-    let _ = base.set(server.url(""));
+    let server = pages_publisher("p", ITEMS, Duration::ZERO);
     let env = Env::plain("publish-stop", &server.url("/feed.xml"), "").with_env("RUST_LOG", "info");
     std::fs::write(
         &env.config,
@@ -1259,21 +1267,7 @@ fn sigterm_during_a_publish_stops_the_service_and_the_next_publish_completes_it(
         assert!(service.try_wait().unwrap().is_none(), "plikt run exited");
         std::thread::sleep(Duration::from_millis(5));
     }
-    std::process::Command::new("kill")
-        .args(["-TERM", &service.id().to_string()])
-        .status()
-        .unwrap();
-    let signalled = std::time::Instant::now();
-    let exit = loop {
-        if let Some(e) = service.try_wait().unwrap() {
-            break e;
-        }
-        assert!(
-            signalled.elapsed() < Duration::from_secs(15),
-            "plikt run did not stop on SIGTERM while publishing"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let exit = stop_with_sigterm(&mut service, "while publishing");
     assert!(exit.success(), "{exit:?}");
     let log = std::fs::read_to_string(env.dir.join("spawned.log")).unwrap();
     assert!(log.contains("publishing stopped on shutdown"), "{log}");
@@ -1456,21 +1450,7 @@ fn the_service_runs_on_schedule_serves_status_and_stops_on_sigterm() {
     assert_eq!(value("plikt_store_bytes "), bytes, "{metrics}");
     assert!(metrics.ends_with("# EOF\n"), "{metrics}");
     assert!(!metrics.contains("ops-secret-1"));
-    std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    let started = std::time::Instant::now();
-    let exit = loop {
-        if let Some(e) = child.try_wait().unwrap() {
-            break e;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(15),
-            "plikt run did not stop on SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let exit = stop_with_sigterm(&mut child, "");
     assert_eq!(exit.code(), Some(0));
     // Runs of one publisher never overlap.
     let runs = env.sql("SELECT started_at, ended_at FROM runs ORDER BY id");
