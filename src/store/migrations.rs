@@ -188,6 +188,14 @@ UPDATE tallies SET restricted = r.n FROM (
     WHERE v.state = 'deposited' AND v.access = 'restricted' GROUP BY d.publisher
 ) r WHERE r.publisher = tallies.publisher;";
 
+/// Migration 16, the same on both backends: a publisher's changes in journal order. Every
+/// publish reads each publisher's last journal position (its sets' fingerprint,
+/// [`Catalog::last_change_seq`](super::Catalog::last_change_seq)), which went through
+/// all of the publisher's changes (0.17–0.79 s at 1,000,000 on SQLite) for every
+/// publisher: the whole journal per publish. The change notifications read a set's
+/// changes after a position through it too.
+const CHANGES_BY_PUBLISHER: &str = "CREATE INDEX changes_publisher_seq ON changes(publisher, seq);";
+
 /// SQLite's schema versions, applied in order; index + 1 is the `user_version` after
 /// each.
 const SQLITE: &[&str] = &[
@@ -351,6 +359,8 @@ CREATE TABLE record_digests (
     RUN_HISTORY,
     // 15: each publisher's restricted versions in its tally.
     RESTRICTED_TALLY,
+    // 16: a publisher's changes in journal order.
+    CHANGES_BY_PUBLISHER,
 ];
 
 /// Migration 10, the same on both backends: the index of versions by `state` is
@@ -607,6 +617,8 @@ ALTER TABLE files SET (fillfactor = 50);"#,
     RUN_HISTORY,
     // 15: each publisher's restricted versions in its tally.
     RESTRICTED_TALLY,
+    // 16: a publisher's changes in journal order.
+    CHANGES_BY_PUBLISHER,
 ];
 
 #[cfg(test)]
