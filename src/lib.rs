@@ -39,7 +39,8 @@
 //!           `store::sql` is the one SQL layer over both,
 //!           migrations per backend, an append-only change journal, run leases,
 //!           each publisher's tally and the blobs' (kept where versions are
-//!           deposited and blobs recorded; `plikt audit` checks them);
+//!           deposited and blobs recorded; `plikt audit` checks them), the journal
+//!           position up to which records are digested;
 //!           `store::Connection` is a long-lived loop's connection, made again after
 //!           PostgreSQL went away; `store::moving` copies a catalog and its blobs to
 //!           another backend (`plikt migrate`); the only module with SQL
@@ -57,7 +58,8 @@
 //!           notification payloads; metadata records are made by the `mappings/` record
 //!           mapping when listed, served or packed; with an object store the documents
 //!           are shared through it (`mirror`: pull before a publish, push after,
-//!           leaves first), and served from it
+//!           leaves first), and served from it; `publish_until` stops between sets
+//!           and dump packages (SIGTERM), and the next publish goes on
 //! notify    Change Notification over WebSub: `enqueue` (after a publish) stores each
 //!           topic's notifications with a delivery per subscriber (an outbox in the
 //!           catalog); the hub (subscription requests, verification of intent); the
@@ -86,8 +88,9 @@
 //! dump manifests are written entry by entry, so memory does not grow with the
 //! collection.
 //!
-//! Exactly once: a version is `deposited`, and its change journalled, in one SQLite
-//! transaction guarded by its state; a crash at any instant leaves staged versions
+//! Exactly once: a version is `deposited` (with the access it keeps: an H-DRM finding
+//! makes it `restricted` in the same transaction), and its change journalled, in one
+//! catalog transaction guarded by its state; a crash at any instant leaves staged versions
 //! `pending` and the next run fetches what they miss. Each such transaction's time is
 //! later than the last one's, so journal order is forward chronological; a topic's
 //! notifications are stored in the transaction that moves its place in the journal.
