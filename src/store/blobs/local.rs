@@ -37,6 +37,11 @@ impl Local {
         &self.root
     }
 
+    /// The folder of the blobs being written.
+    pub(super) fn tmp(&self) -> &Path {
+        &self.tmp
+    }
+
     /// Where the blob with this SHA-256 lives.
     pub(super) fn path(&self, sha256: &str) -> PathBuf {
         self.root.join(&sha256[..2.min(sha256.len())]).join(sha256)
@@ -109,13 +114,18 @@ impl Local {
         Ok(n)
     }
 
-    /// The temporary files now, with their age.
+    /// The temporary files now, with their age. A harvest may be writing beside: a file
+    /// it renamed into place or removed between the listing and its age is not one.
     pub(super) fn leftovers(&self) -> io::Result<Vec<String>> {
         let mut out = Vec::new();
         for e in fs::read_dir(&self.tmp)? {
             let e = e?;
-            let age = e
-                .metadata()?
+            let meta = match e.metadata() {
+                Ok(m) => m,
+                Err(err) if err.kind() == io::ErrorKind::NotFound => continue,
+                Err(err) => return Err(err),
+            };
+            let age = meta
                 .modified()
                 .ok()
                 .and_then(|t| t.elapsed().ok())

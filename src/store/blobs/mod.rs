@@ -215,7 +215,7 @@ impl Blobs {
     /// age, for `plikt audit`. Blocks.
     pub fn leftovers(&self) -> Result<Vec<String>, BlobError> {
         match &self.0 {
-            Backend::Local(l) => l.leftovers().map_err(BlobError::io(l.root())),
+            Backend::Local(l) => l.leftovers().map_err(BlobError::io(l.tmp())),
             Backend::S3(s) => s.leftovers(),
         }
     }
