@@ -1754,9 +1754,9 @@ fn catalog_rows_read(env: &Env) -> u64 {
     let read = || -> u64 {
         env.one(
             "SELECT (SELECT coalesce(sum(seq_tup_read + coalesce(idx_tup_fetch, 0)), 0)
-                     FROM pg_stat_user_tables WHERE relname IN ('deposits', 'versions'))
+                     FROM pg_stat_user_tables WHERE relname IN ('deposits', 'versions', 'files', 'blobs'))
                   + (SELECT coalesce(sum(idx_tup_read), 0)
-                     FROM pg_stat_user_indexes WHERE relname IN ('deposits', 'versions'))",
+                     FROM pg_stat_user_indexes WHERE relname IN ('deposits', 'versions', 'files', 'blobs'))",
         )
         .parse()
         .unwrap()
@@ -1849,7 +1849,7 @@ fn a_large_harvest_costs_the_catalog_rows_in_proportion_to_the_feed_on_stale_sta
         let read = catalog_rows_read(&env) - before;
         assert!(
             read < 200 * N as u64,
-            "the re-harvest of {N} unchanged items read {read} rows of deposits and versions"
+            "the re-harvest of {N} unchanged items read {read} rows of deposits, versions, files and blobs"
         );
     }
     // Statistics that say every version is deposited and every deposit is the first
@@ -1862,7 +1862,7 @@ fn a_large_harvest_costs_the_catalog_rows_in_proportion_to_the_feed_on_stale_sta
         let read = catalog_rows_read(&env) - before;
         assert!(
             read < 200 * N as u64,
-            "the harvest of {N} new items read {read} rows of deposits and versions"
+            "the harvest of {N} new items read {read} rows of deposits, versions, files and blobs"
         );
     }
 }
