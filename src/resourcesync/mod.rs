@@ -229,9 +229,6 @@ pub fn publish_until(
             record::kb24().id
         );
         for access in [Access::Gratis, Access::Restricted] {
-            if stopping() {
-                return Err(PublishError::Interrupted);
-            }
             let dir = set_path(&p.id, access);
             // An empty set's documents need no walk over the collection.
             let empty = !catalog.has_access(&p.id, access)?;
@@ -250,6 +247,7 @@ pub fn publish_until(
                 retention_days: config.resourcesync.snapshot_retention_days,
                 stopping: Stopping(stopping),
             };
+            spec.go_on()?;
             let set = Set {
                 catalog: &catalog,
                 spec: &spec,

@@ -440,7 +440,8 @@ impl Catalog {
     ) -> Result<Vec<DueVersion>, StoreError> {
         let mut out: Vec<DueVersion> = Vec::new();
         // Every pending version (few, unless a large feed was just staged) through the
-        // partial index of them (migration 10), each one's deposit looked up by its key. Not a join with `deposits`: planned on statistics older than a large stage
+        // partial index of them (migration 10), each one's deposit looked up by its
+        // key. Not a join with `deposits`: planned on statistics older than a large stage
         // (PostgreSQL, before autovacuum's analyze), where both sides look like a row or
         // two, it scanned the publisher's deposits once per pending version: 14 s for
         // 10,000 new items.
@@ -971,8 +972,7 @@ fn deposit(
     now: Timestamp,
 ) -> Result<std::collections::HashSet<i64>, StoreError> {
     let mut deposited = std::collections::HashSet::new();
-    // (deposit, publisher, whether the journal has a change of the deposit already)
-    let mut of = std::collections::HashMap::new();
+    let mut of: std::collections::HashMap<i64, Deposited> = std::collections::HashMap::new();
     for piece in chunks(versions) {
         let mut p: Vec<&dyn Param> = vec![&VersionState::Deposited, &now, &VersionState::Pending];
         p.extend(piece.iter().map(|v| v as &dyn Param));
@@ -988,20 +988,28 @@ fn deposit(
             )
             .map_err(sql("depositing versions"))?;
         deposited.extend(changed);
-        // Each version's publisher looked up by its deposit's key, not joined: a join
-        // planned on the statistics of a smaller catalog hashed every deposit per batch.
+        // Each version's publisher, files and journal entries looked up by key, not
+        // joined: a join planned on the statistics of a smaller catalog hashed every
+        // deposit per batch. What the journal and the tallies need, in one round trip.
         let rows = tx
             .query(
                 &format!(
                     "SELECT v.id, v.deposit_id,
                        (SELECT d.publisher FROM deposits d WHERE d.id = v.deposit_id),
-                       EXISTS (SELECT 1 FROM changes c WHERE c.deposit_id = v.deposit_id)
+                       EXISTS (SELECT 1 FROM changes c WHERE c.deposit_id = v.deposit_id),
+                       (SELECT count(*) FROM files f WHERE f.version_id = v.id), v.access
                      FROM versions v WHERE v.id IN ({})",
                     in_list(piece.len(), 1)
                 ),
                 &p[3..],
                 |r| {
-                    let row: (i64, String, bool) = (r.get(1)?, r.get(2)?, r.get(3)?);
+                    let row = Deposited {
+                        deposit: r.get(1)?,
+                        publisher: r.get(2)?,
+                        journalled: r.get(3)?,
+                        files: r.get(4)?,
+                        restricted: r.get::<Access>(5)? == Access::Restricted,
+                    };
                     Ok((r.get::<i64>(0)?, row))
                 },
             )
@@ -1009,22 +1017,22 @@ fn deposit(
         of.extend(rows);
     }
     let mut journalled = std::collections::HashSet::new();
-    let mut changes: Vec<(i64, i64, &str, Change)> = Vec::new();
+    let mut changes: Vec<(i64, &Deposited, Change)> = Vec::new();
     for v in versions.iter().filter(|v| deposited.contains(v)) {
-        let Some((deposit, publisher, earlier)) = of.get(v) else {
+        let Some(d) = of.get(v) else {
             continue;
         };
-        let change = if *earlier || !journalled.insert(*deposit) {
+        let change = if d.journalled || !journalled.insert(d.deposit) {
             Change::Updated
         } else {
             Change::Created
         };
-        changes.push((*v, *deposit, publisher, change));
+        changes.push((*v, d, change));
     }
     for piece in chunks(&changes) {
         let mut p: Vec<&dyn Param> = Vec::with_capacity(piece.len() * 5);
-        for (v, d, publisher, change) in piece {
-            p.extend([v as &dyn Param, d, publisher, change, &now]);
+        for (v, d, change) in piece {
+            p.extend([v as &dyn Param, &d.deposit, &d.publisher, change, &now]);
         }
         tx.execute(
             &format!(
@@ -1039,42 +1047,33 @@ fn deposit(
     Ok(deposited)
 }
 
+/// A version being deposited, as [`deposit`] looked it up.
+#[derive(Debug)]
+struct Deposited {
+    deposit: i64,
+    publisher: String,
+    /// The journal has a change of the deposit already.
+    journalled: bool,
+    /// Its files (all stored, or it would not be deposited).
+    files: i64,
+    /// Its access is `restricted` (settled by then: H-DRM marks it in the same
+    /// transaction).
+    restricted: bool,
+}
+
 /// Adds the versions just deposited to their publishers' tallies (migrations 11 and
-/// 15): a deposit with its first change, each version, each version's files (all
-/// stored, or it would not be deposited), and each restricted version (a version's
-/// access is settled by then: H-DRM marks it in the same transaction). In the transaction that deposits them, so the tallies
-/// are what a recount would find.
-fn tally(tx: &Db, changes: &[(i64, i64, &str, Change)]) -> Result<(), StoreError> {
-    // Each version's files and whether it is restricted, by its key.
-    let mut of: std::collections::HashMap<i64, (i64, bool)> = std::collections::HashMap::new();
-    for piece in chunks(changes) {
-        let ids: Vec<&dyn Param> = piece.iter().map(|(v, ..)| v as &dyn Param).collect();
-        let counted = tx
-            .query(
-                &format!(
-                    "SELECT v.id, (SELECT count(*) FROM files f WHERE f.version_id = v.id),
-                       v.access
-                     FROM versions v WHERE v.id IN ({})",
-                    in_list(piece.len(), 1)
-                ),
-                &ids,
-                |r| {
-                    let restricted = r.get::<Access>(2)? == Access::Restricted;
-                    Ok((r.get::<i64>(0)?, (r.get::<i64>(1)?, restricted)))
-                },
-            )
-            .map_err(sql("counting deposited files"))?;
-        of.extend(counted);
-    }
+/// 15): a deposit with its first change, each version, its files, and each restricted
+/// version. In the transaction that deposits them, so the tallies are what a recount
+/// would find.
+fn tally(tx: &Db, changes: &[(i64, &Deposited, Change)]) -> Result<(), StoreError> {
     // (deposits, versions, files, restricted versions) by publisher, in a stable order.
     let mut by: std::collections::BTreeMap<&str, [i64; 4]> = Default::default();
-    for (v, _, publisher, change) in changes {
-        let t = by.entry(publisher).or_default();
-        let (files, restricted) = of.get(v).copied().unwrap_or_default();
+    for (_, d, change) in changes {
+        let t = by.entry(&d.publisher).or_default();
         t[0] += i64::from(*change == Change::Created);
         t[1] += 1;
-        t[2] += files;
-        t[3] += i64::from(restricted);
+        t[2] += d.files;
+        t[3] += i64::from(d.restricted);
     }
     for (publisher, [deposits, versions, files, restricted]) in by {
         tx.execute(

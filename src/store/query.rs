@@ -32,6 +32,21 @@ pub struct LastRun {
 /// Unsettled items a status shows per publisher.
 pub const UNSETTLED_SHOWN: usize = 100;
 
+/// A publisher's versions not deposited ([`Catalog::unsettled_versions`]).
+#[derive(Debug, Default)]
+struct UnsettledVersions {
+    /// The first [`UNSETTLED_SHOWN`], oldest first.
+    items: Vec<Unsettled>,
+    pending: u64,
+    failed: u64,
+}
+
+/// A column of the deposit of `versions` aliased `v`, looked up by its key (a scalar
+/// subquery: no join for a planner on old statistics to hash).
+fn of_deposit(column: &str) -> String {
+    format!("(SELECT d.{column} FROM deposits d WHERE d.id = v.deposit_id)")
+}
+
 /// A version not (yet) deposited, or an item rejected by the last run.
 #[derive(Debug, Clone, Serialize)]
 pub struct Unsettled {
@@ -170,29 +185,29 @@ impl AuditReport {
 }
 
 impl Catalog {
-    /// The status of each of `publishers`, in their order; the numbers and unsettled
-    /// versions of all of them are read at once ([`Catalog::tallies`],
-    /// [`Catalog::unsettled_versions`]).
+    /// The status of each of `publishers`, in their order; the tallies and unsettled
+    /// versions of all of them are read at once ([`Catalog::kept_tallies`],
+    /// [`Catalog::unsettled_versions`], which counts them too).
     pub fn statuses(&self, publishers: &[&str]) -> Result<Vec<PublisherStatus>, StoreError> {
-        let mut tallies: std::collections::HashMap<String, PublisherGauges> = self
-            .tallies()?
-            .into_iter()
-            .map(|t| (t.id.clone(), t))
-            .collect();
+        let mut tallies = self.kept_tallies()?;
         let mut unsettled = self.unsettled_versions()?;
         publishers
             .iter()
             .map(|&publisher| {
                 let tally = tallies.remove(publisher).unwrap_or_default();
-                let mut items = unsettled.remove(publisher).unwrap_or_default();
+                let UnsettledVersions {
+                    mut items,
+                    pending,
+                    failed,
+                } = unsettled.remove(publisher).unwrap_or_default();
                 let rejected = self.rejected_items(publisher, &mut items)?;
                 Ok(PublisherStatus {
                     id: publisher.to_string(),
                     deposits: tally.deposits,
                     versions: tally.versions,
                     files: tally.files,
-                    pending: tally.pending,
-                    failed: tally.failed + rejected,
+                    pending,
+                    failed: failed + rejected,
                     last_run: self.last_run(publisher)?,
                     next_run: None,
                     items,
@@ -211,28 +226,8 @@ impl Catalog {
     fn tallies(&self) -> Result<Vec<PublisherGauges>, StoreError> {
         let c = self.db();
         let n = |v: i64| v.max(0).unsigned_abs();
-        let mut out: std::collections::BTreeMap<String, PublisherGauges> = c
-            .query(
-                "SELECT publisher, deposits, versions, files FROM tallies",
-                params![],
-                |r| {
-                    let id: String = r.get(0)?;
-                    Ok((
-                        id.clone(),
-                        PublisherGauges {
-                            id,
-                            deposits: n(r.get(1)?),
-                            versions: n(r.get(2)?),
-                            files: n(r.get(3)?),
-                            ..PublisherGauges::default()
-                        },
-                    ))
-                },
-            )
-            .map_err(sql("reading the tallies"))?
-            .into_iter()
-            .collect();
-        let of = "(SELECT d.publisher FROM deposits d WHERE d.id = v.deposit_id)";
+        let mut out = self.kept_tallies()?;
+        let of = of_deposit("publisher");
         let unsettled = c
             .query(
                 &format!(
@@ -256,6 +251,36 @@ impl Catalog {
             g.failed = failed;
         }
         Ok(out.into_values().collect())
+    }
+
+    /// Every publisher's tally (migration 11) by id: its deposits, versions and files;
+    /// pending and failed left at 0.
+    fn kept_tallies(
+        &self,
+    ) -> Result<std::collections::BTreeMap<String, PublisherGauges>, StoreError> {
+        let n = |v: i64| v.max(0).unsigned_abs();
+        Ok(self
+            .db()
+            .query(
+                "SELECT publisher, deposits, versions, files FROM tallies",
+                params![],
+                |r| {
+                    let id: String = r.get(0)?;
+                    Ok((
+                        id.clone(),
+                        PublisherGauges {
+                            id,
+                            deposits: n(r.get(1)?),
+                            versions: n(r.get(2)?),
+                            files: n(r.get(3)?),
+                            ..PublisherGauges::default()
+                        },
+                    ))
+                },
+            )
+            .map_err(sql("reading the tallies"))?
+            .into_iter()
+            .collect())
     }
 
     /// The publisher's last run.
@@ -296,12 +321,10 @@ impl Catalog {
     /// versions each took `plikt status` 16–20 s (BENCHMARKS.md).
     fn unsettled_versions(
         &self,
-    ) -> Result<std::collections::HashMap<String, Vec<Unsettled>>, StoreError> {
-        let of =
-            |column: &str| format!("(SELECT d.{column} FROM deposits d WHERE d.id = v.deposit_id)");
-        let (publisher, guid) = (of("publisher"), of("guid"));
+    ) -> Result<std::collections::HashMap<String, UnsettledVersions>, StoreError> {
+        let (publisher, guid) = (of_deposit("publisher"), of_deposit("guid"));
         let columns = "v.id, v.state, v.attempts, v.next_attempt_at, v.last_error";
-        let mut out: std::collections::HashMap<String, Vec<Unsettled>> = Default::default();
+        let mut out: std::collections::HashMap<String, UnsettledVersions> = Default::default();
         self.db().each(
             &format!(
                 "SELECT publisher, guid, state, attempts, next_attempt_at, last_error FROM (
@@ -313,14 +336,19 @@ impl Catalog {
             ),
             params![],
             |r| {
-                let items = out.entry(r.get::<String>(0)?).or_default();
-                if items.len() < UNSETTLED_SHOWN {
-                    items.push(Unsettled {
+                let of = out.entry(r.get::<String>(0)?).or_default();
+                let state = match r.get(2)? {
+                    VersionState::Failed => UnsettledState::Failed,
+                    _ => UnsettledState::Pending,
+                };
+                match state {
+                    UnsettledState::Failed => of.failed += 1,
+                    _ => of.pending += 1,
+                }
+                if of.items.len() < UNSETTLED_SHOWN {
+                    of.items.push(Unsettled {
                         guid: r.get(1)?,
-                        state: match r.get(2)? {
-                            VersionState::Failed => UnsettledState::Failed,
-                            _ => UnsettledState::Pending,
-                        },
+                        state,
                         attempts: r.get(3)?,
                         next_attempt_at: r.get(4)?,
                         reason: r.get(5)?,
