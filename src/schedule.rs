@@ -362,8 +362,9 @@ impl crate::fetch::HostGate for HostSlots {
 
 /// `plikt run`'s harvest: records the configured publishers' schedules, then claims
 /// runs as they fall due (up to `runs_per_worker` at once), carries each out and calls
-/// `after_run` (publish, notify), until `shutdown` turns true; then waits for the runs
-/// in progress (which stop taking work) and releases their leases.
+/// `after_run` (which must not block: `plikt run`'s asks for a publish), until
+/// `shutdown` turns true; then waits for the runs in progress (which stop taking work)
+/// and releases their leases.
 pub async fn work(
     harvester: Harvester,
     config: Arc<Config>,
@@ -475,10 +476,7 @@ async fn carry_out(
             Some(worker.until(Timestamp::now()))
         }
     };
-    let after = after_run.clone();
-    if let Err(e) = tokio::task::spawn_blocking(move || after()).await {
-        tracing::error!(publisher = %p.id, error = %e, "the after-run step panicked");
-    }
+    after_run();
     drop(carrying);
     match Catalog::open(&worker.location).and_then(|c| c.release_lease(&p.id, &worker.id, next)) {
         Ok(true) => {}

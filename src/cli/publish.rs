@@ -30,8 +30,9 @@ pub fn publish(args: &PublishArgs) -> Result<Exit, Error> {
     // running `plikt serve` or `plikt run` sends them).
     let n = crate::notify::enqueue(&config)?;
     println!(
-        "published {} sets: {} resources, {} changes, {} dump packages written (under {}); {} change notifications queued",
+        "published {} sets ({} unchanged since the last publish): {} resources, {} changes, {} dump packages written (under {}); {} change notifications queued",
         p.sets,
+        p.unchanged,
         p.resources,
         p.changes,
         p.dump_packages,

@@ -23,20 +23,22 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
             })?;
         tracing::info!(listen = %config.listen, publishers = config.publishers.len(), "plikt run started");
         let harvester = Harvester::new(config.clone(), shutdown.clone(), std::sync::Arc::new(NoProgress))?;
-        // After every run: publish the ResourceSync documents (one publish at a time:
-        // `publish` holds the data folder's publish lock), queue the change
-        // notifications and wake the deliveries.
+        // After every run: publish the ResourceSync documents, queue the change
+        // notifications and wake the deliveries. Runs do not wait for it: a run that
+        // ends asks for a publish, and one task publishes while asked, so runs ending
+        // during a publish make one more publish after it, not one each (a publish
+        // goes through every set; one at a time per data folder and per catalog).
         let wake = std::sync::Arc::new(tokio::sync::Notify::new());
         let hub_client = crate::notify::client(&config)?;
         let (c, w, handle) = (config.clone(), wake.clone(), tokio::runtime::Handle::current());
         let sd = shutdown.clone();
-        let after_run: std::sync::Arc<dyn Fn() + Send + Sync> = std::sync::Arc::new(move || {
+        let publish: std::sync::Arc<dyn Fn() + Send + Sync> = std::sync::Arc::new(move || {
             // On SIGTERM the publish stops between packages, so that the service stops
             // within its grace period (a first publish of a large collection takes
             // minutes); the next start publishes the rest.
             let stopping = || *sd.borrow();
             match crate::resourcesync::publish_until(&c, crate::resourcesync::Dumps::Write, &stopping) {
-                Ok(p) => tracing::info!(sets = p.sets, resources = p.resources, changes = p.changes, "published"),
+                Ok(p) => tracing::info!(sets = p.sets, unchanged = p.unchanged, resources = p.resources, changes = p.changes, "published"),
                 Err(crate::resourcesync::PublishError::Interrupted) => {
                     // Change notifications wait for the documents they point to.
                     tracing::info!("publishing stopped on shutdown; the next publish completes it");
@@ -58,13 +60,17 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
             }
         });
         // Documents for what is already in the catalog, before the first run.
-        let first = after_run.clone();
+        let first = publish.clone();
         tokio::task::spawn_blocking(move || first())
             .await
             .map_err(|e| Error::Task {
                 what: "the first publish",
                 reason: e.to_string(),
             })?;
+        let wanted = std::sync::Arc::new(tokio::sync::Notify::new());
+        let publishing = tokio::spawn(publish_when_asked(publish, wanted.clone(), shutdown.clone()));
+        let after_run: std::sync::Arc<dyn Fn() + Send + Sync> =
+            std::sync::Arc::new(move || wanted.notify_one());
         let deliveries = tokio::spawn(crate::notify::deliver::run(
             config.clone(),
             shutdown.clone(),
@@ -102,6 +108,10 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
             Ok(Err(e)) => tracing::error!(error = %e, "the HTTP server failed"),
             Err(e) => tracing::error!(error = %e, "the HTTP server panicked"),
         }
+        match publishing.await {
+            Ok(()) => {}
+            Err(e) => tracing::error!(error = %e, "publishing panicked"),
+        }
         match deliveries.await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => tracing::error!(error = %e, "deliveries stopped"),
@@ -112,4 +122,23 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
     })?;
     drop(store);
     Ok(Exit::Ok)
+}
+
+/// Publishes each time `wanted` is notified (a notification during a publish makes one
+/// more publish after it), until shutdown.
+async fn publish_when_asked(
+    publish: std::sync::Arc<dyn Fn() + Send + Sync>,
+    wanted: std::sync::Arc<tokio::sync::Notify>,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) {
+    loop {
+        tokio::select! {
+            () = wanted.notified() => {}
+            _ = shutdown.wait_for(|v| *v) => return,
+        }
+        let p = publish.clone();
+        if let Err(e) = tokio::task::spawn_blocking(move || p()).await {
+            tracing::error!(error = %e, "the publish panicked");
+        }
+    }
 }

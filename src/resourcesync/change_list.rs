@@ -54,12 +54,14 @@ pub(super) fn write_change_lists(set: &Set<'_>) -> Result<(u64, Periods), Publis
     Ok((changes, periods))
 }
 
-impl Set<'_> {
+impl SetSpec<'_> {
     /// The start of the days that are not closed yet, as of this publish.
     pub(super) fn open_from(&self) -> Timestamp {
         day_start(self.now.plus(chrono::Duration::seconds(-CLOSE_AFTER_SECS)))
     }
+}
 
+impl Set<'_> {
     /// The closed days of the set's publisher, from the day of its first change: (from,
     /// until) of each, oldest first.
     pub(super) fn closed_days(&self) -> Result<Periods, PublishError> {

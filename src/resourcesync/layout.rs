@@ -97,6 +97,10 @@ pub const TOPIC: &str = "change/";
 /// be operated by the Source itself).
 pub const HUB: &str = "hub";
 
+/// The file in a set's folder that records the state its documents were last
+/// written in (`SetSpec::state`): not a document, never served.
+pub const SET_STATE: &str = ".published";
+
 /// Where a set's documents live below `base_url`: the public set of a publisher, or
 /// its restricted set (only for authenticated Destinations, never linked from public
 /// documents).

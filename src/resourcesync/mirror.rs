@@ -148,7 +148,11 @@ fn sha256_of(path: &Path) -> io::Result<String> {
 /// The order in which a document is copied up: what others link to first.
 fn rank(rel: &str) -> u8 {
     let name = rel.rsplit('/').next().unwrap_or(rel);
-    if rel.starts_with(".well-known/") {
+    if name == super::layout::SET_STATE {
+        // A set's record of the state its documents are in goes up after all of
+        // them: a worker that pulls it leaves the set alone.
+        5
+    } else if rel.starts_with(".well-known/") {
         4
     } else if name == "capabilitylist.xml" {
         3
@@ -283,6 +287,7 @@ mod tests {
             "resourcesync/a/changelist-2026-11-25.xml",
             "resourcesync/a/changedump/2026-11-25.zip",
             "resourcesync/a/.resourcelist.fingerprint",
+            "resourcesync/a/.published",
         ];
         docs.sort_by_key(|d| (rank(d), *d));
         let pos = |d: &str| docs.iter().position(|x| *x == d).unwrap();
@@ -296,5 +301,6 @@ mod tests {
         );
         assert!(pos("resourcesync/a/resourcelist.xml") < pos("resourcesync/a/capabilitylist.xml"));
         assert!(pos("resourcesync/a/capabilitylist.xml") < pos(".well-known/resourcesync"));
+        assert_eq!(pos("resourcesync/a/.published"), docs.len() - 1);
     }
 }

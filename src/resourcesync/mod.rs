@@ -125,6 +125,9 @@ pub enum PublishError {
 pub struct Published {
     /// Capability lists (sets).
     pub sets: usize,
+    /// Sets left as they were: nothing they show changed since the publish that last
+    /// wrote them ([`SetSpec::state`]).
+    pub unchanged: usize,
     /// Entries written to Resource Lists (0 for a set whose list was unchanged).
     pub resources: u64,
     /// Entries in all Change Lists.
@@ -248,6 +251,16 @@ pub fn publish_until(
                 stopping: Stopping(stopping),
             };
             spec.go_on()?;
+            // A set whose state is the one its documents were last written in is left
+            // alone: a publish after one publisher's run touches that publisher's sets
+            // (and, once a UTC day, every set: days close, snapshots are archived).
+            let state = spec.state(dumps, config.resourcesync.dump_package_bytes);
+            let state_path = www.join(format!("{}/{}", spec.dir, layout::SET_STATE));
+            if files::read_sidecar(&state_path).as_deref() == Some(std::slice::from_ref(&state)) {
+                published.sets += 1;
+                published.unchanged += 1;
+                continue;
+            }
             let set = Set {
                 catalog: &catalog,
                 spec: &spec,
@@ -270,6 +283,8 @@ pub fn publish_until(
             }
             let change_dump_ms = t.elapsed().as_millis() as u64;
             tracing::debug!(publisher = %p.id, access = %access, resources, changes, lists_ms, resource_dump_ms, change_dump_ms, "set published");
+            // Last, once every document of the set is in place.
+            files::write_sidecar(&state_path, &[&state])?;
             published.sets += 1;
             published.resources += resources;
             published.changes += changes;
@@ -450,6 +465,24 @@ impl SetSpec<'_> {
         } else {
             Ok(())
         }
+    }
+
+    /// What the set's documents are a function of, as one line: its journal position
+    /// and layout (the fingerprint), whether it is empty, the day of this publish and
+    /// the start of its open days, the settings that shape the documents, whether the
+    /// dumps are written, and plikt's version. Kept in the set's [`layout::SET_STATE`]
+    /// once its documents are written; a publish that finds the same line there leaves
+    /// the set alone.
+    fn state(&self, dumps: Dumps, dump_package_bytes: u64) -> String {
+        let open_from = self.open_from();
+        format!(
+            "{} empty={} day={} open={open_from} retention={} package={dump_package_bytes} dumps={dumps:?} plikt={}",
+            self.fingerprint,
+            self.empty,
+            self.today(),
+            self.retention_days,
+            env!("CARGO_PKG_VERSION"),
+        )
     }
 
     /// The UTC day of this publish, `YYYY-MM-DD`: the day of the snapshots it writes.

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use crate::support::{Env, TestItem, date, feed, text};
+use crate::support::{Env, TestItem, date, feed, plikt_at, text};
 use crate::support::{Response, Server, Serving, free_port, root};
 
 /// `plikt serve` on a free port (`listen` and `base_url` set in the configuration),
@@ -680,7 +680,7 @@ fn snapshots_share_unchanged_parts_and_retention_relinks_them() {
             .to_string()
     };
     let publish_on = |n: i64| {
-        let o = crate::support::plikt_at(&env, &format!("{} 12:00:00", day(n)), &["publish"]);
+        let o = plikt_at(&env, &format!("{} 12:00:00", day(n)), &["publish"]);
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     };
     publish_on(3);
@@ -1255,4 +1255,71 @@ fn loc_of(list: &str, needle: &str) -> String {
         .and_then(|u| u.split('<').next())
         .unwrap_or_else(|| panic!("no <url> with {needle} in {list}"))
         .to_string()
+}
+
+/// `published N sets (U unchanged since the last publish): …` of a `plikt publish`.
+fn sets_and_unchanged(o: &std::process::Output) -> (u64, u64) {
+    assert_eq!(o.status.code(), Some(0), "{}", text(o));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    let n = |after: &str, before: &str| -> u64 {
+        out.split_once(after)
+            .and_then(|(_, rest)| rest.split_once(before))
+            .and_then(|(n, _)| n.parse().ok())
+            .unwrap_or_else(|| panic!("no `{after}N{before}` in {out}"))
+    };
+    (n("published ", " sets"), n("sets (", " unchanged"))
+}
+
+#[test]
+fn a_publish_rewrites_the_sets_that_changed_and_every_set_when_a_day_closes() {
+    // A publish follows every run of every publisher; it leaves alone the sets that
+    // nothing changed since it last wrote them, so that its cost follows the changes
+    // (BENCHMARKS "A publish after one publisher's run").
+    let (_server, env) = one_item_harvested("unchanged-sets");
+    let env = env.with_config(
+        "[[publisher]]\nid = \"other\"\nname = \"Andra AB\"\nfeed = \"http://127.0.0.1:9/feed.xml\"\nhttps_only = false\nallow_private = true\nschedule = \"0 0 3 * * *\"",
+    );
+    let dir = env.data().join("www/resourcesync/test");
+    assert_eq!(sets_and_unchanged(&env.cmd(&["publish"])), (4, 0));
+    assert_eq!(sets_and_unchanged(&env.cmd(&["publish"])), (4, 4));
+    // A change of `test`'s public set: its two sets are written again (the restricted
+    // one shares the publisher's journal position), `other`'s are not.
+    let at = first_change_moved(&env, 1);
+    add_deposit(&env, "later", "http://p.example/later", &at);
+    assert_eq!(sets_and_unchanged(&env.cmd(&["publish"])), (4, 2));
+    for doc in ["changelist.xml", "resourcelist.xml"] {
+        let text = std::fs::read_to_string(dir.join(doc)).unwrap();
+        assert!(text.contains("p.example/later"), "{doc}: {text}");
+    }
+    // The next UTC day: today's changes go into a closed Change List, listed in the
+    // archive; every set is written again, then left alone until the next change.
+    let today = chrono::Utc::now().date_naive();
+    let tomorrow = today.succ_opt().unwrap();
+    let when = format!("{tomorrow} 01:00:00");
+    assert_eq!(
+        sets_and_unchanged(&plikt_at(&env, &when, &["publish"])),
+        (4, 0)
+    );
+    let closed = std::fs::read_to_string(dir.join(format!("changelist/{today}.xml"))).unwrap();
+    assert!(closed.contains("p.example/later"), "{closed}");
+    let archive = std::fs::read_to_string(dir.join("changelist-archive.xml")).unwrap();
+    assert!(
+        archive.contains(&format!("changelist/{today}.xml")),
+        "{archive}"
+    );
+    let open = std::fs::read_to_string(dir.join("changelist.xml")).unwrap();
+    assert!(!open.contains("p.example/later"), "{open}");
+    let other = std::fs::read_to_string(
+        env.data()
+            .join("www/resourcesync/other/changelist-archive.xml"),
+    )
+    .unwrap();
+    assert!(
+        !other.contains("<url>"),
+        "no change, no closed day: {other}"
+    );
+    assert_eq!(
+        sets_and_unchanged(&plikt_at(&env, &when, &["publish"])),
+        (4, 4)
+    );
 }
