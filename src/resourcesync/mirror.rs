@@ -7,15 +7,27 @@
 //! fingerprints, packages), the publish writes its documents locally as on one
 //! machine, and [`Mirror::push`] copies what changed back, **leaves first** — dump
 //! packages and dated documents, then the live documents and archives that list them,
-//! then the Capability Lists, then the Source Descriptions — so that a Destination
-//! reading the object store meanwhile never follows a link to what is not there yet.
-//! Then the manifest (`www/.manifest.json`: every document's length and SHA-256), and
-//! only then the deletions of what the publish removed.
+//! then the Capability Lists, then the Source Descriptions, then each set's state
+//! (`.published`) — so that a Destination reading the object store meanwhile never
+//! follows a link to what is not there yet. Then the manifests, and only then the
+//! deletions of what the publish removed.
 //!
-//! `www/.synced.json` remembers, per file, the length, modification time and SHA-256
-//! it had when last copied, so that only changed files are hashed and copied.
+//! The documents are kept in partitions, one per set (`resourcesync/<publisher>`,
+//! `resourcesync/<publisher>/restricted`) and one for the rest (the Source
+//! Descriptions), so that what a publish reads and writes follows what changed, not the
+//! whole collection: each partition has a manifest in the object store
+//! (`<set>/.documents.json`: its documents' lengths and SHA-256), and the object store's
+//! `www/.manifest.json` names each partition with the SHA-256 of its manifest. A pull
+//! reads that and the manifests of the partitions that changed since this folder last
+//! saw them; a push walks the partitions of the sets the publish wrote. A publish with
+//! nothing new reads one object and writes none.
+//!
+//! In the folder, `<set>/.mirrored.json` remembers, per file, the length, modification
+//! time and SHA-256 it had when last copied, so that only changed files are hashed and
+//! copied; `www/.mirrored-parts.json` the manifest each partition was last in step with,
+//! and its state file's length and modification time then ([`Mirror::in_step`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -27,18 +39,38 @@ use sha2::{Digest, Sha256};
 
 use super::PublishError;
 use super::files::write_err;
+use super::layout::SET_STATE;
 use crate::store::{Documents, StoreError};
 
-/// The object store's list of documents.
+/// The object store's list of partitions.
 const MANIFEST: &str = ".manifest.json";
-/// This folder's record of what it last copied.
-const SYNCED: &str = ".synced.json";
+/// A partition's manifest, in the object store.
+const PART_MANIFEST: &str = ".documents.json";
+/// This folder's record of a partition's files as last copied.
+const SYNCED: &str = ".mirrored.json";
+/// This folder's record of the partitions.
+const PARTS: &str = ".mirrored-parts.json";
+/// The record of every file, before partitions (removed when seen).
+const OLD_SYNCED: &str = ".synced.json";
+/// The top manifest's format.
+const FORMAT: u32 = 2;
 
-/// A document as the manifest lists it.
+/// A document as a manifest lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct Entry {
     length: u64,
     sha256: String,
+}
+
+/// A partition's documents, by path relative to `www`.
+type Entries = BTreeMap<String, Entry>;
+
+/// The object store's `www/.manifest.json`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct Manifest {
+    format: u32,
+    /// Partition → SHA-256 of its manifest.
+    parts: BTreeMap<String, String>,
 }
 
 /// A local file as last copied.
@@ -59,12 +91,36 @@ impl Synced {
     }
 }
 
-/// What a publish copies back: the object store's manifest as pulled.
+/// What the folder last had in step with the object store of a partition.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct Part {
+    /// SHA-256 of the partition's manifest.
+    sha256: String,
+    /// Length and modification time of the set's state file (`.published`) then.
+    state: Option<(u64, u128)>,
+}
+
+/// What a publish copies back: the object store's partitions as pulled.
 #[derive(Debug)]
 pub(super) struct Mirror {
     documents: Documents,
     www: PathBuf,
-    remote: BTreeMap<String, Entry>,
+    /// This folder's record of the partitions, after the pull.
+    parts: BTreeMap<String, Part>,
+    /// The object store's partitions, as pulled.
+    remote: BTreeMap<String, String>,
+    /// The object store had a manifest of every document (before partitions): the push
+    /// writes every partition's.
+    legacy: bool,
+}
+
+/// Which partitions a push walks.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Touched<'a> {
+    /// Every partition of the folder and of the object store (`plikt migrate`).
+    All,
+    /// The Source Descriptions' and these sets' (their folders below `www`).
+    Sets(&'a [String]),
 }
 
 /// What [`pull`] and [`Mirror::push`] did.
@@ -82,49 +138,106 @@ fn store_err(e: crate::store::BlobError) -> PublishError {
     PublishError::Store(StoreError::from(e))
 }
 
-/// Files under `www` that are documents (not the lock, the record, or a temporary
-/// file), by path relative to `www` with `/`.
-pub(super) fn local_files(www: &Path) -> Result<Vec<String>, PublishError> {
-    fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) -> io::Result<()> {
-        for e in fs::read_dir(dir)? {
-            let e = e?;
-            let path = e.path();
-            if e.file_type()?.is_dir() {
-                walk(&path, root, out)?;
-                continue;
-            }
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            if name == ".publish.lock"
-                || name == SYNCED
-                || name == MANIFEST
-                || name.ends_with(".tmp")
-            {
-                continue;
-            }
-            if let Ok(rel) = path.strip_prefix(root) {
-                out.push(rel.to_string_lossy().replace('\\', "/"));
-            }
-        }
-        Ok(())
+/// Whether `name` is one of the mirror's own files (or the lock, or a temporary file),
+/// not a document.
+fn is_own_file(name: &str) -> bool {
+    name == ".publish.lock"
+        || name == MANIFEST
+        || name == PART_MANIFEST
+        || name == SYNCED
+        || name == PARTS
+        || name == OLD_SYNCED
+        || name.ends_with(".tmp")
+}
+
+/// The partition of a document (by path relative to `www`): its set's folder, or ""
+/// for what is not in a set.
+fn partition_of(rel: &str) -> &str {
+    let Some(rest) = rel.strip_prefix("resourcesync/") else {
+        return "";
+    };
+    let Some((publisher, inner)) = rest.split_once('/') else {
+        return "";
+    };
+    let set = "resourcesync/".len() + publisher.len();
+    if inner.starts_with("restricted/") {
+        &rel[..set + "/restricted".len()]
+    } else {
+        &rel[..set]
     }
+}
+
+/// Where a partition keeps `name` (below `www`, or its key in the object store).
+fn in_part(part: &str, name: &str) -> String {
+    if part.is_empty() {
+        name.to_string()
+    } else {
+        format!("{part}/{name}")
+    }
+}
+
+/// Walks `dir` (below `root`) into `out`, by path relative to `root` with `/`, leaving
+/// out the mirror's own files and the folders `skip` (relative to `root`).
+fn walk(dir: &Path, root: &Path, skip: &[String], out: &mut Vec<String>) -> io::Result<()> {
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    for e in entries {
+        let e = e?;
+        let path = e.path();
+        let Ok(rel) = path.strip_prefix(root) else {
+            continue;
+        };
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        if e.file_type()?.is_dir() {
+            if !skip.contains(&rel) {
+                walk(&path, root, skip, out)?;
+            }
+            continue;
+        }
+        if !is_own_file(&e.file_name().to_string_lossy()) {
+            out.push(rel);
+        }
+    }
+    Ok(())
+}
+
+/// Files under `www` that are documents (not the lock, the mirror's records, or a
+/// temporary file), by path relative to `www` with `/`.
+pub(super) fn local_files(www: &Path) -> Result<Vec<String>, PublishError> {
     let mut out = Vec::new();
-    walk(www, www, &mut out).map_err(write_err(www))?;
+    walk(www, www, &[], &mut out).map_err(write_err(www))?;
     out.sort();
     Ok(out)
 }
 
-fn read_synced(www: &Path) -> BTreeMap<String, Synced> {
-    fs::read(www.join(SYNCED))
+/// The documents of one partition in the folder.
+fn part_files(www: &Path, part: &str) -> Result<Vec<String>, PublishError> {
+    let mut out = Vec::new();
+    let (dir, skip) = if part.is_empty() {
+        (www.to_path_buf(), vec!["resourcesync".to_string()])
+    } else {
+        // A public set's folder holds the restricted set's.
+        (www.join(part), vec![format!("{part}/restricted")])
+    };
+    walk(&dir, www, &skip, &mut out).map_err(write_err(&dir))?;
+    out.retain(|rel| partition_of(rel) == part);
+    out.sort();
+    Ok(out)
+}
+
+fn read_json<T: for<'de> Deserialize<'de> + Default>(path: &Path) -> T {
+    fs::read(path)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default()
 }
 
-fn write_synced(www: &Path, synced: &BTreeMap<String, Synced>) -> Result<(), PublishError> {
-    let path = www.join(SYNCED);
-    super::files::atomic_write(&path, |out| {
-        serde_json::to_writer(&mut *out, synced).map_err(io::Error::other)
+fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), PublishError> {
+    super::files::atomic_write(path, |out| {
+        serde_json::to_writer(&mut *out, value).map_err(io::Error::other)
     })
 }
 
@@ -148,7 +261,7 @@ fn sha256_of(path: &Path) -> io::Result<String> {
 /// The order in which a document is copied up: what others link to first.
 fn rank(rel: &str) -> u8 {
     let name = rel.rsplit('/').next().unwrap_or(rel);
-    if name == super::layout::SET_STATE {
+    if name == SET_STATE {
         // A set's record of the state its documents are in goes up after all of
         // them: a worker that pulls it leaves the set alone.
         5
@@ -166,28 +279,121 @@ fn rank(rel: &str) -> u8 {
     }
 }
 
+/// A JSON document of the object store that is not what plikt wrote.
+fn bad_json(www: &Path, key: &str, e: &serde_json::Error) -> PublishError {
+    PublishError::Write {
+        path: www.join(key),
+        source: io::Error::other(format!(
+            "the object store's list of published documents `www/{key}` is not valid JSON ({e}); remove the object `www/{MANIFEST}` and publish again: every document is then copied anew"
+        )),
+    }
+}
+
 /// Brings `www` up to the object store's copy of the documents: downloads what
-/// differs, removes what another publish removed. Under the publish lock.
+/// differs in the partitions that changed since this folder last saw them, removes what
+/// another publish removed. Under the publish lock.
 pub(super) fn pull(documents: Documents, www: &Path) -> Result<(Mirror, Copied), PublishError> {
     fs::create_dir_all(www).map_err(write_err(www))?;
-    let remote: BTreeMap<String, Entry> = match documents.get(MANIFEST).map_err(store_err)? {
-        Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| PublishError::Write {
-            path: www.join(MANIFEST),
-            source: io::Error::other(format!(
-                "the object store's list of published documents is not valid JSON ({e}); remove the object `www/{MANIFEST}` and publish again: every document is then copied anew"
-            )),
-        })?,
+    let _ = fs::remove_file(www.join(OLD_SYNCED));
+    let mut parts: BTreeMap<String, Part> = read_json(&www.join(PARTS));
+    // The object store's partitions; a manifest of every document (before partitions)
+    // is taken apart into them.
+    let mut legacy: Option<BTreeMap<String, Entries>> = None;
+    let remote: BTreeMap<String, String> = match documents.get(MANIFEST).map_err(store_err)? {
         None => BTreeMap::new(),
+        Some(bytes) => match serde_json::from_slice::<Manifest>(&bytes) {
+            Ok(m) => m.parts,
+            Err(e) => {
+                let all: Entries =
+                    serde_json::from_slice(&bytes).map_err(|_| bad_json(www, MANIFEST, &e))?;
+                let mut by_part: BTreeMap<String, Entries> = BTreeMap::new();
+                for (rel, entry) in all {
+                    by_part
+                        .entry(partition_of(&rel).to_string())
+                        .or_default()
+                        .insert(rel, entry);
+                }
+                let remote = by_part.keys().map(|p| (p.clone(), String::new())).collect();
+                legacy = Some(by_part);
+                remote
+            }
+        },
     };
-    let mut synced = read_synced(www);
     let mut copied = Copied::default();
-    for (rel, entry) in &remote {
+    for (part, sha) in &remote {
+        let seen = parts.get(part).map(|p| p.sha256.as_str());
+        if legacy.is_none() && seen == Some(sha.as_str()) {
+            continue;
+        }
+        let entries = match legacy.as_mut() {
+            Some(by_part) => by_part.remove(part).unwrap_or_default(),
+            None => {
+                let key = in_part(part, PART_MANIFEST);
+                match documents.get(&key).map_err(store_err)? {
+                    Some(b) => serde_json::from_slice(&b).map_err(|e| bad_json(www, &key, &e))?,
+                    None => Entries::new(),
+                }
+            }
+        };
+        sync_part(&documents, www, part, &entries, &mut copied)?;
+        let state = stamp(&www.join(in_part(part, SET_STATE))).ok();
+        parts.insert(
+            part.clone(),
+            Part {
+                sha256: sha.clone(),
+                state,
+            },
+        );
+    }
+    // Partitions gone from the object store: another publish removed them.
+    let gone: Vec<String> = parts
+        .keys()
+        .filter(|p| !remote.contains_key(*p))
+        .cloned()
+        .collect();
+    for part in gone {
+        sync_part(&documents, www, &part, &Entries::new(), &mut copied)?;
+        parts.remove(&part);
+    }
+    write_json(&www.join(PARTS), &parts)?;
+    Ok((
+        Mirror {
+            documents,
+            www: www.to_path_buf(),
+            parts,
+            remote,
+            legacy: legacy.is_some(),
+        },
+        copied,
+    ))
+}
+
+/// Brings one partition of `www` to `entries`: downloads what differs, removes what
+/// is gone (of what this folder copied before).
+fn sync_part(
+    documents: &Documents,
+    www: &Path,
+    part: &str,
+    entries: &Entries,
+    copied: &mut Copied,
+) -> Result<(), PublishError> {
+    let record = www.join(in_part(part, SYNCED));
+    let mut synced: BTreeMap<String, Synced> = read_json(&record);
+    for (rel, entry) in entries {
         let path = www.join(rel);
         let current = stamp(&path).ok();
         let known = synced.get(rel).is_some_and(|s| {
             s.sha256 == entry.sha256 && current == Some((s.length, s.modified_ns))
         });
         if known {
+            continue;
+        }
+        // The same bytes already here (a record lost, or written here before).
+        if let Some((length, modified_ns)) = current
+            && length == entry.length
+            && sha256_of(&path).is_ok_and(|sha| sha == entry.sha256)
+        {
+            synced.insert(rel.clone(), Synced::of(length, modified_ns, &entry.sha256));
             continue;
         }
         super::files::fill_then_rename(&path, |tmp| {
@@ -201,7 +407,7 @@ pub(super) fn pull(documents: Documents, www: &Path) -> Result<(Mirror, Copied),
     // Copied before and gone from the object store: another publish removed it.
     let gone: Vec<String> = synced
         .keys()
-        .filter(|rel| !remote.contains_key(*rel))
+        .filter(|rel| !entries.contains_key(*rel))
         .cloned()
         .collect();
     for rel in gone {
@@ -213,61 +419,157 @@ pub(super) fn pull(documents: Documents, www: &Path) -> Result<(Mirror, Copied),
         }
         synced.remove(&rel);
     }
-    write_synced(www, &synced)?;
-    Ok((
-        Mirror {
-            documents,
-            www: www.to_path_buf(),
-            remote,
-        },
-        copied,
-    ))
+    if synced.is_empty() {
+        let _ = fs::remove_file(&record);
+        Ok(())
+    } else {
+        write_json(&record, &synced)
+    }
 }
 
 impl Mirror {
-    /// Copies what the publish changed up to the object store, leaves first, then the
-    /// manifest, then removes what the publish removed.
-    pub(super) fn push(self) -> Result<Copied, PublishError> {
-        let www = &self.www;
-        let mut synced = read_synced(www);
-        let mut now: BTreeMap<String, Entry> = BTreeMap::new();
+    /// Whether the set in `dir` (below `www`) is as the object store has it: its state
+    /// file unchanged since it was last copied up or down. A set written here whose
+    /// copy to the object store did not finish is not, and is written again.
+    pub(super) fn in_step(&self, dir: &str) -> bool {
+        self.parts.get(dir).is_some_and(|p| {
+            p.state.is_some() && stamp(&self.www.join(dir).join(SET_STATE)).ok() == p.state
+        })
+    }
+
+    /// Copies what the publish changed in the `touched` partitions up to the object
+    /// store, leaves first, then their manifests and the list of partitions, then
+    /// removes what the publish removed. Writes nothing when nothing changed.
+    pub(super) fn push(mut self, touched: Touched<'_>) -> Result<Copied, PublishError> {
+        let www = self.www.clone();
+        let mut walked: BTreeSet<String> = match touched {
+            Touched::Sets(dirs) => std::iter::once(String::new())
+                .chain(dirs.iter().cloned())
+                .collect(),
+            Touched::All => BTreeSet::new(),
+        };
+        if self.legacy || matches!(touched, Touched::All) {
+            walked.extend(
+                local_files(&www)?
+                    .iter()
+                    .map(|rel| partition_of(rel).to_string()),
+            );
+            walked.extend(self.remote.keys().cloned());
+            walked.extend(self.parts.keys().cloned());
+        }
         let mut changed: Vec<(u8, String, u64)> = Vec::new();
-        for rel in local_files(www)? {
-            let path = www.join(&rel);
-            let (length, modified_ns) = stamp(&path).map_err(write_err(&path))?;
-            let sha256 = match synced.get(&rel) {
-                Some(s) if s.length == length && s.modified_ns == modified_ns => s.sha256.clone(),
-                _ => sha256_of(&path).map_err(write_err(&path))?,
-            };
-            let entry = Entry { length, sha256 };
-            if self.remote.get(&rel) != Some(&entry) {
-                changed.push((rank(&rel), rel.clone(), length));
+        let mut removed: Vec<String> = Vec::new();
+        // Each partition walked: its documents now, as the record will have them, and
+        // whether its manifest is to be written.
+        type Walked = (String, Entries, Option<BTreeMap<String, Synced>>, bool);
+        let mut walked_now: Vec<Walked> = Vec::new();
+        for part in &walked {
+            let synced: BTreeMap<String, Synced> = read_json(&www.join(in_part(part, SYNCED)));
+            // In step since the pull: the object store's manifest of the partition is
+            // what this folder's record says.
+            let in_store = self.remote.contains_key(part);
+            let mut now = Entries::new();
+            let mut now_synced = BTreeMap::new();
+            let mut differs = self.legacy || !in_store;
+            for rel in part_files(&www, part)? {
+                let path = www.join(&rel);
+                let (length, modified_ns) = stamp(&path).map_err(write_err(&path))?;
+                let sha256 = match synced.get(&rel) {
+                    Some(s) if s.length == length && s.modified_ns == modified_ns => {
+                        s.sha256.clone()
+                    }
+                    _ => sha256_of(&path).map_err(write_err(&path))?,
+                };
+                let entry = Entry { length, sha256 };
+                let before = synced.get(&rel).filter(|_| in_store);
+                if before.is_none_or(|s| s.length != length || s.sha256 != entry.sha256) {
+                    changed.push((rank(&rel), rel.clone(), length));
+                    differs = true;
+                }
+                now_synced.insert(rel.clone(), Synced::of(length, modified_ns, &entry.sha256));
+                now.insert(rel, entry);
             }
-            synced.insert(rel.clone(), Synced::of(length, modified_ns, &entry.sha256));
-            now.insert(rel, entry);
+            for rel in synced.keys().filter(|rel| !now.contains_key(*rel)) {
+                removed.push(rel.clone());
+                differs = true;
+            }
+            // The record is written again only if it changed.
+            let record = (now_synced != synced).then_some(now_synced);
+            walked_now.push((part.clone(), now, record, differs));
         }
-        synced.retain(|rel, _| now.contains_key(rel));
-        changed.sort();
         let mut copied = Copied::default();
-        for (_, rel, length) in &changed {
+        if walked_now.iter().any(|(_, _, _, differs)| *differs) {
+            changed.sort();
+            for (_, rel, length) in &changed {
+                self.documents
+                    .upload(rel, &www.join(rel))
+                    .map_err(store_err)?;
+                copied.files += 1;
+                copied.bytes += length;
+            }
+            // The partitions' manifests, then the list of them.
+            for (part, now, _, differs) in &walked_now {
+                if !differs {
+                    continue;
+                }
+                let key = in_part(part, PART_MANIFEST);
+                if now.is_empty() {
+                    self.remote.remove(part);
+                    continue;
+                }
+                let bytes = serde_json::to_vec(now).map_err(|e| PublishError::Write {
+                    path: www.join(&key),
+                    source: io::Error::other(e),
+                })?;
+                let sha = hex::encode(Sha256::digest(&bytes));
+                self.documents
+                    .put(&key, Bytes::from(bytes))
+                    .map_err(store_err)?;
+                self.remote.insert(part.clone(), sha);
+            }
+            let manifest = Manifest {
+                format: FORMAT,
+                parts: self.remote.clone(),
+            };
+            let bytes = serde_json::to_vec(&manifest).map_err(|e| PublishError::Write {
+                path: www.join(MANIFEST),
+                source: io::Error::other(e),
+            })?;
             self.documents
-                .upload(rel, &www.join(rel))
+                .put(MANIFEST, Bytes::from(bytes))
                 .map_err(store_err)?;
-            copied.files += 1;
-            copied.bytes += length;
+            for rel in &removed {
+                self.documents.delete(rel).map_err(store_err)?;
+                copied.removed += 1;
+            }
+            for (part, now, _, differs) in &walked_now {
+                if *differs && now.is_empty() {
+                    self.documents
+                        .delete(&in_part(part, PART_MANIFEST))
+                        .map_err(store_err)?;
+                }
+            }
         }
-        let manifest = serde_json::to_vec(&now).map_err(|e| PublishError::Write {
-            path: www.join(MANIFEST),
-            source: io::Error::other(e),
-        })?;
-        self.documents
-            .put(MANIFEST, Bytes::from(manifest))
-            .map_err(store_err)?;
-        for rel in self.remote.keys().filter(|rel| !now.contains_key(*rel)) {
-            self.documents.delete(rel).map_err(store_err)?;
-            copied.removed += 1;
+        // This folder's records: what each partition walked now is in the object store.
+        let parts_before = self.parts.clone();
+        for (part, now, now_synced, _) in &walked_now {
+            let record = www.join(in_part(part, SYNCED));
+            if now.is_empty() {
+                let _ = fs::remove_file(&record);
+                self.parts.remove(part);
+                continue;
+            }
+            if let Some(now_synced) = now_synced {
+                write_json(&record, now_synced)?;
+            }
+            let state = stamp(&www.join(in_part(part, SET_STATE))).ok();
+            let sha256 = self.remote.get(part).cloned().unwrap_or_default();
+            self.parts.insert(part.clone(), Part { sha256, state });
         }
-        write_synced(www, &synced)?;
+        if self.parts == parts_before {
+            return Ok(copied);
+        }
+        write_json(&www.join(PARTS), &self.parts)?;
         Ok(copied)
     }
 }
@@ -275,6 +577,62 @@ impl Mirror {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_set_is_a_partition_and_the_rest_another() {
+        for (rel, part) in [
+            (".well-known/resourcesync", ""),
+            ("resourcesync/a/capabilitylist.xml", "resourcesync/a"),
+            ("resourcesync/a/.published", "resourcesync/a"),
+            ("resourcesync/a/changedump/2026-11-25.zip", "resourcesync/a"),
+            (
+                "resourcesync/a/restricted/.published",
+                "resourcesync/a/restricted",
+            ),
+            (
+                "resourcesync/a/restricted/changelist/2026-11-25.xml",
+                "resourcesync/a/restricted",
+            ),
+            (
+                "resourcesync/restricted/changelist.xml",
+                "resourcesync/restricted",
+            ),
+        ] {
+            assert_eq!(partition_of(rel), part, "{rel}");
+        }
+        // A public set's files leave out its restricted set's; the rest leaves out
+        // every set's; the mirror's own files are no documents.
+        let www = std::env::temp_dir().join(format!("plikt-mirror-parts-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&www);
+        for rel in [
+            ".well-known/resourcesync",
+            ".mirrored-parts.json",
+            "resourcesync/a/changelist.xml",
+            "resourcesync/a/.mirrored.json",
+            "resourcesync/a/.documents.json",
+            "resourcesync/a/changelist/2026-11-25.xml",
+            "resourcesync/a/restricted/changelist.xml",
+            "resourcesync/b/changelist.xml",
+        ] {
+            let path = www.join(rel);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(&path, rel).unwrap();
+        }
+        assert_eq!(part_files(&www, "").unwrap(), [".well-known/resourcesync"]);
+        assert_eq!(
+            part_files(&www, "resourcesync/a").unwrap(),
+            [
+                "resourcesync/a/changelist.xml",
+                "resourcesync/a/changelist/2026-11-25.xml"
+            ]
+        );
+        assert_eq!(
+            part_files(&www, "resourcesync/a/restricted").unwrap(),
+            ["resourcesync/a/restricted/changelist.xml"]
+        );
+        assert_eq!(local_files(&www).unwrap().len(), 5);
+        fs::remove_dir_all(&www).unwrap();
+    }
 
     #[test]
     fn what_is_linked_to_is_copied_before_what_links_to_it() {

@@ -224,6 +224,8 @@ pub fn publish_until(
     let base = config.base_url.as_str();
     let now = Timestamp::now();
     let mut published = Published::default();
+    // The folders of the sets written (the others were left alone).
+    let mut written: Vec<String> = Vec::new();
     write_source_descriptions(config, &www)?;
     for p in &config.publishers {
         let fingerprint = format!(
@@ -256,7 +258,12 @@ pub fn publish_until(
             // (and, once a UTC day, every set: days close, snapshots are archived).
             let state = spec.state(dumps, config.resourcesync.dump_package_bytes);
             let state_path = www.join(format!("{}/{}", spec.dir, layout::SET_STATE));
-            if files::read_sidecar(&state_path).as_deref() == Some(std::slice::from_ref(&state)) {
+            // With the object store, only if the set there is as here (a set written
+            // here whose copy up did not finish is written again).
+            let in_step = mirror.as_ref().is_none_or(|m| m.in_step(&spec.dir));
+            if in_step
+                && files::read_sidecar(&state_path).as_deref() == Some(std::slice::from_ref(&state))
+            {
                 published.sets += 1;
                 published.unchanged += 1;
                 continue;
@@ -285,13 +292,14 @@ pub fn publish_until(
             tracing::debug!(publisher = %p.id, access = %access, resources, changes, lists_ms, resource_dump_ms, change_dump_ms, "set published");
             // Last, once every document of the set is in place.
             files::write_sidecar(&state_path, &[&state])?;
+            written.push(spec.dir.clone());
             published.sets += 1;
             published.resources += resources;
             published.changes += changes;
         }
     }
     if let Some(mirror) = mirror {
-        let pushed = mirror.push()?;
+        let pushed = mirror.push(mirror::Touched::Sets(&written))?;
         tracing::info!(
             files = pushed.files,
             bytes = pushed.bytes,
@@ -334,7 +342,12 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
     let pushed = match blobs.documents() {
         // What the folder has and the object store not yet, up (the pull brings down
         // only what the object store has that differs).
-        Some(documents) => mirror::pull(documents, &www)?.0.push()?.files,
+        Some(documents) => {
+            mirror::pull(documents, &www)?
+                .0
+                .push(mirror::Touched::All)?
+                .files
+        }
         None => 0,
     };
     Ok((copied, pushed))

@@ -1039,4 +1039,52 @@ fn s3_documents_published_by_one_node_are_served_by_any_node() {
         "{list}"
     );
     node_a.stop();
+
+    // A publish with nothing new (what `plikt run` does after a run of an unchanged
+    // feed) reads the object store's list of partitions and writes nothing there: its
+    // cost does not grow with the documents published over the years.
+    let asked_before = proxy.heads().len();
+    let o = b.cmd(&["publish"]);
+    assert!(
+        text(&o).contains("published 2 sets (2 unchanged"),
+        "{}",
+        text(&o)
+    );
+    let asked: Vec<String> = proxy.heads()[asked_before..]
+        .iter()
+        .map(|h| h.lines().next().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(
+        asked[0].starts_with("GET /plikt/kb/www/.manifest.json "),
+        "{asked:?}"
+    );
+
+    // A publish whose copy to the object store fails leaves its sets to be written
+    // again: the next publish writes and copies them, though their state (the journal
+    // position) is the one it finds in the folder.
+    generation.store(3, std::sync::atomic::Ordering::SeqCst);
+    let o = b.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    proxy.corrupt_puts(true);
+    let o = b.cmd(&["publish"]);
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o));
+    proxy.corrupt_puts(false);
+    let o = b.cmd(&["publish"]);
+    assert!(
+        text(&o).contains("published 2 sets (0 unchanged"),
+        "{}",
+        text(&o)
+    );
+    let node_a = Serving::start(&a, &base_a);
+    let rel = "resourcesync/test/resourcelist.xml";
+    let (status, _, served) = get(&format!("{base_a}{rel}"), None);
+    assert_eq!(status, 200);
+    assert_eq!(served, std::fs::read(www_b.join(rel)).unwrap(), "{rel}");
+    assert_eq!(
+        String::from_utf8(served).unwrap().matches("<url>").count(),
+        list.matches("<url>").count() + 2,
+        "one more deposit: its file and its metadata record"
+    );
+    node_a.stop();
 }
