@@ -56,10 +56,12 @@
 //!           Change Dumps, the four Archives (dated snapshots of Resource Lists and
 //!           Dumps, dump packages named by content and shared), and change
 //!           notification payloads; metadata records are made by the `mappings/` record
-//!           mapping when listed, served or packed; with an object store the documents
-//!           are shared through it (`mirror`: pull before a publish, push after,
-//!           leaves first), and served from it; `publish_until` stops between sets
-//!           and dump packages (SIGTERM), and the next publish goes on
+//!           mapping when listed, served or packed; a set is written again only
+//!           when its state (`.published`: journal position, day, settings) moved;
+//!           with an object store the documents are shared through it (`mirror`: a
+//!           manifest per set; pull what changed before a publish, push the sets
+//!           written after, leaves first), and served from it; `publish_until` stops
+//!           between sets and dump packages (SIGTERM), and the next publish goes on
 //! notify    Change Notification over WebSub: `enqueue` (after a publish) stores each
 //!           topic's notifications with a delivery per subscriber (an outbox in the
 //!           catalog); the hub (subscription requests, verification of intent); the
