@@ -34,9 +34,9 @@ pub fn run(args: &AuditArgs) -> Result<Exit, Error> {
     let mut report = store.catalog.audit(&store.blobs, &|_| {})?;
     report.recounted = recounted;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        println!(
+        outln!(
             "checked {} blobs ({} bytes): {} missing, {} corrupt, {} dangling, {} incomplete versions, {} unreferenced files, {} wrong tallies",
             report.blobs_checked,
             report.bytes_checked,
@@ -57,11 +57,11 @@ pub fn run(args: &AuditArgs) -> Result<Exit, Error> {
             ("recounted", &report.recounted),
         ] {
             for l in list {
-                println!("{what}: {l}");
+                outln!("{what}: {l}");
             }
         }
         for t in &report.tallies {
-            println!("wrong tally: {t} (plikt audit --recount sets it from the rows)");
+            outln!("wrong tally: {t} (plikt audit --recount sets it from the rows)");
         }
     }
     Ok(if report.intact() {

@@ -88,7 +88,7 @@ pub fn run(args: &HarvestArgs) -> Result<Exit, Error> {
     let mut all_completed = true;
     for s in &summaries {
         let c = &s.counts;
-        println!(
+        outln!(
             "{}: {} (run {}) — {} items, {} new versions, {} deposited, {} rejected, {} files stored ({} bytes), {} files failed",
             s.publisher,
             s.outcome,

@@ -85,9 +85,9 @@ pub fn run(args: &MigrateArgs) -> Result<Exit, Error> {
         })
     })?;
     for (table, n) in &rows {
-        println!("{table}: {n} rows");
+        outln!("{table}: {n} rows");
     }
-    println!(
+    outln!(
         "blobs: {} ({} copied now, {} bytes), in {:.1} s",
         copied.blobs,
         copied.blobs_copied,
@@ -99,17 +99,17 @@ pub fn run(args: &MigrateArgs) -> Result<Exit, Error> {
         // collection (verified by the object store's checksums on upload).
         let (copied, pushed) =
             crate::resourcesync::move_documents(&config, &args.from.join("www"))?;
-        println!(
+        outln!(
             "documents: {copied} copied into {}, {pushed} to the object store",
             crate::resourcesync::www(&config).display()
         );
-        println!(
+        outln!(
             "verified: every row count, the change journal and every blob's length and SHA-256 match"
         );
         Ok(Exit::Ok)
     } else {
         for p in &problems {
-            println!("DIFFERS: {p}");
+            outln!("DIFFERS: {p}");
         }
         eprintln!(
             "plikt: error: the copy differs from the source in {} place(s) (listed above); run plikt migrate again to complete an interrupted copy, and if a difference stays, check the target's catalog and object store",

@@ -1,5 +1,18 @@
 //! Command-line arguments, one file per command. Nothing else depends on this module.
 
+/// `println!` for the commands' reports: a reader that went away (`plikt status | head`)
+/// is not an error (what it did not read is dropped, as other Unix tools do); another
+/// failure to write is [`Error::Output`]. Returns from the function with it.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::cli::written({
+            use std::io::Write as _;
+            let mut out = std::io::stdout().lock();
+            writeln!(out, $($arg)*).and_then(|()| out.flush())
+        })?
+    };
+}
+
 mod audit;
 mod error;
 mod harvest;
@@ -21,6 +34,14 @@ use crate::config::Config;
 pub use error::{Error, Exit};
 
 pub use validate::ValidateArgs;
+
+/// The result of writing a report: a closed pipe (the reader went away) is fine.
+fn written(result: std::io::Result<()>) -> Result<(), Error> {
+    match result {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::Output(e)),
+        _ => Ok(()),
+    }
+}
 
 /// plikt: legal deposit of publishers' RSS feeds (KB e-plikt profile 2.4).
 #[derive(Debug, Parser)]

@@ -29,7 +29,7 @@ pub fn publish(args: &PublishArgs) -> Result<Exit, Error> {
     // The changes since each topic's last notification, for the hub to deliver (a
     // running `plikt serve` or `plikt run` sends them).
     let n = crate::notify::enqueue(&config)?;
-    println!(
+    outln!(
         "published {} sets ({} unchanged since the last publish): {} resources, {} changes, {} dump packages written (under {}); {} change notifications queued",
         p.sets,
         p.unchanged,

@@ -32,11 +32,11 @@ pub fn run(args: &StatusArgs) -> Result<Exit, Error> {
     match args.format {
         StatusFormat::Json => {
             let doc = serde_json::json!({ "publishers": publishers });
-            println!("{}", serde_json::to_string_pretty(&doc)?);
+            outln!("{}", serde_json::to_string_pretty(&doc)?);
         }
         StatusFormat::Text => {
             for p in &publishers {
-                print!("{}", text(p));
+                outln!("{}", text(p).trim_end_matches('\n'));
             }
         }
     }

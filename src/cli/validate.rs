@@ -171,11 +171,7 @@ pub fn run(args: &ValidateArgs) -> Result<Exit, Error> {
     let written = printer
         .print(&report, &source, &mut out)
         .and_then(|()| out.flush());
-    match written {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
-        Err(e) => return Err(Error::Output(e)),
-    }
+    super::written(written)?;
     Ok(if report.valid() {
         Exit::Ok
     } else {

@@ -473,3 +473,32 @@ fn a_large_file_gives_the_report_its_bytes_give_on_standard_input() {
     assert!(a["errors"].as_u64().unwrap_or(0) > 1000, "{a}");
     assert_eq!(a, b);
 }
+
+/// `plikt status | head -1`: a reader that stops reading is no error. Each report
+/// command writes into a pipe whose reader is gone before it writes, and exits as it
+/// would have (0), without a panic or an error message.
+#[test]
+fn a_report_into_a_closed_pipe_ends_quietly() {
+    let env = crate::support::Env::plain("closed-pipe", "http://127.0.0.1:9/feed.xml", "");
+    assert_eq!(env.cmd(&["audit"]).status.code(), Some(0));
+    for args in [
+        &["status"][..],
+        &["status", "--format", "json"],
+        &["audit"],
+        &["publish", "--no-dumps"],
+    ] {
+        let mut child = plikt()
+            .args(args)
+            .arg("--config")
+            .arg(&env.config)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start plikt");
+        // The reader goes away before plikt writes its report.
+        drop(child.stdout.take());
+        let o = child.wait_with_output().expect("plikt ends");
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).is_empty(), "{args:?}: {}", stderr(&o));
+    }
+}
