@@ -128,6 +128,11 @@ pub fn enqueue(config: &Config) -> Result<Enqueued, NotifyError> {
                     .topic_cursor(&p.id, access)?
                     .expect("a topic keeps its position");
             }
+            // Past the publisher's changes of the other set, so that the next pass does
+            // not read them again.
+            if let Some(to) = catalog.topic_end_past_others(&p.id, access, cursor.last_seq)? {
+                catalog.move_topic(&p.id, access, cursor.last_seq, to)?;
+            }
             out.notifications += stored;
             if stored > 0 && access == Access::Gratis {
                 out.public_topics.push(topic_url(config, &p.id, access));

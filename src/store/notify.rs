@@ -219,6 +219,26 @@ impl Catalog {
             })
     }
 
+    /// Moves a topic from `after` to `to` without a notification (none of the changes
+    /// between is of its set: [`Catalog::topic_end_past_others`]), if it is still at
+    /// `after`; its `until` stays, where the next notification starts.
+    pub fn move_topic(
+        &self,
+        publisher: &str,
+        access: Access,
+        after: i64,
+        to: i64,
+    ) -> Result<(), StoreError> {
+        self.db()
+            .execute(
+                "UPDATE topics SET last_seq = ?4
+                 WHERE publisher = ?1 AND access = ?2 AND last_seq = ?3",
+                params![publisher, access, after, to],
+            )
+            .map(drop)
+            .map_err(sql("moving a topic"))
+    }
+
     /// Stores a notification and a pending delivery of it for every subscription of
     /// its topic whose lease has not ended, and moves the topic to its end, in one
     /// transaction; only if the topic is still where the notification starts (else

@@ -373,6 +373,33 @@ impl Catalog {
             .map_err(sql("reading the change journal"))
     }
 
+    /// The journal position a topic of the set (`publisher`, its versions of access
+    /// `access`) at position `after` can move to without a notification: the
+    /// publisher's last change, when none of its changes after `after` is of the set;
+    /// `None` when one is, or there is nothing after `after`. One statement, so one
+    /// snapshot: a change of the set committed later comes later in the journal
+    /// ([`Catalog::record`] journals under the journal's lock). Without it, the topic of
+    /// a set that does not change (a publisher's restricted set, mostly) stays where it
+    /// was and each notification pass reads every change of the publisher since.
+    pub fn topic_end_past_others(
+        &self,
+        publisher: &str,
+        access: Access,
+        after: i64,
+    ) -> Result<Option<i64>, StoreError> {
+        self.db()
+            .query_row(
+                "SELECT CASE WHEN EXISTS (SELECT 1 FROM changes c
+                   JOIN versions v ON v.id = c.version_id
+                   WHERE c.publisher = ?1 AND c.seq > ?3 AND v.access = ?2)
+                 THEN NULL ELSE (SELECT max(seq) FROM changes
+                   WHERE publisher = ?1 AND seq > ?3) END",
+                params![publisher, access, after],
+                |r| r.get(0),
+            )
+            .map_err(sql("reading the change journal"))
+    }
+
     /// Calls `each` for every stored file of the set's changes at journal positions in
     /// (`after`, `upto`], in journal order (a change's files in order).
     pub fn journal_range(

@@ -239,6 +239,13 @@ fn a_pypi_websub_subscriber_gets_signed_notifications_from_plikts_hub() {
     );
     // The topic's GET is the latest notification.
     assert_eq!(get(&topic, None).2, first.as_bytes());
+    // The restricted topic moved past the public set's changes without a notification,
+    // so that the next publish does not read them again (its `r` change of generation 3
+    // is still notified, below).
+    assert_eq!(
+        env.one("SELECT last_seq FROM topics WHERE publisher = 'test' AND access = 'restricted'"),
+        env.one("SELECT max(seq) FROM changes"),
+    );
 
     // A restart of `plikt serve`: the subscriptions are in the catalog.
     serving.stop();
