@@ -12,7 +12,7 @@ use std::path::Path;
 use super::archive::{self, ArchiveEntry};
 use super::change_list::Periods;
 use super::files::{read_sidecar, write_err, write_sidecar};
-use super::layout::Kind;
+use super::layout::{CLOSED_MARK, Kind};
 use super::package::{Package, PackageWriter, Paths};
 use super::{DocumentWriter, Ln, Md, PART_ENTRIES, PublishError, Root, Set, SetSpec};
 use crate::store::Timestamp;
@@ -35,8 +35,23 @@ pub(super) fn write_change_dump(set: &Set<'_>, closed: &Periods) -> Result<u64, 
     let mut written = 0;
     let mut days: Vec<Day> = Vec::new();
     let mut archived = Vec::new();
-    for &(from, until) in closed {
+    // The days up to the mark were written by an earlier publish (of this layout); of
+    // those, only the ones the live Change Dump lists are looked at.
+    let mark_path = folder.join(CLOSED_MARK);
+    let mark = read_sidecar(&mark_path)
+        .filter(|l| l.get(1).map(String::as_str) == Some(LAYOUT))
+        .and_then(|l| l.into_iter().next());
+    let live_from = closed.len().saturating_sub(LIVE_DAYS);
+    for (i, &(from, until)) in closed.iter().enumerate() {
         let day = from.day();
+        archived.push(ArchiveEntry {
+            loc: format!("{base}{dir}/{}", kind.dated(&day)),
+            md: Md::default().with("from", from).with("until", until),
+        });
+        let done = mark.as_deref().is_some_and(|m| day.as_str() <= m);
+        if done && i < live_from {
+            continue;
+        }
         let packages = match written_day(&folder, &folder_url, &day) {
             Some(p) => p,
             None => {
@@ -57,13 +72,14 @@ pub(super) fn write_change_dump(set: &Set<'_>, closed: &Periods) -> Result<u64, 
         if !doc.exists() {
             dump_document(set, &doc, from, until, std::slice::from_ref(&day_doc))?;
         }
-        archived.push(ArchiveEntry {
-            loc: format!("{base}{dir}/{}", kind.dated(&day)),
-            md: Md::default().with("from", from).with("until", until),
-        });
         days.push(day_doc);
     }
     archive::write(set, kind, &archived, archive::MAX_ARCHIVE_ENTRIES)?;
+    if let Some(last) = closed.last().map(|(from, _)| from.day())
+        && mark.as_deref() != Some(last.as_str())
+    {
+        write_sidecar(&mark_path, &[&last, LAYOUT])?;
+    }
     // The live Change Dump: the last closed days, up to the open days.
     let recent = &days[days.len().saturating_sub(LIVE_DAYS)..];
     let open_from = set.open_from();

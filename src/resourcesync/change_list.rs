@@ -7,8 +7,8 @@ use std::io;
 use std::path::Path;
 
 use super::archive::{self, ArchiveEntry};
-use super::files::{atomic_replace, atomic_write, remove_parts};
-use super::layout::Kind;
+use super::files::{atomic_replace, atomic_write, read_sidecar, remove_parts, write_sidecar};
+use super::layout::{CLOSED_MARK, Kind};
 use super::{DocumentWriter, Entry, Ln, Md, PART_ENTRIES, PublishError, Root, Set, SetSpec};
 use crate::store::{JournalKey, JournalPage, Timestamp};
 
@@ -31,12 +31,20 @@ pub(super) fn write_change_lists(set: &Set<'_>) -> Result<(u64, Periods), Publis
     let mut changes = 0u64;
     let mut closed = Vec::new();
     let mut periods = Vec::new();
+    // The days up to the mark were written by an earlier publish.
+    let mark_path = www.join(format!(
+        "{dir}/{}/{CLOSED_MARK}",
+        Kind::ChangeList.capability()
+    ));
+    let mark = read_sidecar(&mark_path).and_then(|l| l.into_iter().next());
     for (from, until) in set.closed_days()? {
-        let name = Kind::ChangeList.dated(&from.day());
+        let day = from.day();
+        let name = Kind::ChangeList.dated(&day);
         let path = www.join(format!("{dir}/{name}"));
         let url = format!("{base}{dir}/{name}");
         // Closed lists are never rewritten.
-        if !path.exists() {
+        let done = mark.as_deref().is_some_and(|m| day.as_str() <= m);
+        if !done && !path.exists() {
             changes += change_list(set, &path, &url, from, Some(until))?;
         }
         closed.push(ArchiveEntry {
@@ -51,6 +59,11 @@ pub(super) fn write_change_lists(set: &Set<'_>) -> Result<(u64, Periods), Publis
     let open_url = format!("{base}{dir}/{}", Kind::ChangeList.document());
     changes += change_list(set, &open, &open_url, open_from, None)?;
     archive::write(set, Kind::ChangeList, &closed, archive::MAX_ARCHIVE_ENTRIES)?;
+    if let Some(last) = periods.last().map(|(from, _)| from.day())
+        && mark.as_deref() != Some(last.as_str())
+    {
+        write_sidecar(&mark_path, &[&last])?;
+    }
     Ok((changes, periods))
 }
 

@@ -101,6 +101,11 @@ pub const HUB: &str = "hub";
 /// written in (`SetSpec::state`): not a document, never served.
 pub const SET_STATE: &str = ".published";
 
+/// The file in a kind's folder (`changelist/`, `changedump/`) that names the last
+/// closed day whose documents are all written: the days up to it are not looked at
+/// again. Not a document, never served.
+pub const CLOSED_MARK: &str = ".closed";
+
 /// Where a set's documents live below `base_url`: the public set of a publisher, or
 /// its restricted set (only for authenticated Destinations, never linked from public
 /// documents).

@@ -261,9 +261,9 @@ fn sha256_of(path: &Path) -> io::Result<String> {
 /// The order in which a document is copied up: what others link to first.
 fn rank(rel: &str) -> u8 {
     let name = rel.rsplit('/').next().unwrap_or(rel);
-    if name == SET_STATE {
-        // A set's record of the state its documents are in goes up after all of
-        // them: a worker that pulls it leaves the set alone.
+    if name == SET_STATE || name == super::layout::CLOSED_MARK {
+        // A set's records of the state its documents are in go up after all of
+        // them: a worker that pulls them leaves the set (or those days) alone.
         5
     } else if rel.starts_with(".well-known/") {
         4
@@ -646,6 +646,7 @@ mod tests {
             "resourcesync/a/changedump/2026-11-25.zip",
             "resourcesync/a/.resourcelist.fingerprint",
             "resourcesync/a/.published",
+            "resourcesync/a/changedump/.closed",
         ];
         docs.sort_by_key(|d| (rank(d), *d));
         let pos = |d: &str| docs.iter().position(|x| *x == d).unwrap();
@@ -659,6 +660,7 @@ mod tests {
         );
         assert!(pos("resourcesync/a/resourcelist.xml") < pos("resourcesync/a/capabilitylist.xml"));
         assert!(pos("resourcesync/a/capabilitylist.xml") < pos(".well-known/resourcesync"));
-        assert_eq!(pos("resourcesync/a/.published"), docs.len() - 1);
+        assert!(pos("resourcesync/a/.published") >= docs.len() - 2);
+        assert!(pos("resourcesync/a/changedump/.closed") >= docs.len() - 2);
     }
 }

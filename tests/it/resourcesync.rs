@@ -1322,4 +1322,20 @@ fn a_publish_rewrites_the_sets_that_changed_and_every_set_when_a_day_closes() {
         sets_and_unchanged(&plikt_at(&env, &when, &["publish"])),
         (4, 4)
     );
+    // The day after: the days closed before are not looked at again, yet both are in
+    // the archives, and the live Change Dump still lists the package of today's changes.
+    let after = tomorrow.succ_opt().unwrap();
+    assert_eq!(
+        sets_and_unchanged(&plikt_at(&env, &format!("{after} 01:00:00"), &["publish"])),
+        (4, 0)
+    );
+    for kind in ["changelist", "changedump"] {
+        let archive = std::fs::read_to_string(dir.join(format!("{kind}-archive.xml"))).unwrap();
+        assert_eq!(archive.matches("<url>").count(), 2, "{archive}");
+        for day in [today, tomorrow] {
+            assert!(archive.contains(&format!("{kind}/{day}.xml")), "{archive}");
+        }
+    }
+    let live = std::fs::read_to_string(dir.join("changedump.xml")).unwrap();
+    assert!(live.contains(&format!("changedump/{today}.zip")), "{live}");
 }
