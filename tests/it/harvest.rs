@@ -1866,3 +1866,81 @@ fn a_large_harvest_costs_the_catalog_rows_in_proportion_to_the_feed_on_stale_sta
         );
     }
 }
+
+/// `plikt run` publishes after its runs (runs that end during a publish share the next
+/// one): what a scheduled run deposits is in the documents it serves a few seconds later,
+/// without a `plikt publish`; runs that find nothing new leave the sets as they were.
+#[test]
+fn plikt_run_publishes_what_its_runs_deposit_and_leaves_unchanged_sets_alone() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let items = std::sync::Arc::new(AtomicUsize::new(1));
+    let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
+    let (n, b2) = (items.clone(), base.clone());
+    let server = Server::with_handler(move |r| match r.path.as_str() {
+        "/feed.xml" => {
+            let base = b2.get().unwrap();
+            let list: Vec<TestItem> = (1..=n.load(Ordering::SeqCst))
+                .rev()
+                .map(|i| {
+                    TestItem::new(
+                        &format!("i-{i}"),
+                        &date(i as i64),
+                        &format!("{base}/i-{i}.html"),
+                    )
+                })
+                .collect();
+            Response::ok(feed(&list))
+        }
+        p => Response::file(format!("<html>{p}</html>"), "text/html"),
+    });
+    let _ = base.set(server.url(""));
+    let env =
+        Env::plain("run-publishes", &server.url("/feed.xml"), "").with_env("RUST_LOG", "info");
+    std::fs::write(
+        &env.config,
+        std::fs::read_to_string(&env.config)
+            .unwrap()
+            .replace("schedule = \"0 0 3 * * *\"", "schedule = \"*/2 * * * * *\""),
+    )
+    .unwrap();
+    let url = format!(
+        "{}resourcesync/test/changelist.xml",
+        env.listen_on_free_port()
+    );
+    let mut service = env.spawn(&["run"]);
+    // A deposited item is two entries: its page and its metadata record.
+    let served_entries = |want: usize| {
+        let started = std::time::Instant::now();
+        loop {
+            let (status, _, body) = get(&url, None);
+            let entries = String::from_utf8_lossy(&body).matches("<url>").count();
+            if status == 200 && entries == want {
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "{url}: {status}, {entries} entries, not {want}, after 30 s"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    served_entries(2);
+    items.store(3, Ordering::SeqCst);
+    served_entries(6);
+    // Runs of an unchanged feed: publishes that leave both sets alone.
+    let log = env.dir.join("spawned.log");
+    let started = std::time::Instant::now();
+    while !std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("unchanged=2")
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no publish left the sets alone: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    served_entries(6);
+    assert!(stop_with_sigterm(&mut service, "after the runs").success());
+}
