@@ -90,10 +90,16 @@ pub fn enqueue(config: &Config) -> Result<Enqueued, NotifyError> {
     let mut catalog = Catalog::open(&crate::store::Location::of(config)?)?;
     let now = crate::store::now();
     let mut out = Enqueued::default();
+    // Every topic's position and every publisher's last change, two statements: a topic
+    // at its publisher's last change has nothing to notify, and is not read further.
+    let cursors = catalog.topic_cursors()?;
+    let positions = catalog.set_positions()?;
     for p in &config.publishers {
+        let last_seq = positions.get(&p.id).map_or(0, |s| s.last_seq);
         for access in [Access::Gratis, Access::Restricted] {
-            let mut cursor = match catalog.topic_cursor(&p.id, access)? {
-                Some(c) => c,
+            let mut cursor = match cursors.get(&(p.id.clone(), access)) {
+                Some(c) if c.last_seq >= last_seq => continue,
+                Some(c) => c.clone(),
                 None => {
                     catalog.start_topic(&p.id, access, now)?;
                     continue;

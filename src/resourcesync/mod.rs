@@ -227,16 +227,19 @@ pub fn publish_until(
     // The folders of the sets written (the others were left alone).
     let mut written: Vec<String> = Vec::new();
     write_source_descriptions(config, &www)?;
+    // Every publisher's journal position and non-empty sets, in one statement.
+    let positions = catalog.set_positions()?;
     for p in &config.publishers {
+        let position = positions.get(&p.id).copied().unwrap_or_default();
         let fingerprint = format!(
             "{} {LAYOUT} {} {base}",
-            catalog.last_change_seq(&p.id)?,
+            position.last_seq,
             record::kb24().id
         );
         for access in [Access::Gratis, Access::Restricted] {
             let dir = set_path(&p.id, access);
             // An empty set's documents need no walk over the collection.
-            let empty = !catalog.has_access(&p.id, access)?;
+            let empty = !position.has(access);
             let spec = SetSpec {
                 catalog_path: &catalog_path,
                 blobs: &blobs,

@@ -178,7 +178,7 @@ CREATE INDEX rejections_run ON rejections(run_id);";
 
 /// Migration 15, the same on both backends: each publisher's tally also counts its
 /// deposited `restricted` versions, so that a publish knows which of a publisher's two
-/// sets is empty from the tally ([`Catalog::has_access`](super::Catalog::has_access))
+/// sets is empty from the tally ([`Catalog::set_positions`](super::Catalog::set_positions))
 /// instead of going through the publisher's versions (every publish went through all
 /// the versions of every publisher without a restricted one: most of them).
 const RESTRICTED_TALLY: &str =
@@ -190,7 +190,7 @@ UPDATE tallies SET restricted = r.n FROM (
 
 /// Migration 16, the same on both backends: a publisher's changes in journal order. Every
 /// publish reads each publisher's last journal position (its sets' fingerprint,
-/// [`Catalog::last_change_seq`](super::Catalog::last_change_seq)), which went through
+/// [`Catalog::set_positions`](super::Catalog::set_positions)), which went through
 /// all of the publisher's changes (0.17–0.79 s at 1,000,000 on SQLite) for every
 /// publisher: the whole journal per publish. The change notifications read a set's
 /// changes after a position through it too.

@@ -42,7 +42,7 @@ pub use metadata::{ContentMetadata, Credit, Hash, ItemMetadata, License, Typed};
 pub use notify::{
     ClaimedDelivery, DeliveryResult, NewNotification, OutboxCounts, Subscription, TopicCursor,
 };
-pub use published::{JournalEntry, JournalKey, JournalPage, Page, PublishedFile};
+pub use published::{JournalEntry, JournalKey, JournalPage, Page, PublishedFile, SetPositions};
 pub use query::{
     AuditReport, DayDeposits, DayFindings, Gauges, LastRun, PublisherGauges, PublisherStatus,
     Unsettled, UnsettledState,

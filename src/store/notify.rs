@@ -182,6 +182,30 @@ impl Catalog {
             .map_err(sql("reading a topic"))
     }
 
+    /// Every topic's position, by publisher and access.
+    pub fn topic_cursors(
+        &self,
+    ) -> Result<std::collections::HashMap<(String, Access), TopicCursor>, StoreError> {
+        Ok(self
+            .db()
+            .query(
+                "SELECT publisher, access, last_seq, until_at FROM topics",
+                params![],
+                |r| {
+                    Ok((
+                        (r.get(0)?, r.get(1)?),
+                        TopicCursor {
+                            last_seq: r.get(2)?,
+                            until: r.get(3)?,
+                        },
+                    ))
+                },
+            )
+            .map_err(sql("reading the topics"))?
+            .into_iter()
+            .collect())
+    }
+
     /// Gives a topic that has none a position: the end of the journal as it is now
     /// (what came before is in the Resource List a subscriber baselines from), with
     /// `until` a millisecond after the journal's last change, or `now` when it is empty.

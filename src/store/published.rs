@@ -216,6 +216,29 @@ fn journal_rows(
     })
 }
 
+/// Where a publisher's sets stand ([`Catalog::set_positions`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SetPositions {
+    /// Its last journalled change (0: none): the position its sets' documents and
+    /// topics are at once they are up to date.
+    pub last_seq: i64,
+    /// Its deposited versions (the tally).
+    versions: i64,
+    /// Of those, the restricted ones.
+    restricted: i64,
+}
+
+impl SetPositions {
+    /// Whether a deposited version of the publisher has this access: an empty set's
+    /// documents are written without a walk over the collection.
+    pub fn has(&self, access: Access) -> bool {
+        match access {
+            Access::Restricted => self.restricted > 0,
+            Access::Gratis => self.versions > self.restricted,
+        }
+    }
+}
+
 impl Catalog {
     /// Calls `each` for every stored file of the latest deposited version of every
     /// deposit of `publisher` whose latest deposited version has access `access`, in
@@ -443,19 +466,6 @@ impl Catalog {
             .map_err(sql("reading the change journal"))
     }
 
-    /// Changes the journal holds for `publisher` (the last sequence number): every
-    /// deposited version is journalled as it is deposited, so a set whose last change
-    /// is unchanged has unchanged content.
-    pub fn last_change_seq(&self, publisher: &str) -> Result<i64, StoreError> {
-        self.db()
-            .query_row(
-                "SELECT coalesce(max(seq), 0) FROM changes WHERE publisher = ?1",
-                params![publisher],
-                |r| r.get(0),
-            )
-            .map_err(sql("reading the change journal"))
-    }
-
     /// A deposited version's stored metadata (JSON), access and deposit time, for its
     /// metadata record; `None` unless it is a deposited version of that deposit of that
     /// publisher.
@@ -495,23 +505,35 @@ impl Catalog {
             .map_err(sql("finding a deposit's current version"))
     }
 
-    /// Whether any deposited version of `publisher` has access `access` (a set with none
-    /// is empty: its documents need no walk over the collection). From the publisher's
-    /// tally (migration 15), not its versions: a publish asks this of every set.
-    pub fn has_access(&self, publisher: &str, access: Access) -> Result<bool, StoreError> {
-        let tally: Option<(i64, i64)> = self
+    /// Where every publisher's sets stand, for a publish and its notifications, in one
+    /// statement: each publisher's last journalled change (at the end of the index
+    /// `changes(publisher, seq)`) and which of its sets have deposited versions (from
+    /// its tally). A publisher not in the catalog yet has neither.
+    pub fn set_positions(
+        &self,
+    ) -> Result<std::collections::HashMap<String, SetPositions>, StoreError> {
+        Ok(self
             .db()
-            .query_opt(
-                "SELECT versions, restricted FROM tallies WHERE publisher = ?1",
-                params![publisher],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+            .query(
+                "SELECT p.id,
+                   coalesce((SELECT max(c.seq) FROM changes c WHERE c.publisher = p.id), 0),
+                   coalesce(t.versions, 0), coalesce(t.restricted, 0)
+                 FROM publishers p LEFT JOIN tallies t ON t.publisher = p.id",
+                params![],
+                |r| {
+                    Ok((
+                        r.get(0)?,
+                        SetPositions {
+                            last_seq: r.get(1)?,
+                            versions: r.get(2)?,
+                            restricted: r.get(3)?,
+                        },
+                    ))
+                },
             )
-            .map_err(sql("looking for versions of an access level"))?;
-        let (versions, restricted) = tally.unwrap_or_default();
-        Ok(match access {
-            Access::Restricted => restricted > 0,
-            Access::Gratis => versions > restricted,
-        })
+            .map_err(sql("reading the change journal"))?
+            .into_iter()
+            .collect())
     }
 
     /// The time of the first journalled change of `publisher`.
