@@ -132,9 +132,11 @@ async fn publish_when_asked(
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) {
     loop {
+        // Shutdown first: a publish asked for meanwhile is left to the next start.
         tokio::select! {
-            () = wanted.notified() => {}
+            biased;
             _ = shutdown.wait_for(|v| *v) => return,
+            () = wanted.notified() => {}
         }
         let p = publish.clone();
         if let Err(e) = tokio::task::spawn_blocking(move || p()).await {

@@ -335,8 +335,14 @@ pub(super) fn pull(documents: Documents, www: &Path) -> Result<(Mirror, Copied),
                 }
             }
         };
-        sync_part(&documents, www, part, &entries, &mut copied)?;
-        let state = stamp(&www.join(in_part(part, SET_STATE))).ok();
+        let as_listed = sync_part(&documents, www, part, &entries, &mut copied)?;
+        // Taken apart from a manifest of every document, or fetched newer than its
+        // manifest: not in step, so that its sets are written and copied up whole.
+        let state = if legacy.is_none() && as_listed {
+            stamp(&www.join(in_part(part, SET_STATE))).ok()
+        } else {
+            None
+        };
         parts.insert(
             part.clone(),
             Part {
@@ -369,14 +375,18 @@ pub(super) fn pull(documents: Documents, www: &Path) -> Result<(Mirror, Copied),
 }
 
 /// Brings one partition of `www` to `entries`: downloads what differs, removes what
-/// is gone (of what this folder copied before).
+/// is gone (of what this folder copied before). Returns whether every file downloaded
+/// had the digest the manifest gives it: an object is fetched by its path, and a
+/// publish that stopped between copying a document up and writing the manifests leaves
+/// bytes newer than the manifest says; the set is then not in step, and is written again.
 fn sync_part(
     documents: &Documents,
     www: &Path,
     part: &str,
     entries: &Entries,
     copied: &mut Copied,
-) -> Result<(), PublishError> {
+) -> Result<bool, PublishError> {
+    let mut as_listed = true;
     let record = www.join(in_part(part, SYNCED));
     let mut synced: BTreeMap<String, Synced> = read_json(&record);
     for (rel, entry) in entries {
@@ -400,7 +410,9 @@ fn sync_part(
             documents.download(rel, tmp).map_err(store_err)
         })?;
         let (length, modified_ns) = stamp(&path).map_err(write_err(&path))?;
-        synced.insert(rel.clone(), Synced::of(length, modified_ns, &entry.sha256));
+        let sha256 = sha256_of(&path).map_err(write_err(&path))?;
+        as_listed &= sha256 == entry.sha256;
+        synced.insert(rel.clone(), Synced::of(length, modified_ns, &sha256));
         copied.files += 1;
         copied.bytes += length;
     }
@@ -421,13 +433,36 @@ fn sync_part(
     }
     if synced.is_empty() {
         let _ = fs::remove_file(&record);
-        Ok(())
     } else {
-        write_json(&record, &synced)
+        write_json(&record, &synced)?;
     }
+    Ok(as_listed)
 }
 
 impl Mirror {
+    /// Puts back what the folder lost of a set's documents as last copied (a file
+    /// removed by hand, a folder restored in part), from the object store, before the
+    /// set is written: what the publish does not write again (closed days, snapshots)
+    /// would otherwise be taken for removed and deleted from the object store too.
+    pub(super) fn restore(&self, dir: &str) -> Result<Copied, PublishError> {
+        let synced: BTreeMap<String, Synced> = read_json(&self.www.join(in_part(dir, SYNCED)));
+        let entries: Entries = synced
+            .into_iter()
+            .map(|(rel, s)| {
+                (
+                    rel,
+                    Entry {
+                        length: s.length,
+                        sha256: s.sha256,
+                    },
+                )
+            })
+            .collect();
+        let mut copied = Copied::default();
+        sync_part(&self.documents, &self.www, dir, &entries, &mut copied)?;
+        Ok(copied)
+    }
+
     /// Whether the set in `dir` (below `www`) is as the object store has it: its state
     /// file unchanged since it was last copied up or down. A set written here whose
     /// copy to the object store did not finish is not, and is written again.

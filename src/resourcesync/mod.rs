@@ -271,6 +271,12 @@ pub fn publish_until(
                 published.unchanged += 1;
                 continue;
             }
+            if let Some(m) = &mirror {
+                let restored = m.restore(&spec.dir)?;
+                if restored.files > 0 {
+                    tracing::warn!(set = %spec.dir, files = restored.files, "documents missing from the folder were brought back from the object store");
+                }
+            }
             let set = Set {
                 catalog: &catalog,
                 spec: &spec,
