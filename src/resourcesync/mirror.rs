@@ -386,9 +386,25 @@ fn sync_part(
     entries: &Entries,
     copied: &mut Copied,
 ) -> Result<bool, PublishError> {
+    sync_part_from(documents, www, part, record_of(www, part), entries, copied)
+}
+
+/// The folder's record of a partition's files as last copied.
+fn record_of(www: &Path, part: &str) -> BTreeMap<String, Synced> {
+    read_json(&www.join(in_part(part, SYNCED)))
+}
+
+/// [`sync_part`] with the partition's record `synced` read already.
+fn sync_part_from(
+    documents: &Documents,
+    www: &Path,
+    part: &str,
+    mut synced: BTreeMap<String, Synced>,
+    entries: &Entries,
+    copied: &mut Copied,
+) -> Result<bool, PublishError> {
     let mut as_listed = true;
     let record = www.join(in_part(part, SYNCED));
-    let mut synced: BTreeMap<String, Synced> = read_json(&record);
     for (rel, entry) in entries {
         let path = www.join(rel);
         let current = stamp(&path).ok();
@@ -445,21 +461,28 @@ impl Mirror {
     /// set is written: what the publish does not write again (closed days, snapshots)
     /// would otherwise be taken for removed and deleted from the object store too.
     pub(super) fn restore(&self, dir: &str) -> Result<Copied, PublishError> {
-        let synced: BTreeMap<String, Synced> = read_json(&self.www.join(in_part(dir, SYNCED)));
+        let synced = record_of(&self.www, dir);
         let entries: Entries = synced
-            .into_iter()
+            .iter()
             .map(|(rel, s)| {
                 (
-                    rel,
+                    rel.clone(),
                     Entry {
                         length: s.length,
-                        sha256: s.sha256,
+                        sha256: s.sha256.clone(),
                     },
                 )
             })
             .collect();
         let mut copied = Copied::default();
-        sync_part(&self.documents, &self.www, dir, &entries, &mut copied)?;
+        sync_part_from(
+            &self.documents,
+            &self.www,
+            dir,
+            synced,
+            &entries,
+            &mut copied,
+        )?;
         Ok(copied)
     }
 
@@ -499,7 +522,7 @@ impl Mirror {
         type Walked = (String, Entries, Option<BTreeMap<String, Synced>>, bool);
         let mut walked_now: Vec<Walked> = Vec::new();
         for part in &walked {
-            let synced: BTreeMap<String, Synced> = read_json(&www.join(in_part(part, SYNCED)));
+            let synced = record_of(&www, part);
             // In step since the pull: the object store's manifest of the partition is
             // what this folder's record says.
             let in_store = self.remote.contains_key(part);

@@ -1235,14 +1235,10 @@ fn sigterm_during_a_publish_stops_the_service_and_the_next_publish_completes_it(
     const ITEMS: usize = 300;
     let server = pages_publisher("p", ITEMS, Duration::ZERO);
     let env = Env::plain("publish-stop", &server.url("/feed.xml"), "").with_env("RUST_LOG", "info");
-    std::fs::write(
-        &env.config,
-        std::fs::read_to_string(&env.config).unwrap().replace(
-            "[harvest]\n",
-            "[resourcesync]\ndump_package_bytes = 1\n[harvest]\n",
-        ),
-    )
-    .unwrap();
+    env.replace_in_config(
+        "[harvest]\n",
+        "[resourcesync]\ndump_package_bytes = 1\n[harvest]\n",
+    );
     env.listen_on_free_port();
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
@@ -1896,13 +1892,7 @@ fn plikt_run_publishes_what_its_runs_deposit_and_leaves_unchanged_sets_alone() {
     let _ = base.set(server.url(""));
     let env =
         Env::plain("run-publishes", &server.url("/feed.xml"), "").with_env("RUST_LOG", "info");
-    std::fs::write(
-        &env.config,
-        std::fs::read_to_string(&env.config)
-            .unwrap()
-            .replace("schedule = \"0 0 3 * * *\"", "schedule = \"*/2 * * * * *\""),
-    )
-    .unwrap();
+    env.replace_in_config("schedule = \"0 0 3 * * *\"", "schedule = \"*/2 * * * * *\"");
     let url = format!(
         "{}resourcesync/test/changelist.xml",
         env.listen_on_free_port()

@@ -542,13 +542,7 @@ fn s3_an_object_store_gone_for_30_s_mid_harvest_leaves_files_pending_until_it_re
     let deposited = || env.one("SELECT count(*) FROM versions WHERE state = 'deposited'");
     assert_eq!(deposited(), "1");
     // The feed grows; while its slow file streams, the object store is killed.
-    std::fs::write(
-        &env.config,
-        std::fs::read_to_string(&env.config)
-            .unwrap()
-            .replace("/feed.xml", "/feed2.xml"),
-    )
-    .unwrap();
+    env.replace_in_config("/feed.xml", "/feed2.xml");
     let mut run = env.spawn(&["harvest"]);
     std::thread::sleep(Duration::from_millis(1200));
     garage.stop();
@@ -704,13 +698,7 @@ fn s3_a_crash_mid_upload_leaves_no_orphan_after_cleanup_and_a_live_upload_surviv
     );
 
     // 2. Killed mid-upload: its multipart upload is left behind.
-    std::fs::write(
-        &env.config,
-        std::fs::read_to_string(&env.config)
-            .unwrap()
-            .replace("/feed.xml", "/feed2.xml"),
-    )
-    .unwrap();
+    env.replace_in_config("/feed.xml", "/feed2.xml");
     let mut run = env.spawn(&["harvest"]);
     upload_in_flight(&env);
     run.kill().unwrap();

@@ -552,6 +552,12 @@ impl Env {
         self
     }
 
+    /// Replaces `from` with `to` in the configuration file.
+    pub fn replace_in_config(&self, from: &str, to: &str) {
+        let text = std::fs::read_to_string(&self.config).unwrap();
+        std::fs::write(&self.config, text.replace(from, to)).unwrap();
+    }
+
     /// Appends TOML (a table such as `[blobs]`) to the configuration.
     pub fn with_config(self, toml: &str) -> Self {
         let text = std::fs::read_to_string(&self.config).unwrap();
