@@ -756,11 +756,36 @@ pub fn text(o: &Output) -> String {
 /// A free port on 127.0.0.1 for `plikt serve`, chosen before the history is published
 /// (the documents name `base_url`); `plikt serve` is then checked to be the one
 /// answering on it.
+///
+/// The port is below the kernel's ephemeral range (`ip_local_port_range`), so no
+/// outgoing connection of the busy tests (downloads, S3, PostgreSQL) can take it
+/// between this check and plikt's own bind, or while a killed worker restarts on it;
+/// it was one once, and the worker failed with "Address already in use". Ports
+/// handed out stay reserved for the rest of the test process.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
+    use std::sync::Mutex;
+    static GIVEN: Mutex<Option<std::collections::HashSet<u16>>> = Mutex::new(None);
+    let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768)
+        .clamp(12000, 32768);
+    let (first, span) = (10000u32, u32::from(low) - 10000);
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+    let given = given.get_or_insert_with(Default::default);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let start = (nanos ^ std::process::id().wrapping_mul(2_654_435_761)) % span;
+    for k in 0..span {
+        let port = (first + (start + k * 7919) % span) as u16;
+        if !given.contains(&port) && std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            given.insert(port);
+            return port;
+        }
+    }
+    panic!("no free port on 127.0.0.1 between {first} and {low}")
 }
 
 /// Runs `plikt <args>` as if it were `when` (UTC, `YYYY-MM-DD hh:mm:ss`), under
