@@ -2,9 +2,13 @@
 //! earlier documents: `<capability>-archive.xml` with `rel="up"` to the Capability
 //! List and one entry per archived document, with `at`/`completed` (Resource Lists and
 //! Dumps, §3, §4) or `from`/`until` (Change Lists and Dumps, §5, §6), in chronological
-//! order. Past [`MAX_ARCHIVE_ENTRIES`] entries the archive is an Archive Index (§3.1): a
-//! `<sitemapindex>` with the same capability over parts
-//! `<capability>-archive/part-NNNNN.xml`, each linking it as `rel="index"`.
+//! order. Once the archived documents span more than one year, the archive is an
+//! Archive Index (§3.1, whose "archiving scheme (e.g. yearly collections)" this is): a
+//! `<sitemapindex>` with the same capability over one part per year,
+//! `<capability>-archive/YYYY.xml`, each linking it as `rel="index"`. A past year's
+//! part does not change, so a publish leaves it as it is (its bytes are the same:
+//! [`super::files::atomic_replace`]); what a daily publish writes stays the size of a
+//! year, not of the whole history.
 //!
 //! Resource Lists and Resource Dumps are archived as dated snapshots: each is written
 //! at `<capability>/<YYYY-MM-DD>.xml` for the UTC day it is written on (and copied to
@@ -17,31 +21,34 @@
 use std::fs;
 use std::path::Path;
 
-use super::files::{
-    atomic_copy, atomic_write, read_sidecar, remove_parts, write_err, write_sidecar,
-};
+use super::files::{atomic_copy, atomic_write, read_sidecar, write_err, write_sidecar};
 use super::layout::Kind;
 use super::{DocumentWriter, Entry, Ln, MAX_ENTRIES, Md, PublishError, Root, Set, SetSpec};
-
-/// Entries per archive document before it becomes an index (the Sitemap limit).
-pub(super) const MAX_ARCHIVE_ENTRIES: usize = MAX_ENTRIES;
 
 /// One archived document.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct ArchiveEntry {
+    /// The UTC day it is of (`YYYY-MM-DD`): which year's part lists it.
+    pub day: String,
     /// Its URL.
     pub loc: String,
     /// `at`/`completed` or `from`/`until`.
     pub md: Md,
 }
 
-/// Writes the archive of `kind` listing `entries` (chronological), as one document or,
-/// past `limit` entries, an index over parts of `limit` entries.
+impl ArchiveEntry {
+    /// The year of its day, `YYYY`.
+    fn year(&self) -> &str {
+        self.day.get(..4).unwrap_or(&self.day)
+    }
+}
+
+/// Writes the archive of `kind` listing `entries` (chronological, at most one a day):
+/// one document while they are all of one year, else an index over a part per year.
 pub(super) fn write(
     set: &SetSpec<'_>,
     kind: Kind,
     entries: &[ArchiveEntry],
-    limit: usize,
 ) -> Result<(), PublishError> {
     let SetSpec {
         www,
@@ -56,6 +63,12 @@ pub(super) fn write(
     let md = Md::capability(capability);
     let up = Ln::new("up", cap.to_string());
     let write_urlset = |path: &Path, lns: &[Ln], entries: &[ArchiveEntry]| {
+        if entries.len() > MAX_ENTRIES {
+            // A year has at most 366 (one document a day).
+            return Err(PublishError::TooLarge {
+                path: path.to_path_buf(),
+            });
+        }
         atomic_write(path, |out| {
             let mut w = DocumentWriter::new(out, Root::UrlSet, lns, &md)?;
             for e in entries {
@@ -68,23 +81,25 @@ pub(super) fn write(
             w.finish().map(drop)
         })
     };
-    if entries.len() <= limit {
+    let years: Vec<&[ArchiveEntry]> = entries.chunk_by(|a, b| a.year() == b.year()).collect();
+    if years.len() <= 1 {
         write_urlset(&path, std::slice::from_ref(&up), entries)?;
-        remove_parts(&parts_dir, "part-", 0);
+        remove_other_parts(&parts_dir, &[])?;
         return Ok(());
     }
     let index_url = format!("{base}{dir}/{}", kind.archive_document());
     let mut parts = Vec::new();
-    for (i, chunk) in entries.chunks(limit.max(1)).enumerate() {
-        let name = format!("part-{:05}.xml", i + 1);
+    let mut names = Vec::new();
+    for year in years {
+        let name = format!("{}.xml", year[0].year());
         write_urlset(
             &parts_dir.join(&name),
             &[up.clone(), Ln::new("index", index_url.clone())],
-            chunk,
+            year,
         )?;
         parts.push(format!("{base}{dir}/{capability}/{name}"));
+        names.push(name);
     }
-    remove_parts(&parts_dir, "part-", parts.len() as u64);
     atomic_write(&path, |out| {
         let mut w = DocumentWriter::new(out, Root::SitemapIndex, std::slice::from_ref(&up), &md)?;
         for loc in &parts {
@@ -94,7 +109,25 @@ pub(super) fn write(
             })?;
         }
         w.finish().map(drop)
-    })
+    })?;
+    // Parts no longer listed (a year whose snapshots all passed the retention; parts
+    // of 50,000 entries, `part-NNNNN.xml`, of earlier plikt) go once the index no
+    // longer lists them.
+    remove_other_parts(&parts_dir, &names)
+}
+
+/// Removes the archive parts in `parts_dir` (`*.xml`) other than `keep`.
+fn remove_other_parts(parts_dir: &Path, keep: &[String]) -> Result<(), PublishError> {
+    let Ok(entries) = fs::read_dir(parts_dir) else {
+        return Ok(());
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if name.ends_with(".xml") && !name.starts_with('.') && !keep.contains(&name) {
+            fs::remove_file(e.path()).map_err(write_err(&e.path()))?;
+        }
+    }
+    Ok(())
 }
 
 /// A dated snapshot of a Resource List or Resource Dump, from its sidecar
@@ -198,6 +231,7 @@ fn write_snapshot_archive(
             expired.push(s.day);
         } else {
             kept.push(ArchiveEntry {
+                day: s.day.clone(),
                 loc: format!("{}{}/{}", set.base, set.dir, kind.dated(&s.day)),
                 md: Md::default()
                     .with("at", s.at)
@@ -206,7 +240,7 @@ fn write_snapshot_archive(
         }
     }
     // The archive stops listing them before they go.
-    write(set, kind, &kept, MAX_ARCHIVE_ENTRIES)?;
+    write(set, kind, &kept)?;
     let folder = set.www.join(format!("{}/{}", set.dir, kind.capability()));
     for day in &expired {
         remove_day(&folder, day)?;
@@ -236,7 +270,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_archive_past_its_limit_is_an_index_over_parts() {
+    fn an_archive_of_more_than_one_year_is_an_index_over_a_part_per_year() {
         let dir = std::env::temp_dir().join(format!("plikt-archive-index-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         let blobs =
@@ -258,44 +292,73 @@ mod tests {
             retention_days: 0,
             stopping: super::super::Stopping(&super::super::never),
         };
-        let entries: Vec<ArchiveEntry> = (1..=5)
+        let days = [
+            "2024-12-31",
+            "2025-01-01",
+            "2025-06-30",
+            "2026-11-01",
+            "2026-11-02",
+        ];
+        let entries: Vec<ArchiveEntry> = days
+            .iter()
             .map(|d| ArchiveEntry {
-                loc: format!("https://kb.example/resourcesync/a/changelist/2026-11-0{d}.xml"),
-                md: Md::default()
-                    .with("from", format!("2026-11-0{d}T00:00:00.000Z"))
-                    .with("until", format!("2026-11-0{}T00:00:00.000Z", d + 1)),
+                day: d.to_string(),
+                loc: format!("https://kb.example/resourcesync/a/changelist/{d}.xml"),
+                md: Md::default().with("from", format!("{d}T00:00:00.000Z")),
             })
             .collect();
         let read = |p: &str| fs::read_to_string(www.join("resourcesync/a").join(p)).unwrap();
-        write(&spec, Kind::ChangeList, &entries, 2).unwrap();
+        let parts = www.join("resourcesync/a/changelist-archive");
+        // An old part of 50,000 entries goes.
+        fs::create_dir_all(&parts).unwrap();
+        fs::write(parts.join("part-00001.xml"), "<urlset/>").unwrap();
+        write(&spec, Kind::ChangeList, &entries).unwrap();
         let index = read("changelist-archive.xml");
         assert!(index.contains("<sitemapindex"), "{index}");
         assert!(
             index.contains("<rs:md capability=\"changelist-archive\"/>"),
             "{index}"
         );
-        for n in 1..=3 {
-            let loc =
-                format!("https://kb.example/resourcesync/a/changelist-archive/part-0000{n}.xml");
+        for (year, listed) in [
+            ("2024", &days[..1]),
+            ("2025", &days[1..3]),
+            ("2026", &days[3..]),
+        ] {
+            let loc = format!("https://kb.example/resourcesync/a/changelist-archive/{year}.xml");
             assert!(index.contains(&format!("<loc>{loc}</loc>")), "{index}");
-            let part = read(&format!("changelist-archive/part-0000{n}.xml"));
+            let part = read(&format!("changelist-archive/{year}.xml"));
             assert!(part.contains("<urlset") && part.contains("capability=\"changelist-archive\""));
             assert!(
                 part.contains("rel=\"index\" href=\"https://kb.example/resourcesync/a/changelist-archive.xml\""),
                 "{part}"
             );
             assert!(part.contains("rel=\"up\""), "{part}");
+            assert_eq!(part.matches("<url>").count(), listed.len(), "{part}");
+            for d in listed {
+                assert!(part.contains(&format!("changelist/{d}.xml")), "{part}");
+            }
         }
-        // In order: the first part has the first two days, the last one the fifth.
-        assert!(read("changelist-archive/part-00001.xml").contains("2026-11-02.xml"));
-        assert!(read("changelist-archive/part-00003.xml").contains("2026-11-05.xml"));
-        // Back under the limit: one document again, and the parts are gone.
-        write(&spec, Kind::ChangeList, &entries[..2], 2).unwrap();
-        assert!(read("changelist-archive.xml").contains("<urlset"));
-        assert!(
-            !www.join("resourcesync/a/changelist-archive/part-00001.xml")
-                .exists()
-        );
+        assert!(!parts.join("part-00001.xml").exists());
+        // A day later, the past years' parts are left as they were (the same bytes:
+        // not written again), this year's gets the day.
+        let mtime = |p: &str| fs::metadata(parts.join(p)).unwrap().modified().unwrap();
+        let before = (mtime("2024.xml"), mtime("2025.xml"));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let mut more = entries.clone();
+        more.push(ArchiveEntry {
+            day: "2026-11-03".into(),
+            loc: "https://kb.example/resourcesync/a/changelist/2026-11-03.xml".into(),
+            md: Md::default(),
+        });
+        write(&spec, Kind::ChangeList, &more).unwrap();
+        assert_eq!((mtime("2024.xml"), mtime("2025.xml")), before);
+        assert!(read("changelist-archive/2026.xml").contains("2026-11-03.xml"));
+        // One year again (the others passed the retention): one document, no parts.
+        write(&spec, Kind::ChangeList, &entries[3..]).unwrap();
+        let archive = read("changelist-archive.xml");
+        assert!(archive.contains("<urlset"), "{archive}");
+        assert_eq!(archive.matches("<url>").count(), 2, "{archive}");
+        assert_eq!(fs::read_dir(&parts).unwrap().count(), 0);
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -45,6 +45,7 @@ pub(super) fn write_change_dump(set: &Set<'_>, closed: &Periods) -> Result<u64, 
     for (i, &(from, until)) in closed.iter().enumerate() {
         let day = from.day();
         archived.push(ArchiveEntry {
+            day: day.clone(),
             loc: format!("{base}{dir}/{}", kind.dated(&day)),
             md: Md::default().with("from", from).with("until", until),
         });
@@ -74,7 +75,7 @@ pub(super) fn write_change_dump(set: &Set<'_>, closed: &Periods) -> Result<u64, 
         }
         days.push(day_doc);
     }
-    archive::write(set, kind, &archived, archive::MAX_ARCHIVE_ENTRIES)?;
+    archive::write(set, kind, &archived)?;
     if let Some(last) = closed.last().map(|(from, _)| from.day())
         && mark.as_deref() != Some(last.as_str())
     {

@@ -48,6 +48,7 @@ pub(super) fn write_change_lists(set: &Set<'_>) -> Result<(u64, Periods), Publis
             changes += change_list(set, &path, &url, from, Some(until))?;
         }
         closed.push(ArchiveEntry {
+            day: day.clone(),
             loc: url,
             md: Md::default()
                 .with("from", from.to_string())
@@ -58,7 +59,7 @@ pub(super) fn write_change_lists(set: &Set<'_>) -> Result<(u64, Periods), Publis
     let open = www.join(format!("{dir}/{}", Kind::ChangeList.document()));
     let open_url = format!("{base}{dir}/{}", Kind::ChangeList.document());
     changes += change_list(set, &open, &open_url, open_from, None)?;
-    archive::write(set, Kind::ChangeList, &closed, archive::MAX_ARCHIVE_ENTRIES)?;
+    archive::write(set, Kind::ChangeList, &closed)?;
     if let Some(last) = periods.last().map(|(from, _)| from.day())
         && mark.as_deref() != Some(last.as_str())
     {

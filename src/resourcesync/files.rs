@@ -66,11 +66,26 @@ pub(super) fn atomic_replace(
     fs::create_dir_all(dir).map_err(write_err(path))?;
     let tmp = tmp_beside(path);
     let result = (|| {
-        let mut out = BufWriter::new(File::create(&tmp)?);
+        // Readable too: compared with the document in place before it replaces it.
+        let mut out = BufWriter::new(
+            fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&tmp)?,
+        );
         if !write(&mut out)? {
             return Ok(false);
         }
         let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+        // The same bytes as the document in place: it stays, with its modification
+        // time, so its ETag holds and a Destination polling it gets 304 Not Modified;
+        // nor is it synced, renamed or copied to the object store again (a publish
+        // that writes a set again writes most of its documents as they were).
+        if same_bytes(&file, path)? {
+            return Ok(false);
+        }
         file.sync_all()?;
         fs::rename(&tmp, path)?;
         sync_dir(dir).map(|()| true)
@@ -79,6 +94,45 @@ pub(super) fn atomic_replace(
         let _ = fs::remove_file(&tmp);
     }
     result.map_err(write_err(path))
+}
+
+/// Whether `written` (a new document, just written) holds the same bytes as the file at
+/// `path` (false if there is none). Compared by length first, then in chunks up to the
+/// first difference.
+fn same_bytes(written: &File, path: &Path) -> io::Result<bool> {
+    let len = written.metadata()?.len();
+    let mut old = match File::open(path) {
+        Ok(f) if f.metadata()?.len() == len => f,
+        Ok(_) => return Ok(false),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    let mut new = written;
+    new.seek(SeekFrom::Start(0))?;
+    let (mut a, mut b) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
+    loop {
+        let n = read_full(&mut new, &mut a)?;
+        if n == 0 {
+            return Ok(true);
+        }
+        if read_full(&mut old, &mut b[..n])? != n || a[..n] != b[..n] {
+            return Ok(false);
+        }
+    }
+}
+
+/// Reads until `buf` is full or the input ends; returns the bytes read.
+fn read_full(input: &mut impl io::Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match input.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
 }
 
 /// Replaces `to` atomically with a copy of `from` (a live document that is also at its
@@ -161,11 +215,15 @@ pub(super) fn list_document(
     let mut entries = 0u64;
     let mut completed = String::new();
     let mut too_large = false;
+    // The body was kept (the document in place may still be left, if byte for byte
+    // the same).
+    let mut kept = false;
     let result = atomic_replace(path, |out| {
         let mut w = DocumentWriter::new(&mut *out, root, lns, &md)?;
         if !body(&mut w)? {
             return Ok(false);
         }
+        kept = true;
         entries = w.entries() as u64;
         if w.entries() > MAX_ENTRIES || w.bytes() > MAX_BYTES {
             // Refused before the rename: the previous document stays in place.
@@ -185,7 +243,8 @@ pub(super) fn list_document(
             path: path.to_path_buf(),
         });
     }
-    Ok(result?.then_some(ListWritten {
+    result?;
+    Ok(kept.then_some(ListWritten {
         entries,
         at,
         completed,

@@ -6,8 +6,8 @@
 //! `resourcesync/<publisher>` or `resourcesync/<publisher>/restricted`. In it, each of
 //! the four [`Kind`]s of document has its live document `<capability>.xml`, a folder
 //! `<capability>/` for its dated documents, parts and packages, and an archive
-//! (ResourceSync Archives 0.9.1) `<capability>-archive.xml` whose parts, past
-//! [`MAX_ENTRIES`](super::MAX_ENTRIES) entries, are in `<capability>-archive/`. The
+//! (ResourceSync Archives 0.9.1) `<capability>-archive.xml` whose parts, one per year
+//! once it spans more than one (`YYYY.xml`), are in `<capability>-archive/`. The
 //! change-notification topic of the set is `change/` (Change Notification 1.0.1 §2), and
 //! the one hub of the Source is `hub`.
 

@@ -210,6 +210,115 @@ fn a_destination_polling_a_change_list_gets_304_until_a_publish_changes_it() {
     assert_ne!(body, first);
 }
 
+/// Twenty years of history (Archives §3.1, a yearly archiving scheme): once a set's
+/// archived documents span two years, each archive is an index over a part per year;
+/// a Destination crawls them with no dead link; and the next day's publish leaves the
+/// past year's parts, and every other document it does not change, as they were, so a
+/// Destination polling them gets 304 Not Modified and what a daily publish writes
+/// stays the size of a year.
+#[test]
+fn archives_are_a_part_per_year_and_a_past_year_is_not_written_again() {
+    use chrono::Datelike;
+    let generation = Arc::new(AtomicU32::new(1));
+    let publisher = changing_publisher(generation.clone());
+    let (env, base) = destination_env("years", &publisher.url("/feed.xml"), "");
+    // Late December of one year, New Year's Day of the next (each a harvest and a
+    // publish), then the first publishes of January 2nd and 3rd.
+    let year = chrono::Utc::now().year() + 1;
+    let last = year - 1;
+    let at = |when: String, args: &[&str]| {
+        let o = plikt_at(&env, &when, args);
+        assert_eq!(o.status.code(), Some(0), "{args:?} at {when}: {}", text(&o));
+    };
+    for (g, when) in [
+        (1, format!("{last}-12-30 10:00:00")),
+        (2, format!("{year}-01-01 10:00:00")),
+    ] {
+        generation.store(g, Ordering::SeqCst);
+        at(when.clone(), &["harvest"]);
+        at(when, &["publish"]);
+    }
+    at(format!("{year}-01-02 01:00:00"), &["publish"]);
+    let _serving = Serving::start(&env, &base);
+    let set = format!("{base}resourcesync/test/");
+    let fetch = |url: &str| {
+        let (status, head, body) = get(url, None);
+        assert_eq!(status, 200, "{url}: {head}");
+        String::from_utf8(body).unwrap()
+    };
+    let etag_of = |url: &str| {
+        let (status, head, _) = get(url, None);
+        assert_eq!(status, 200, "{url}: {head}");
+        head.lines()
+            .find_map(|l| l.strip_prefix("etag: "))
+            .unwrap_or_else(|| panic!("no ETag: {head}"))
+            .to_string()
+    };
+    // Closed Change Lists and Change Dumps of Dec 30, Dec 31 and Jan 1; snapshots of
+    // Dec 30 and Jan 1 (the one of Jan 2 is live).
+    let archived = [
+        (
+            "changelist",
+            vec![format!("{last}-12-30"), format!("{last}-12-31")],
+            vec![format!("{year}-01-01")],
+        ),
+        (
+            "changedump",
+            vec![format!("{last}-12-30"), format!("{last}-12-31")],
+            vec![format!("{year}-01-01")],
+        ),
+        (
+            "resourcelist",
+            vec![format!("{last}-12-30")],
+            vec![format!("{year}-01-01")],
+        ),
+    ];
+    for (kind, old, new) in &archived {
+        let index = fetch(&format!("{set}{kind}-archive.xml"));
+        assert!(index.contains("<sitemapindex"), "{kind}: {index}");
+        assert_eq!(index.matches("<sitemap>").count(), 2, "{kind}: {index}");
+        for (y, days) in [(last, old), (year, new)] {
+            let part_url = format!("{set}{kind}-archive/{y}.xml");
+            assert!(index.contains(&format!("<loc>{part_url}</loc>")), "{index}");
+            let part = fetch(&part_url);
+            assert_eq!(
+                part.matches("<url>").count(),
+                days.len(),
+                "{part_url}: {part}"
+            );
+            for d in days {
+                assert!(
+                    part.contains(&format!("{kind}/{d}.xml")),
+                    "{part_url}: {part}"
+                );
+            }
+        }
+    }
+    crawl(&env, &base, None, &["test"]);
+    // What the next day leaves as it was: the past year's parts, the Capability List.
+    let unchanged: Vec<String> = archived
+        .iter()
+        .map(|(kind, _, _)| format!("{set}{kind}-archive/{last}.xml"))
+        .chain([format!("{set}capabilitylist.xml")])
+        .collect();
+    let tags: Vec<String> = unchanged.iter().map(|u| etag_of(u)).collect();
+    let this_year = format!("{set}changelist-archive/{year}.xml");
+    let this_year_tag = etag_of(&this_year);
+    at(format!("{year}-01-03 01:00:00"), &["publish"]);
+    for (url, tag) in unchanged.iter().zip(&tags) {
+        let (status, head, _) = get_with(url, &[("If-None-Match", tag)]);
+        assert_eq!(status, 304, "{url} was written again: {head}");
+    }
+    let (status, head, body) = get_with(&this_year, &[("If-None-Match", &this_year_tag)]);
+    assert_eq!(status, 200, "{this_year}: {head}");
+    let part = String::from_utf8(body).unwrap();
+    assert!(
+        part.contains(&format!("changelist/{year}-01-02.xml")),
+        "{part}"
+    );
+    crawl(&env, &base, None, &["test"]);
+}
+
 #[test]
 fn a_destination_crawling_several_days_of_history_meets_no_dead_link() {
     let generation = Arc::new(AtomicU32::new(1));
