@@ -302,6 +302,14 @@ pub(super) fn pull(documents: Documents, www: &Path) -> Result<(Mirror, Copied),
     let remote: BTreeMap<String, String> = match documents.get(MANIFEST).map_err(store_err)? {
         None => BTreeMap::new(),
         Some(bytes) => match serde_json::from_slice::<Manifest>(&bytes) {
+            // A newer plikt's layout (a worker not yet upgraded in a rolling upgrade):
+            // written back in this one's, the newer workers' documents would be lost.
+            Ok(m) if m.format > FORMAT => {
+                return Err(PublishError::NewerDocuments {
+                    found: m.format,
+                    known: FORMAT,
+                });
+            }
             Ok(m) => m.parts,
             Err(e) => {
                 let all: Entries =

@@ -110,6 +110,17 @@ pub enum PublishError {
         "the publish stopped before it finished, on shutdown: the sets it did not reach keep the documents of the publish before, and the next publish writes them"
     )]
     Interrupted,
+    /// The object store's documents were published by a newer plikt, in a layout this
+    /// one does not know: it leaves them alone rather than write them back in its own.
+    #[error(
+        "the published documents in the object store are of a newer plikt (manifest format {found}; this plikt knows up to {known}): this worker leaves them alone; upgrade its plikt to the version the other workers run"
+    )]
+    NewerDocuments {
+        /// The format found.
+        found: u32,
+        /// The newest this plikt knows.
+        known: u32,
+    },
     /// A document would pass the Sitemap limits.
     #[error(
         "{path}: more than {MAX_ENTRIES} entries or {MAX_BYTES} bytes in one document; the previous document was kept"

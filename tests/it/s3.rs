@@ -1075,4 +1075,47 @@ fn s3_documents_published_by_one_node_are_served_by_any_node() {
         "one more deposit: its file and its metadata record"
     );
     node_a.stop();
+
+    // A worker not yet upgraded while the others run a newer plikt (a rolling upgrade)
+    // finds their documents in a layout it does not know: it says so and leaves them
+    // alone, rather than write them back in its own.
+    let client = garage.client();
+    let key = Key::from("kb/www/.manifest.json");
+    let manifest: serde_json::Value = serde_json::from_slice(
+        &runtime()
+            .block_on(async { client.get(&key).await.unwrap().bytes().await })
+            .unwrap(),
+    )
+    .unwrap();
+    let mut newer = manifest.clone();
+    newer["format"] = serde_json::json!(manifest["format"].as_u64().unwrap() + 1);
+    let newer = serde_json::to_vec(&newer).unwrap();
+    runtime()
+        .block_on(client.put(&key, newer.clone().into()))
+        .unwrap();
+    let puts_before = proxy
+        .heads()
+        .iter()
+        .filter(|h| h.starts_with("PUT "))
+        .count();
+    let o = b.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("of a newer plikt") && text(&o).contains("upgrade"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(
+        proxy
+            .heads()
+            .iter()
+            .filter(|h| h.starts_with("PUT "))
+            .count(),
+        puts_before,
+        "it wrote to the object store"
+    );
+    let kept = runtime()
+        .block_on(async { client.get(&key).await.unwrap().bytes().await })
+        .unwrap();
+    assert_eq!(kept.to_vec(), newer);
 }
