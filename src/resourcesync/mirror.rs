@@ -22,10 +22,18 @@
 //! saw them; a push walks the partitions of the sets the publish wrote. A publish with
 //! nothing new reads one object and writes none.
 //!
-//! In the folder, `<set>/.mirrored.json` remembers, per file, the length, modification
-//! time and SHA-256 it had when last copied, so that only changed files are hashed and
-//! copied; `www/.mirrored-parts.json` the manifest each partition was last in step with,
-//! and its state file's length and modification time then ([`Mirror::in_step`]).
+//! A partition's dated documents (closed Change Lists and Change Dumps, snapshots, their
+//! packages and sidecars: written once, then left alone) are listed by year, in shards
+//! of its manifest (`<set>/.documents-YYYY.json`) that its manifest names by SHA-256;
+//! the rest in the manifest itself. A publish writes the shards that changed (the
+//! current year's), so what it writes and reads per set stays the size of a year of
+//! history, not of twenty.
+//!
+//! In the folder, `<set>/.mirrored.json` (and `.mirrored-YYYY.json`, by year as the
+//! manifest) remembers, per file, the length, modification time and SHA-256 it had when
+//! last copied, so that only changed files are hashed and copied;
+//! `www/.mirrored-parts.json` the manifest each partition was last in step with, and its
+//! state file's length and modification time then ([`Mirror::in_step`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -48,12 +56,17 @@ const MANIFEST: &str = ".manifest.json";
 const PART_MANIFEST: &str = ".documents.json";
 /// This folder's record of a partition's files as last copied.
 const SYNCED: &str = ".mirrored.json";
+/// Its shards' names: `.mirrored-YYYY.json`.
+const SYNCED_STEM: &str = ".mirrored";
+/// The shards of a partition's manifest: `.documents-YYYY.json`.
+const PART_MANIFEST_STEM: &str = ".documents";
 /// This folder's record of the partitions.
 const PARTS: &str = ".mirrored-parts.json";
 /// The record of every file, before partitions (removed when seen).
 const OLD_SYNCED: &str = ".synced.json";
-/// The top manifest's format.
-const FORMAT: u32 = 2;
+/// The top manifest's format: 3 since the partitions' manifests have shards by year
+/// (2: a manifest of every document per partition, still read).
+const FORMAT: u32 = 3;
 
 /// A document as a manifest lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,6 +77,38 @@ struct Entry {
 
 /// A partition's documents, by path relative to `www`.
 type Entries = BTreeMap<String, Entry>;
+
+/// The shards of a partition's manifest: year → SHA-256.
+type Shards = BTreeMap<String, String>;
+
+/// A partition's manifest as [`put_part`] wrote it.
+#[derive(Debug)]
+struct PutPart {
+    /// The manifest's SHA-256.
+    sha256: String,
+    /// Its shards'.
+    shards: Shards,
+    /// The keys of the shards it no longer names.
+    stale: Vec<String>,
+}
+
+/// A partition's manifest in the object store (`<part>/.documents.json`): its documents
+/// that are not dated, and the SHA-256 of each year's shard of the dated ones
+/// (`<part>/.documents-YYYY.json`, [`bucket_of`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PartManifest {
+    entries: Entries,
+    years: BTreeMap<String, String>,
+}
+
+/// A partition's manifest as found: with shards, or (format 2) every document in it.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum FoundPartManifest {
+    Sharded(PartManifest),
+    Whole(Entries),
+}
 
 /// The object store's `www/.manifest.json`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,6 +133,128 @@ impl Synced {
             modified_ns,
             sha256: sha256.to_string(),
         }
+    }
+}
+
+/// This folder's record of a partition's files as last copied (`.mirrored.json` and
+/// its shards by year, `.mirrored-YYYY.json`), with the SHA-256 of each shard of the
+/// object store's manifest the year's files were last in step with.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Record {
+    files: BTreeMap<String, Synced>,
+    /// Year → SHA-256 of the object store's shard of that year.
+    shards: Shards,
+    /// `.mirrored.json` holds dated files too (written before shards): it is written
+    /// again at the next change.
+    unsharded: bool,
+}
+
+/// A year's shard of a [`Record`], as kept in `.mirrored-YYYY.json`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct RecordShard {
+    sha256: String,
+    files: BTreeMap<String, Synced>,
+}
+
+/// The shard a document is listed in, in manifests and records: the year (`YYYY`) of a
+/// dated document (its name, or its sidecar's after the dot, starts with its UTC day:
+/// closed Change Lists and Change Dumps, snapshots and their parts), which is written
+/// once and then left alone; "" for the rest (live documents, archives, packages named
+/// by content, state files).
+fn bucket_of(rel: &str) -> &str {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let name = name.strip_prefix('.').unwrap_or(name);
+    match name.get(..10) {
+        Some(day) if super::archive::is_day(day) => &name[..4],
+        _ => "",
+    }
+}
+
+/// Whether `name` is a year's shard of a manifest or record (`.documents-YYYY.json`,
+/// `.mirrored-YYYY.json`): its year.
+fn shard_year<'a>(name: &'a str, stem: &str) -> Option<&'a str> {
+    name.strip_prefix(stem)?
+        .strip_prefix('-')?
+        .strip_suffix(".json")
+        .filter(|y| y.len() == 4 && y.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The files of `files` by [`bucket_of`].
+fn by_bucket<T: Clone>(files: &BTreeMap<String, T>) -> BTreeMap<String, BTreeMap<String, T>> {
+    let mut out: BTreeMap<String, BTreeMap<String, T>> = BTreeMap::new();
+    for (rel, v) in files {
+        out.entry(bucket_of(rel).to_string())
+            .or_default()
+            .insert(rel.clone(), v.clone());
+    }
+    out
+}
+
+impl Record {
+    /// The record of `part` in `www` (empty if there is none).
+    fn read(www: &Path, part: &str) -> Self {
+        let mut files: BTreeMap<String, Synced> = read_json(&www.join(in_part(part, SYNCED)));
+        let unsharded = files.keys().any(|rel| !bucket_of(rel).is_empty());
+        let mut shards = BTreeMap::new();
+        let dir = if part.is_empty() {
+            www.to_path_buf()
+        } else {
+            www.join(part)
+        };
+        for e in fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            let Some(year) = shard_year(&name, SYNCED_STEM) else {
+                continue;
+            };
+            let shard: RecordShard = read_json(&e.path());
+            shards.insert(year.to_string(), shard.sha256);
+            files.extend(shard.files);
+        }
+        Self {
+            files,
+            shards,
+            unsharded,
+        }
+    }
+
+    /// Writes what differs from `before` (the record as read): the shards whose files or
+    /// digest changed, removing those left empty.
+    fn write(&self, www: &Path, part: &str, before: &Record) -> Result<(), PublishError> {
+        let (now, then) = (by_bucket(&self.files), by_bucket(&before.files));
+        let buckets: BTreeSet<&String> = now.keys().chain(then.keys()).collect();
+        for bucket in buckets {
+            let files = now.get(bucket);
+            let sha = self.shards.get(bucket);
+            let same = files == then.get(bucket) && sha == before.shards.get(bucket);
+            if same && !(bucket.is_empty() && before.unsharded) {
+                continue;
+            }
+            let path = if bucket.is_empty() {
+                www.join(in_part(part, SYNCED))
+            } else {
+                www.join(in_part(part, &format!("{SYNCED_STEM}-{bucket}.json")))
+            };
+            match files {
+                None => match fs::remove_file(&path) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(write_err(&path)(e)),
+                },
+                Some(files) if bucket.is_empty() => write_json(&path, files)?,
+                Some(files) => write_json(
+                    &path,
+                    &RecordShard {
+                        sha256: sha.cloned().unwrap_or_default(),
+                        files: files.clone(),
+                    },
+                )?,
+            }
+        }
+        // Dated files of an unsharded `.mirrored.json` whose live files are all gone.
+        if before.unsharded && !now.contains_key("") {
+            let _ = fs::remove_file(www.join(in_part(part, SYNCED)));
+        }
+        Ok(())
     }
 }
 
@@ -147,6 +314,8 @@ fn is_own_file(name: &str) -> bool {
         || name == SYNCED
         || name == PARTS
         || name == OLD_SYNCED
+        || shard_year(name, SYNCED_STEM).is_some()
+        || shard_year(name, PART_MANIFEST_STEM).is_some()
         || name.ends_with(".tmp")
 }
 
@@ -233,6 +402,14 @@ fn read_json<T: for<'de> Deserialize<'de> + Default>(path: &Path) -> T {
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default()
+}
+
+/// `value` as the JSON of the object `key` (below `www/` in the object store).
+fn to_json<T: Serialize>(www: &Path, key: &str, value: &T) -> Result<Vec<u8>, PublishError> {
+    serde_json::to_vec(value).map_err(|e| PublishError::Write {
+        path: www.join(key),
+        source: io::Error::other(e),
+    })
 }
 
 fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), PublishError> {
@@ -333,17 +510,17 @@ pub(super) fn pull(documents: Documents, www: &Path) -> Result<(Mirror, Copied),
         if legacy.is_none() && seen == Some(sha.as_str()) {
             continue;
         }
-        let entries = match legacy.as_mut() {
-            Some(by_part) => by_part.remove(part).unwrap_or_default(),
-            None => {
-                let key = in_part(part, PART_MANIFEST);
-                match documents.get(&key).map_err(store_err)? {
-                    Some(b) => serde_json::from_slice(&b).map_err(|e| bad_json(www, &key, &e))?,
-                    None => Entries::new(),
-                }
-            }
+        let before = Record::read(www, part);
+        let (entries, years, whole) = match legacy.as_mut() {
+            Some(by_part) => (
+                by_part.remove(part).unwrap_or_default(),
+                BTreeMap::new(),
+                true,
+            ),
+            None => fetch_part(&documents, www, part, &before)?,
         };
-        let as_listed = sync_part(&documents, www, part, &entries, &mut copied)?;
+        let as_listed =
+            sync_part(&documents, www, part, before, &entries, years, &mut copied)? && whole;
         // Taken apart from a manifest of every document, or fetched newer than its
         // manifest: not in step, so that its sets are written and copied up whole.
         let state = if legacy.is_none() && as_listed {
@@ -366,7 +543,16 @@ pub(super) fn pull(documents: Documents, www: &Path) -> Result<(Mirror, Copied),
         .cloned()
         .collect();
     for part in gone {
-        sync_part(&documents, www, &part, &Entries::new(), &mut copied)?;
+        let before = Record::read(www, &part);
+        sync_part(
+            &documents,
+            www,
+            &part,
+            before,
+            &Entries::new(),
+            BTreeMap::new(),
+            &mut copied,
+        )?;
         parts.remove(&part);
     }
     write_json(&www.join(PARTS), &parts)?;
@@ -382,8 +568,113 @@ pub(super) fn pull(documents: Documents, www: &Path) -> Result<(Mirror, Copied),
     ))
 }
 
-/// Brings one partition of `www` to `entries`: downloads what differs, removes what
-/// is gone (of what this folder copied before). Returns whether every file downloaded
+/// The object store's manifest of `part`, whole: the shards of the years whose digest
+/// is the one `known` (this folder's record) was last in step with are taken from the
+/// record, the others fetched. Returns its documents, its shards' digests, and whether
+/// each shard fetched is the one the manifest names (a publish stopped between writing
+/// a shard and the manifest leaves a newer one: the set is then not in step).
+fn fetch_part(
+    documents: &Documents,
+    www: &Path,
+    part: &str,
+    known: &Record,
+) -> Result<(Entries, Shards, bool), PublishError> {
+    let key = in_part(part, PART_MANIFEST);
+    let Some(bytes) = documents.get(&key).map_err(store_err)? else {
+        return Ok((Entries::new(), BTreeMap::new(), true));
+    };
+    let found: FoundPartManifest =
+        serde_json::from_slice(&bytes).map_err(|e| bad_json(www, &key, &e))?;
+    let PartManifest { mut entries, years } = match found {
+        FoundPartManifest::Whole(entries) => return Ok((entries, BTreeMap::new(), true)),
+        FoundPartManifest::Sharded(m) => m,
+    };
+    let mut whole = true;
+    for (year, sha) in &years {
+        if known.shards.get(year) == Some(sha) {
+            entries.extend(
+                known
+                    .files
+                    .iter()
+                    .filter(|(rel, _)| bucket_of(rel) == year)
+                    .map(|(rel, s)| {
+                        (
+                            rel.clone(),
+                            Entry {
+                                length: s.length,
+                                sha256: s.sha256.clone(),
+                            },
+                        )
+                    }),
+            );
+            continue;
+        }
+        let key = in_part(part, &format!("{PART_MANIFEST_STEM}-{year}.json"));
+        let Some(bytes) = documents.get(&key).map_err(store_err)? else {
+            return Err(PublishError::Write {
+                path: www.join(&key),
+                source: io::Error::other(format!(
+                    "the object store's list of published documents names `www/{key}`, which is missing; remove the object `www/{MANIFEST}` and publish again: every document is then copied anew"
+                )),
+            });
+        };
+        whole &= hex::encode(Sha256::digest(&bytes)) == *sha;
+        let shard: Entries = serde_json::from_slice(&bytes).map_err(|e| bad_json(www, &key, &e))?;
+        entries.extend(shard);
+    }
+    Ok((entries, years, whole))
+}
+
+/// Puts `part`'s manifest listing `now`: first the shards by year whose digest differs
+/// from `known` (the object store's, as this folder's record has them), then the
+/// manifest. Returns the manifest's SHA-256, the shards' digests, and the keys of the
+/// shards it no longer names (deleted once the list of partitions no longer leads to
+/// them).
+fn put_part(
+    documents: &Documents,
+    www: &Path,
+    part: &str,
+    now: &Entries,
+    known: &Shards,
+) -> Result<PutPart, PublishError> {
+    let mut buckets = by_bucket(now);
+    let entries = buckets.remove("").unwrap_or_default();
+    let mut years = BTreeMap::new();
+    for (year, shard) in &buckets {
+        let key = in_part(part, &format!("{PART_MANIFEST_STEM}-{year}.json"));
+        let bytes = to_json(www, &key, shard)?;
+        let sha = hex::encode(Sha256::digest(&bytes));
+        if known.get(year) != Some(&sha) {
+            documents.put(&key, Bytes::from(bytes)).map_err(store_err)?;
+        }
+        years.insert(year.clone(), sha);
+    }
+    let gone = known
+        .keys()
+        .filter(|y| !years.contains_key(*y))
+        .map(|y| in_part(part, &format!("{PART_MANIFEST_STEM}-{y}.json")))
+        .collect();
+    let key = in_part(part, PART_MANIFEST);
+    let bytes = to_json(
+        www,
+        &key,
+        &PartManifest {
+            entries,
+            years: years.clone(),
+        },
+    )?;
+    let sha = hex::encode(Sha256::digest(&bytes));
+    documents.put(&key, Bytes::from(bytes)).map_err(store_err)?;
+    Ok(PutPart {
+        sha256: sha,
+        shards: years,
+        stale: gone,
+    })
+}
+
+/// Brings one partition of `www` to `entries` (the object store's manifest, whose
+/// shards have the digests `shards`): downloads what differs, removes what is gone (of
+/// what this folder copied before, `before`). Returns whether every file downloaded
 /// had the digest the manifest gives it: an object is fetched by its path, and a
 /// publish that stopped between copying a document up and writing the manifests leaves
 /// bytes newer than the manifest says; the set is then not in step, and is written again.
@@ -391,28 +682,13 @@ fn sync_part(
     documents: &Documents,
     www: &Path,
     part: &str,
+    before: Record,
     entries: &Entries,
+    shards: Shards,
     copied: &mut Copied,
 ) -> Result<bool, PublishError> {
-    sync_part_from(documents, www, part, record_of(www, part), entries, copied)
-}
-
-/// The folder's record of a partition's files as last copied.
-fn record_of(www: &Path, part: &str) -> BTreeMap<String, Synced> {
-    read_json(&www.join(in_part(part, SYNCED)))
-}
-
-/// [`sync_part`] with the partition's record `synced` read already.
-fn sync_part_from(
-    documents: &Documents,
-    www: &Path,
-    part: &str,
-    mut synced: BTreeMap<String, Synced>,
-    entries: &Entries,
-    copied: &mut Copied,
-) -> Result<bool, PublishError> {
+    let mut synced = before.files.clone();
     let mut as_listed = true;
-    let record = www.join(in_part(part, SYNCED));
     for (rel, entry) in entries {
         let path = www.join(rel);
         let current = stamp(&path).ok();
@@ -455,11 +731,13 @@ fn sync_part_from(
         }
         synced.remove(&rel);
     }
-    if synced.is_empty() {
-        let _ = fs::remove_file(&record);
-    } else {
-        write_json(&record, &synced)?;
-    }
+    // A shard's digest is kept only if its files are as the manifest lists them.
+    let after = Record {
+        files: synced,
+        shards: if as_listed { shards } else { BTreeMap::new() },
+        unsharded: false,
+    };
+    after.write(www, part, &before)?;
     Ok(as_listed)
 }
 
@@ -469,8 +747,9 @@ impl Mirror {
     /// set is written: what the publish does not write again (closed days, snapshots)
     /// would otherwise be taken for removed and deleted from the object store too.
     pub(super) fn restore(&self, dir: &str) -> Result<Copied, PublishError> {
-        let synced = record_of(&self.www, dir);
-        let entries: Entries = synced
+        let before = Record::read(&self.www, dir);
+        let entries: Entries = before
+            .files
             .iter()
             .map(|(rel, s)| {
                 (
@@ -483,12 +762,14 @@ impl Mirror {
             })
             .collect();
         let mut copied = Copied::default();
-        sync_part_from(
+        let shards = before.shards.clone();
+        sync_part(
             &self.documents,
             &self.www,
             dir,
-            synced,
+            before,
             &entries,
+            shards,
             &mut copied,
         )?;
         Ok(copied)
@@ -527,10 +808,11 @@ impl Mirror {
         let mut removed: Vec<String> = Vec::new();
         // Each partition walked: its documents now, as the record will have them, and
         // whether its manifest is to be written.
-        type Walked = (String, Entries, Option<BTreeMap<String, Synced>>, bool);
+        type Walked = (String, Entries, BTreeMap<String, Synced>, bool, Record);
         let mut walked_now: Vec<Walked> = Vec::new();
         for part in &walked {
-            let synced = record_of(&www, part);
+            let before = Record::read(&www, part);
+            let synced = &before.files;
             // In step since the pull: the object store's manifest of the partition is
             // what this folder's record says.
             let in_store = self.remote.contains_key(part);
@@ -559,12 +841,12 @@ impl Mirror {
                 removed.push(rel.clone());
                 differs = true;
             }
-            // The record is written again only if it changed.
-            let record = (now_synced != synced).then_some(now_synced);
-            walked_now.push((part.clone(), now, record, differs));
+            walked_now.push((part.clone(), now, now_synced, differs, before));
         }
         let mut copied = Copied::default();
-        if walked_now.iter().any(|(_, _, _, differs)| *differs) {
+        // The shards' digests of the manifests written, by partition.
+        let mut shards: BTreeMap<String, Shards> = BTreeMap::new();
+        if walked_now.iter().any(|(_, _, _, differs, _)| *differs) {
             changed.sort();
             for (_, rel, length) in &changed {
                 self.documents
@@ -573,34 +855,40 @@ impl Mirror {
                 copied.files += 1;
                 copied.bytes += length;
             }
-            // The partitions' manifests, then the list of them.
-            for (part, now, _, differs) in &walked_now {
+            // The partitions' manifests (their shards first), then the list of them.
+            let mut stale: Vec<String> = Vec::new();
+            for (part, now, _, differs, before) in &walked_now {
                 if !differs {
                     continue;
                 }
-                let key = in_part(part, PART_MANIFEST);
                 if now.is_empty() {
                     self.remote.remove(part);
+                    stale.push(in_part(part, PART_MANIFEST));
+                    stale.extend(
+                        before
+                            .shards
+                            .keys()
+                            .map(|y| in_part(part, &format!("{PART_MANIFEST_STEM}-{y}.json"))),
+                    );
                     continue;
                 }
-                let bytes = serde_json::to_vec(now).map_err(|e| PublishError::Write {
-                    path: www.join(&key),
-                    source: io::Error::other(e),
-                })?;
-                let sha = hex::encode(Sha256::digest(&bytes));
-                self.documents
-                    .put(&key, Bytes::from(bytes))
-                    .map_err(store_err)?;
-                self.remote.insert(part.clone(), sha);
+                // What the object store has of the shards, unless it is to be written
+                // whole (a manifest of every document, or a partition it lacks).
+                let known = if self.legacy || !self.remote.contains_key(part) {
+                    BTreeMap::new()
+                } else {
+                    before.shards.clone()
+                };
+                let put = put_part(&self.documents, &www, part, now, &known)?;
+                self.remote.insert(part.clone(), put.sha256);
+                shards.insert(part.clone(), put.shards);
+                stale.extend(put.stale);
             }
             let manifest = Manifest {
                 format: FORMAT,
                 parts: self.remote.clone(),
             };
-            let bytes = serde_json::to_vec(&manifest).map_err(|e| PublishError::Write {
-                path: www.join(MANIFEST),
-                source: io::Error::other(e),
-            })?;
+            let bytes = to_json(&www, MANIFEST, &manifest)?;
             self.documents
                 .put(MANIFEST, Bytes::from(bytes))
                 .map_err(store_err)?;
@@ -608,29 +896,29 @@ impl Mirror {
                 self.documents.delete(rel).map_err(store_err)?;
                 copied.removed += 1;
             }
-            for (part, now, _, differs) in &walked_now {
-                if *differs && now.is_empty() {
-                    self.documents
-                        .delete(&in_part(part, PART_MANIFEST))
-                        .map_err(store_err)?;
-                }
+            for key in &stale {
+                self.documents.delete(key).map_err(store_err)?;
             }
         }
         // This folder's records: what each partition walked now is in the object store.
         let parts_before = self.parts.clone();
-        for (part, now, now_synced, _) in &walked_now {
-            let record = www.join(in_part(part, SYNCED));
+        for (part, now, now_synced, _, before) in walked_now {
             if now.is_empty() {
-                let _ = fs::remove_file(&record);
-                self.parts.remove(part);
+                Record::default().write(&www, &part, &before)?;
+                self.parts.remove(&part);
                 continue;
             }
-            if let Some(now_synced) = now_synced {
-                write_json(&record, now_synced)?;
-            }
-            let state = stamp(&www.join(in_part(part, SET_STATE))).ok();
-            let sha256 = self.remote.get(part).cloned().unwrap_or_default();
-            self.parts.insert(part.clone(), Part { sha256, state });
+            let record = Record {
+                files: now_synced,
+                shards: shards
+                    .remove(&part)
+                    .unwrap_or_else(|| before.shards.clone()),
+                unsharded: false,
+            };
+            record.write(&www, &part, &before)?;
+            let state = stamp(&www.join(in_part(&part, SET_STATE))).ok();
+            let sha256 = self.remote.get(&part).cloned().unwrap_or_default();
+            self.parts.insert(part, Part { sha256, state });
         }
         if self.parts == parts_before {
             return Ok(copied);
@@ -697,6 +985,79 @@ mod tests {
             ["resourcesync/a/restricted/changelist.xml"]
         );
         assert_eq!(local_files(&www).unwrap().len(), 5);
+        fs::remove_dir_all(&www).unwrap();
+    }
+
+    #[test]
+    fn dated_documents_are_kept_by_year_and_a_record_is_written_by_the_year_that_changed() {
+        for (rel, bucket) in [
+            ("resourcesync/a/changelist/2026-11-25.xml", "2026"),
+            ("resourcesync/a/changedump/.2025-01-02.packages", "2025"),
+            ("resourcesync/a/changedump/2025-01-02.zip", "2025"),
+            (
+                "resourcesync/a/resourcelist/2024-03-01-part-00001.xml",
+                "2024",
+            ),
+            ("resourcesync/a/changelist.xml", ""),
+            ("resourcesync/a/changelist-archive/2026.xml", ""),
+            ("resourcesync/a/resourcedump/0123456789abcdef.zip", ""),
+            ("resourcesync/a/.published", ""),
+        ] {
+            assert_eq!(bucket_of(rel), bucket, "{rel}");
+        }
+        assert_eq!(shard_year(".mirrored-2026.json", SYNCED_STEM), Some("2026"));
+        assert_eq!(shard_year(PARTS, SYNCED_STEM), None);
+        assert!(is_own_file(".documents-2026.json") && is_own_file(".mirrored-2025.json"));
+
+        let www = std::env::temp_dir().join(format!("plikt-mirror-record-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&www);
+        let part = "resourcesync/a";
+        fs::create_dir_all(www.join(part)).unwrap();
+        let s = |n: u64| Synced::of(n, u128::from(n), "x");
+        let day = |d: &str| format!("{part}/changelist/{d}.xml");
+        // A record of before shards: every file in `.mirrored.json`.
+        let old: BTreeMap<String, Synced> = [
+            (format!("{part}/changelist.xml"), s(1)),
+            (day("2025-12-31"), s(2)),
+            (day("2026-01-01"), s(3)),
+        ]
+        .into_iter()
+        .collect();
+        write_json(&www.join(in_part(part, SYNCED)), &old).unwrap();
+        let before = Record::read(&www, part);
+        assert!(before.unsharded);
+        assert_eq!(before.files, old);
+        // Split by year at the next change, and read back whole.
+        let mut now = before.clone();
+        now.unsharded = false;
+        now.files.insert(day("2026-01-02"), s(4));
+        now.shards = [("2025", "a"), ("2026", "b")]
+            .map(|(y, h)| (y.to_string(), h.to_string()))
+            .into();
+        now.write(&www, part, &before).unwrap();
+        let read = Record::read(&www, part);
+        assert_eq!(read, now);
+        let live: BTreeMap<String, Synced> = read_json(&www.join(in_part(part, SYNCED)));
+        assert_eq!(
+            live.keys().collect::<Vec<_>>(),
+            [&format!("{part}/changelist.xml")]
+        );
+        // A change of this year's files leaves last year's shard as it was.
+        let shard_2025 = www.join(part).join(".mirrored-2025.json");
+        let written = fs::metadata(&shard_2025).unwrap().modified().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let mut next = read.clone();
+        next.files.insert(day("2026-01-03"), s(5));
+        next.shards.insert("2026".into(), "c".into());
+        next.write(&www, part, &read).unwrap();
+        assert_eq!(
+            fs::metadata(&shard_2025).unwrap().modified().unwrap(),
+            written
+        );
+        assert_eq!(Record::read(&www, part), next);
+        // Nothing left: no record.
+        Record::default().write(&www, part, &next).unwrap();
+        assert_eq!(fs::read_dir(www.join(part)).unwrap().count(), 0);
         fs::remove_dir_all(&www).unwrap();
     }
 

@@ -1076,10 +1076,61 @@ fn s3_documents_published_by_one_node_are_served_by_any_node() {
     );
     node_a.stop();
 
+    // Dated documents are listed by year, in shards of their set's manifest: a closed
+    // day of an earlier year (put in B's folder as an earlier publish would have left
+    // it) goes up with its year's shard once; the publishes that write the set again
+    // later leave that shard alone; and A, pulling, gets the day from it.
+    let year = chrono::Utc::now().format("%Y").to_string();
+    let old_day = "resourcesync/test/changelist/2020-01-01.xml";
+    std::fs::create_dir_all(www_b.join(old_day).parent().unwrap()).unwrap();
+    std::fs::write(www_b.join(old_day), "<urlset/>").unwrap();
+    let shard_puts = |y: &str| {
+        let key = format!("PUT /plikt/kb/www/resourcesync/test/.documents-{y}.json ");
+        proxy.heads().iter().filter(|h| h.starts_with(&key)).count()
+    };
+    let this_year_before = shard_puts(&year);
+    for g in [4, 5] {
+        generation.store(g, std::sync::atomic::Ordering::SeqCst);
+        let o = b.harvest();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let o = b.cmd(&["publish"]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    }
+    assert_eq!(shard_puts("2020"), 1, "{:?}", proxy.heads());
+    assert_eq!(shard_puts(&year), this_year_before + 2);
+    let client = garage.client();
+    let get_json = |key: &str| -> serde_json::Value {
+        serde_json::from_slice(
+            &runtime()
+                .block_on(async { client.get(&Key::from(key)).await.unwrap().bytes().await })
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    let manifest = get_json("kb/www/resourcesync/test/.documents.json");
+    let years: Vec<&String> = manifest["years"].as_object().unwrap().keys().collect();
+    assert_eq!(years, ["2020", year.as_str()], "{manifest}");
+    let listed: Vec<&String> = manifest["entries"].as_object().unwrap().keys().collect();
+    assert!(
+        listed.iter().any(|r| r.ends_with("/changelist.xml"))
+            && !listed
+                .iter()
+                .any(|r| r.contains("/2020-") || r.contains(&format!("/{year}-"))),
+        "the manifest lists dated documents itself: {listed:?}"
+    );
+    let shard = get_json("kb/www/resourcesync/test/.documents-2020.json");
+    assert_eq!(
+        shard.as_object().unwrap().keys().collect::<Vec<_>>(),
+        [old_day],
+        "{shard}"
+    );
+    let o = a.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(std::fs::read(www_a.join(old_day)).unwrap(), b"<urlset/>");
+
     // A worker not yet upgraded while the others run a newer plikt (a rolling upgrade)
     // finds their documents in a layout it does not know: it says so and leaves them
     // alone, rather than write them back in its own.
-    let client = garage.client();
     let key = Key::from("kb/www/.manifest.json");
     let manifest: serde_json::Value = serde_json::from_slice(
         &runtime()
