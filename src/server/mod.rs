@@ -129,9 +129,15 @@ pub enum AppError {
     OperatorsOnly,
     /// 500, with the internal cause for the log.
     Internal(String),
-    /// 503: the catalog cannot be reached just now (PostgreSQL restarting or failing
-    /// over); the cause is logged, the client told when to try again.
-    Unavailable(String),
+    /// 503: the catalog or the object store cannot be reached just now (PostgreSQL
+    /// restarting or failing over, the object store away or failing); the cause is
+    /// logged, the client told when to try again.
+    Unavailable {
+        /// Which: "catalog" or "object store".
+        what: &'static str,
+        /// The cause, for the log.
+        cause: String,
+    },
 }
 
 impl IntoResponse for AppError {
@@ -172,11 +178,11 @@ impl IntoResponse for AppError {
                 );
                 r
             }
-            AppError::Unavailable(cause) => {
-                tracing::warn!(error = %cause, "request failed: the catalog cannot be reached");
+            AppError::Unavailable { what, cause } => {
+                tracing::warn!(error = %cause, "request failed: the {what} cannot be reached");
                 let mut r = (
                     StatusCode::SERVICE_UNAVAILABLE,
-                    "the catalog cannot be reached just now; try again shortly\n",
+                    format!("the {what} cannot be reached just now; try again shortly\n"),
                 )
                     .into_response();
                 r.headers_mut()
@@ -202,9 +208,25 @@ pub(crate) fn internal(e: impl std::fmt::Display) -> AppError {
 /// A store error for the client: 503 while the catalog cannot be reached, else 500.
 pub(crate) fn store_failed(e: crate::store::StoreError) -> AppError {
     if e.is_disconnect() {
-        AppError::Unavailable(e.to_string())
+        AppError::Unavailable {
+            what: "catalog",
+            cause: e.to_string(),
+        }
     } else {
         internal(e)
+    }
+}
+
+/// A blob store error for the client, about `what` (a document, a blob): 503 while the
+/// object store fails a request (away, or answering errors after the client's retries:
+/// a Destination is to try again later, as for the catalog), else 500.
+pub(crate) fn blob_failed(what: impl std::fmt::Display, e: crate::store::BlobError) -> AppError {
+    match e {
+        crate::store::BlobError::ObjectStore(o) if !o.not_found => AppError::Unavailable {
+            what: "object store",
+            cause: format!("{what}: {o}"),
+        },
+        e => internal(format!("{what}: {e}")),
     }
 }
 
@@ -373,7 +395,7 @@ async fn static_file(
                 (d.length, d.etag, d.modified, Body::from_stream(d.stream))
             }
             Ok(None) => return Err(AppError::NotFound),
-            Err(e) => return Err(internal(format!("document {path}: {e}"))),
+            Err(e) => return Err(blob_failed(format_args!("document {path}"), e)),
         },
         None => {
             let path = resourcesync::www(&state.config).join(path);

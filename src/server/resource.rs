@@ -223,7 +223,7 @@ async fn send_file(
         .blobs
         .stream(&f.sha256, f.pack.as_ref(), start, len)
         .await
-        .map_err(|e| internal(format!("blob {}: {e}", f.sha256)))?;
+        .map_err(|e| super::blob_failed(format_args!("blob {}", f.sha256), e))?;
     Ok((status, headers, Body::from_stream(bytes)).into_response())
 }
 

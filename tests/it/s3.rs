@@ -536,11 +536,30 @@ fn s3_an_object_store_gone_for_30_s_mid_harvest_leaves_files_pending_until_it_re
         routes
     });
     let env = Env::plain("s3-outage", &publisher.url("/feed.xml"), "");
+    let base = env.listen_on_free_port();
     let env = garage.configure(env, "", "retry_timeout_secs = 2\ntimeout_secs = 5");
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let deposited = || env.one("SELECT count(*) FROM versions WHERE state = 'deposited'");
     assert_eq!(deposited(), "1");
+    // What a Destination reads: a document and a resource, from the object store.
+    let o = env.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let serving = Serving::start(&env, &base);
+    let document = format!("{base}resourcesync/test/capabilitylist.xml");
+    let (status, _, list) = get(&format!("{base}resourcesync/test/resourcelist.xml"), None);
+    assert_eq!(status, 200);
+    let list = String::from_utf8(list).unwrap();
+    let resource = list
+        .split("<loc>")
+        .skip(1)
+        .filter_map(|l| l.split("</loc>").next())
+        .find(|l| l.contains("/d/test/") && !l.ends_with('/') && !l.ends_with(".xml"))
+        .unwrap_or_else(|| panic!("no resource in {list}"))
+        .to_string();
+    for url in [&document, &resource] {
+        assert_eq!(get(url, None).0, 200, "{url}");
+    }
     // The feed grows; while its slow file streams, the object store is killed.
     env.replace_in_config("/feed.xml", "/feed2.xml");
     let mut run = env.spawn(&["harvest"]);
@@ -579,8 +598,28 @@ fn s3_an_object_store_gone_for_30_s_mid_harvest_leaves_files_pending_until_it_re
         env.one("SELECT count(*) FROM versions v WHERE state = 'deposited' AND EXISTS (SELECT 1 FROM files f WHERE f.version_id = v.id AND f.state != 'stored')"),
         "0"
     );
+    // A Destination meanwhile is told to come back (503 with Retry-After, RFC 9110
+    // §15.6.4), not that the document or resource is broken (500).
+    for url in [&document, &resource] {
+        let (status, head, body) = get(url, None);
+        assert_eq!(status, 503, "{url}: {head}");
+        assert!(head.contains("retry-after: "), "{head}");
+        assert!(
+            String::from_utf8_lossy(&body).contains("the object store cannot be reached"),
+            "{}",
+            String::from_utf8_lossy(&body)
+        );
+    }
     std::thread::sleep(Duration::from_secs(30).saturating_sub(down.elapsed()));
     garage.restart();
+    for url in [&document, &resource] {
+        assert_eq!(
+            get(url, None).0,
+            200,
+            "{url} after the object store returned"
+        );
+    }
+    serving.stop();
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_eq!(deposited(), "3");
