@@ -24,7 +24,8 @@
 //!
 //! A partition's dated documents (closed Change Lists and Change Dumps, snapshots, their
 //! packages and sidecars: written once, then left alone) are listed by year, in shards
-//! of its manifest (`<set>/.documents-YYYY.json`) that its manifest names by SHA-256;
+//! of its manifest (`<set>/.documents-YYYY-<16 hex>.json`, named by content and so never
+//! overwritten) that its manifest names by SHA-256;
 //! the rest in the manifest itself. A publish writes the shards that changed (the
 //! current year's), so what it writes and reads per set stays the size of a year of
 //! history, not of twenty.
@@ -58,7 +59,7 @@ const PART_MANIFEST: &str = ".documents.json";
 const SYNCED: &str = ".mirrored.json";
 /// Its shards' names: `.mirrored-YYYY.json`.
 const SYNCED_STEM: &str = ".mirrored";
-/// The shards of a partition's manifest: `.documents-YYYY.json`.
+/// The shards of a partition's manifest: `.documents-YYYY-<16 hex>.json` ([`shard_key`]).
 const PART_MANIFEST_STEM: &str = ".documents";
 /// This folder's record of the partitions.
 const PARTS: &str = ".mirrored-parts.json";
@@ -94,7 +95,7 @@ struct PutPart {
 
 /// A partition's manifest in the object store (`<part>/.documents.json`): its documents
 /// that are not dated, and the SHA-256 of each year's shard of the dated ones
-/// (`<part>/.documents-YYYY.json`, [`bucket_of`]).
+/// ([`shard_key`], [`bucket_of`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PartManifest {
@@ -170,8 +171,7 @@ fn bucket_of(rel: &str) -> &str {
     }
 }
 
-/// Whether `name` is a year's shard of a manifest or record (`.documents-YYYY.json`,
-/// `.mirrored-YYYY.json`): its year.
+/// Whether `name` is a year's shard of a record (`.mirrored-YYYY.json`): its year.
 fn shard_year<'a>(name: &'a str, stem: &str) -> Option<&'a str> {
     name.strip_prefix(stem)?
         .strip_prefix('-')?
@@ -221,12 +221,21 @@ impl Record {
     /// digest changed, removing those left empty.
     fn write(&self, www: &Path, part: &str, before: &Record) -> Result<(), PublishError> {
         let (now, then) = (by_bucket(&self.files), by_bucket(&before.files));
-        let buckets: BTreeSet<&String> = now.keys().chain(then.keys()).collect();
+        // The years first, `.mirrored.json` last: moving off a record of every file in
+        // `.mirrored.json`, the dated files are in their shards before they leave it.
+        let mut buckets: Vec<&String> = now
+            .keys()
+            .chain(then.keys())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        buckets.sort_by_key(|b| b.is_empty());
         for bucket in buckets {
             let files = now.get(bucket);
             let sha = self.shards.get(bucket);
             let same = files == then.get(bucket) && sha == before.shards.get(bucket);
-            if same && !(bucket.is_empty() && before.unsharded) {
+            // Off a flat record, every bucket is written once.
+            if same && !before.unsharded {
                 continue;
             }
             let path = if bucket.is_empty() {
@@ -315,7 +324,6 @@ fn is_own_file(name: &str) -> bool {
         || name == PARTS
         || name == OLD_SYNCED
         || shard_year(name, SYNCED_STEM).is_some()
-        || shard_year(name, PART_MANIFEST_STEM).is_some()
         || name.ends_with(".tmp")
 }
 
@@ -334,6 +342,21 @@ fn partition_of(rel: &str) -> &str {
     } else {
         &rel[..set]
     }
+}
+
+/// The object store's key of a year's shard of `part`'s manifest whose SHA-256 is
+/// `sha256`: `<part>/.documents-YYYY-<16 hex>.json`. Named by content, a shard is never
+/// overwritten, so a manifest always names the shard it was written with (a publish
+/// stopped between the two leaves an unnamed shard, not a named one changed); shards no
+/// longer named are deleted after the list of partitions.
+fn shard_key(part: &str, year: &str, sha256: &str) -> String {
+    in_part(
+        part,
+        &format!(
+            "{PART_MANIFEST_STEM}-{year}-{}.json",
+            sha256.get(..16).unwrap_or(sha256)
+        ),
+    )
 }
 
 /// Where a partition keeps `name` (below `www`, or its key in the object store).
@@ -441,18 +464,41 @@ fn rank(rel: &str) -> u8 {
     if name == SET_STATE || name == super::layout::CLOSED_MARK {
         // A set's records of the state its documents are in go up after all of
         // them: a worker that pulls them leaves the set (or those days) alone.
-        5
+        6
     } else if rel.starts_with(".well-known/") {
-        4
+        5
     } else if name == "capabilitylist.xml" {
-        3
+        4
+    } else if rel
+        .rsplit('/')
+        .nth(1)
+        .is_some_and(|folder| folder.ends_with("-archive"))
+    {
+        // An archive's parts (`<kind>-archive/YYYY.xml`) list the dated documents and
+        // are listed by the archive: between the two.
+        2
     } else if name.ends_with(".zip") || name.starts_with('.') || name.contains(char::is_numeric) {
         // Packages, dated and numbered documents (snapshots, closed change lists,
         // chunks, dump manifests), the publisher's own state files.
         1
     } else {
         // Live documents, indexes, archives.
-        2
+        3
+    }
+}
+
+/// What to do when the object store's lists of published documents are not what plikt
+/// wrote: this worker's folder becomes the source again. (Removing only the object store's
+/// list would make every partition this folder knows look removed, and its copies go.)
+const REBUILD: &str = "to have every set written and copied anew from this worker's folder, remove `www/.mirrored-parts.json` from its data folder and the object `www/.manifest.json`, then publish again";
+
+/// A list of published documents that the object store's lists name and it lacks.
+fn missing(www: &Path, key: &str) -> PublishError {
+    PublishError::Write {
+        path: www.join(key),
+        source: io::Error::other(format!(
+            "the object store's list of published documents names `www/{key}`, which is missing; {REBUILD}"
+        )),
     }
 }
 
@@ -461,7 +507,7 @@ fn bad_json(www: &Path, key: &str, e: &serde_json::Error) -> PublishError {
     PublishError::Write {
         path: www.join(key),
         source: io::Error::other(format!(
-            "the object store's list of published documents `www/{key}` is not valid JSON ({e}); remove the object `www/{MANIFEST}` and publish again: every document is then copied anew"
+            "the object store's list of published documents `www/{key}` is not valid JSON ({e}); {REBUILD}"
         )),
     }
 }
@@ -519,6 +565,9 @@ pub(super) fn pull(documents: Documents, www: &Path) -> Result<(Mirror, Copied),
             ),
             None => fetch_part(&documents, www, part, &before)?,
         };
+        // A shard's digest is kept in the record only if the shard fetched is the one the
+        // manifest names.
+        let years = if whole { years } else { Shards::new() };
         let as_listed =
             sync_part(&documents, www, part, before, &entries, years, &mut copied)? && whole;
         // Taken apart from a manifest of every document, or fetched newer than its
@@ -581,7 +630,7 @@ fn fetch_part(
 ) -> Result<(Entries, Shards, bool), PublishError> {
     let key = in_part(part, PART_MANIFEST);
     let Some(bytes) = documents.get(&key).map_err(store_err)? else {
-        return Ok((Entries::new(), BTreeMap::new(), true));
+        return Err(missing(www, &key));
     };
     let found: FoundPartManifest =
         serde_json::from_slice(&bytes).map_err(|e| bad_json(www, &key, &e))?;
@@ -609,14 +658,9 @@ fn fetch_part(
             );
             continue;
         }
-        let key = in_part(part, &format!("{PART_MANIFEST_STEM}-{year}.json"));
+        let key = shard_key(part, year, sha);
         let Some(bytes) = documents.get(&key).map_err(store_err)? else {
-            return Err(PublishError::Write {
-                path: www.join(&key),
-                source: io::Error::other(format!(
-                    "the object store's list of published documents names `www/{key}`, which is missing; remove the object `www/{MANIFEST}` and publish again: every document is then copied anew"
-                )),
-            });
+            return Err(missing(www, &key));
         };
         whole &= hex::encode(Sha256::digest(&bytes)) == *sha;
         let shard: Entries = serde_json::from_slice(&bytes).map_err(|e| bad_json(www, &key, &e))?;
@@ -641,18 +685,18 @@ fn put_part(
     let entries = buckets.remove("").unwrap_or_default();
     let mut years = BTreeMap::new();
     for (year, shard) in &buckets {
-        let key = in_part(part, &format!("{PART_MANIFEST_STEM}-{year}.json"));
-        let bytes = to_json(www, &key, shard)?;
+        let bytes = to_json(www, &in_part(part, PART_MANIFEST), shard)?;
         let sha = hex::encode(Sha256::digest(&bytes));
+        let key = shard_key(part, year, &sha);
         if known.get(year) != Some(&sha) {
             documents.put(&key, Bytes::from(bytes)).map_err(store_err)?;
         }
         years.insert(year.clone(), sha);
     }
     let gone = known
-        .keys()
-        .filter(|y| !years.contains_key(*y))
-        .map(|y| in_part(part, &format!("{PART_MANIFEST_STEM}-{y}.json")))
+        .iter()
+        .filter(|(y, sha)| years.get(*y) != Some(*sha))
+        .map(|(y, sha)| shard_key(part, y, sha))
         .collect();
     let key = in_part(part, PART_MANIFEST);
     let bytes = to_json(
@@ -864,12 +908,7 @@ impl Mirror {
                 if now.is_empty() {
                     self.remote.remove(part);
                     stale.push(in_part(part, PART_MANIFEST));
-                    stale.extend(
-                        before
-                            .shards
-                            .keys()
-                            .map(|y| in_part(part, &format!("{PART_MANIFEST_STEM}-{y}.json"))),
-                    );
+                    stale.extend(before.shards.iter().map(|(y, sha)| shard_key(part, y, sha)));
                     continue;
                 }
                 // What the object store has of the shards, unless it is to be written
@@ -1007,7 +1046,11 @@ mod tests {
         }
         assert_eq!(shard_year(".mirrored-2026.json", SYNCED_STEM), Some("2026"));
         assert_eq!(shard_year(PARTS, SYNCED_STEM), None);
-        assert!(is_own_file(".documents-2026.json") && is_own_file(".mirrored-2025.json"));
+        assert!(is_own_file(".mirrored-2025.json"));
+        assert_eq!(
+            shard_key("resourcesync/a", "2026", &"ab".repeat(32)),
+            "resourcesync/a/.documents-2026-abababababababab.json"
+        );
 
         let www = std::env::temp_dir().join(format!("plikt-mirror-record-{}", std::process::id()));
         let _ = fs::remove_dir_all(&www);
@@ -1058,6 +1101,18 @@ mod tests {
         // Nothing left: no record.
         Record::default().write(&www, part, &next).unwrap();
         assert_eq!(fs::read_dir(www.join(part)).unwrap().count(), 0);
+        // Off a flat record with nothing changed and no shard digests (a restore before
+        // the first push, a pull of a manifest of format 2): every file stays recorded.
+        write_json(&www.join(in_part(part, SYNCED)), &old).unwrap();
+        let flat = Record::read(&www, part);
+        let same = Record {
+            unsharded: false,
+            ..flat.clone()
+        };
+        same.write(&www, part, &flat).unwrap();
+        let read = Record::read(&www, part);
+        assert_eq!(read.files, old);
+        assert!(!read.unsharded);
         fs::remove_dir_all(&www).unwrap();
     }
 
@@ -1074,6 +1129,9 @@ mod tests {
             "resourcesync/a/.resourcelist.fingerprint",
             "resourcesync/a/.published",
             "resourcesync/a/changedump/.closed",
+            "resourcesync/a/changelist/2026-11-25.xml",
+            "resourcesync/a/changelist-archive/2026.xml",
+            "resourcesync/a/changelist-archive.xml",
         ];
         docs.sort_by_key(|d| (rank(d), *d));
         let pos = |d: &str| docs.iter().position(|x| *x == d).unwrap();
@@ -1084,6 +1142,15 @@ mod tests {
         assert!(
             pos("resourcesync/a/resourcelist-2026-11-20.xml")
                 < pos("resourcesync/a/resourcelist-archive.xml")
+        );
+        // A year's part of an archive after the days it lists, before the index.
+        assert!(
+            pos("resourcesync/a/changelist/2026-11-25.xml")
+                < pos("resourcesync/a/changelist-archive/2026.xml")
+        );
+        assert!(
+            pos("resourcesync/a/changelist-archive/2026.xml")
+                < pos("resourcesync/a/changelist-archive.xml")
         );
         assert!(pos("resourcesync/a/resourcelist.xml") < pos("resourcesync/a/capabilitylist.xml"));
         assert!(pos("resourcesync/a/capabilitylist.xml") < pos(".well-known/resourcesync"));

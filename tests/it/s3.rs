@@ -1124,7 +1124,7 @@ fn s3_documents_published_by_one_node_are_served_by_any_node() {
     std::fs::create_dir_all(www_b.join(old_day).parent().unwrap()).unwrap();
     std::fs::write(www_b.join(old_day), "<urlset/>").unwrap();
     let shard_puts = |y: &str| {
-        let key = format!("PUT /plikt/kb/www/resourcesync/test/.documents-{y}.json ");
+        let key = format!("PUT /plikt/kb/www/resourcesync/test/.documents-{y}-");
         proxy.heads().iter().filter(|h| h.starts_with(&key)).count()
     };
     let this_year_before = shard_puts(&year);
@@ -1157,7 +1157,11 @@ fn s3_documents_published_by_one_node_are_served_by_any_node() {
                 .any(|r| r.contains("/2020-") || r.contains(&format!("/{year}-"))),
         "the manifest lists dated documents itself: {listed:?}"
     );
-    let shard = get_json("kb/www/resourcesync/test/.documents-2020.json");
+    let sha = manifest["years"]["2020"].as_str().unwrap();
+    let shard = get_json(&format!(
+        "kb/www/resourcesync/test/.documents-2020-{}.json",
+        &sha[..16]
+    ));
     assert_eq!(
         shard.as_object().unwrap().keys().collect::<Vec<_>>(),
         [old_day],
