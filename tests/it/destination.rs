@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::support::{
-    Env, Response, Server, Serving, TestItem, date, feed, free_port, get, get_with, plikt_at,
+    Env, Response, Server, Serving, TestItem, date, feed, free_port, get, get_with, locs, plikt_at,
     python, root, text,
 };
 
@@ -176,13 +176,10 @@ fn a_destination_polling_a_change_list_gets_304_until_a_publish_changes_it() {
     let (status, _, body) = get(&format!("{base}resourcesync/test/capabilitylist.xml"), None);
     assert_eq!(status, 200);
     let capabilities = String::from_utf8(body).unwrap();
-    let changelist = capabilities
-        .split("<loc>")
-        .skip(1)
-        .filter_map(|s| s.split("</loc>").next())
+    let changelist = locs(&capabilities)
+        .into_iter()
         .find(|l| l.contains("changelist"))
-        .unwrap_or_else(|| panic!("no Change List in {capabilities}"))
-        .to_string();
+        .unwrap_or_else(|| panic!("no Change List in {capabilities}"));
     let etag_of = |head: &str| {
         head.lines()
             .find_map(|l| l.strip_prefix("etag: "))

@@ -716,12 +716,10 @@ fn serve_answers_and_notifies_across_a_postgresql_restart() {
     let (status, _, list) = get(&format!("{base}resourcesync/test/resourcelist.xml"), None);
     assert_eq!(status, 200);
     let list = String::from_utf8(list).unwrap();
-    let resource = list
-        .split("<loc>")
-        .nth(1)
-        .and_then(|s| s.split("</loc>").next())
-        .expect("a resource in the Resource List")
-        .to_string();
+    let resource = crate::support::locs(&list)
+        .into_iter()
+        .next()
+        .expect("a resource in the Resource List");
     let (status, head, before) = get(&resource, None);
     assert_eq!(status, 200, "{resource}: {head}");
 

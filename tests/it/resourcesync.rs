@@ -290,10 +290,8 @@ fn resync_baseline_incremental_and_audit_against_plikt_serve() {
         rl.contains("rel=\"describedby\"") && rl.contains("rel=\"collection\""),
         "{rl}"
     );
-    let loc = rl
-        .split("<loc>")
-        .skip(1)
-        .map(|l| l.split('<').next().unwrap().to_string())
+    let loc = crate::support::locs(&rl)
+        .into_iter()
         .find(|l| !l.ends_with("metadata.xml"))
         .unwrap();
     let (head, body) = get(&loc);
@@ -434,14 +432,7 @@ fn restricted_sets_are_served_only_to_authenticated_destinations() {
     }
     let (head, _) = get_with(&restricted_cap, bearer);
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    let closed = restricted
-        .split("<loc>")
-        .nth(1)
-        .unwrap()
-        .split('<')
-        .next()
-        .unwrap()
-        .to_string();
+    let closed = crate::support::locs(&restricted).remove(0);
     assert!(get(&closed).0.starts_with("HTTP/1.1 401"));
     let (head, body) = get_with(&closed, bearer);
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
@@ -1109,10 +1100,9 @@ fn a_large_change_list_is_split_under_an_index() {
 /// lists in its `<loc>`s, in order.
 fn listed(dir: &Path, doc: &str) -> Vec<std::path::PathBuf> {
     let text = std::fs::read_to_string(dir.join(doc)).unwrap();
-    text.split("<loc>")
-        .skip(1)
-        .map(|l| {
-            let url = l.split('<').next().unwrap();
+    crate::support::locs(&text)
+        .iter()
+        .map(|url| {
             let rel = url.split_once("/resourcesync/test/").unwrap().1;
             dir.join(rel)
         })

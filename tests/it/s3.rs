@@ -10,7 +10,7 @@ use sha2::Digest;
 
 use crate::support::{
     Body, Env, Garage, OwnPostgres, Proxy, Response, Server, Serving, TestItem, TlsFront, date,
-    feed, free_port, get, get_with, noise, own_catalog, root, serve, text,
+    feed, free_port, get, get_with, locs, noise, own_catalog, root, serve, text,
 };
 
 const HTML: &[u8] = b"<!DOCTYPE html><html><body>Artikel</body></html>";
@@ -550,13 +550,10 @@ fn s3_an_object_store_gone_for_30_s_mid_harvest_leaves_files_pending_until_it_re
     let (status, _, list) = get(&format!("{base}resourcesync/test/resourcelist.xml"), None);
     assert_eq!(status, 200);
     let list = String::from_utf8(list).unwrap();
-    let resource = list
-        .split("<loc>")
-        .skip(1)
-        .filter_map(|l| l.split("</loc>").next())
+    let resource = locs(&list)
+        .into_iter()
         .find(|l| l.contains("/d/test/") && !l.ends_with('/') && !l.ends_with(".xml"))
-        .unwrap_or_else(|| panic!("no resource in {list}"))
-        .to_string();
+        .unwrap_or_else(|| panic!("no resource in {list}"));
     for url in [&document, &resource] {
         assert_eq!(get(url, None).0, 200, "{url}");
     }
@@ -1036,11 +1033,8 @@ fn s3_documents_published_by_one_node_are_served_by_any_node() {
             .split("href=\"")
             .skip(1)
             .map(|t| &t[..t.find('"').unwrap()]);
-        let locs = text
-            .split("<loc>")
-            .skip(1)
-            .map(|t| &t[..t.find("</loc>").unwrap()]);
-        for url in hrefs.chain(locs) {
+        let listed = locs(&text);
+        for url in hrefs.chain(listed.iter().map(String::as_str)) {
             let Some(path) = url.strip_prefix(&base_a) else {
                 continue;
             };

@@ -744,6 +744,15 @@ impl Drop for Env {
     }
 }
 
+/// The `<loc>` URLs of a Sitemap document (a list, an index, an archive), in order.
+pub fn locs(doc: &str) -> Vec<String> {
+    doc.split("<loc>")
+        .skip(1)
+        .filter_map(|l| l.split("</loc>").next())
+        .map(str::to_string)
+        .collect()
+}
+
 pub fn text(o: &Output) -> String {
     format!(
         "exit {:?}\n--- stdout\n{}--- stderr\n{}",
