@@ -275,10 +275,8 @@ mod tests {
         let _ = fs::remove_dir_all(&dir);
         let blobs =
             crate::store::Blobs::open(&dir, &crate::config::BlobsConfig::default()).unwrap();
-        let catalog_path = crate::store::Location::Sqlite(dir.join("catalog.sqlite"));
         let www = dir.join("www");
         let spec = SetSpec {
-            catalog_path: &catalog_path,
             blobs: &blobs,
             www: &www,
             base: "https://kb.example/",

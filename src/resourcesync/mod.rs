@@ -237,6 +237,10 @@ pub fn publish_until(
     let mut published = Published::default();
     // The folders of the sets written (the others were left alone).
     let mut written: Vec<String> = Vec::new();
+    // The second catalog connection the Change Lists are read through ([`write_set`]),
+    // opened at the first set written and kept for the others: on PostgreSQL a
+    // connection is a TCP (and TLS) handshake and a SCRAM exchange.
+    let mut lists_catalog: Option<Catalog> = None;
     write_source_descriptions(config, &www)?;
     // Every publisher's journal position and non-empty sets, in one statement.
     let positions = catalog.set_positions()?;
@@ -252,7 +256,6 @@ pub fn publish_until(
             // An empty set's documents need no walk over the collection.
             let empty = !position.has(access);
             let spec = SetSpec {
-                catalog_path: &catalog_path,
                 blobs: &blobs,
                 www: &www,
                 base,
@@ -293,7 +296,11 @@ pub fn publish_until(
                 spec: &spec,
             };
             let t = std::time::Instant::now();
-            let (resources, changes, closed) = write_set(&set)?;
+            let lists = match &mut lists_catalog {
+                Some(c) => c,
+                None => lists_catalog.insert(Catalog::open(&catalog_path)?),
+            };
+            let (resources, changes, closed) = write_set(&set, lists)?;
             let lists_ms = t.elapsed().as_millis() as u64;
             let t = std::time::Instant::now();
             if dumps == Dumps::Write {
@@ -452,8 +459,6 @@ impl<'a> std::ops::Deref for Set<'a> {
 /// What a [`Set`] is, apart from the catalog connection it reads through.
 #[derive(Debug)]
 struct SetSpec<'a> {
-    /// Where the catalog is (for a second connection).
-    catalog_path: &'a crate::store::Location,
     blobs: &'a crate::store::Blobs,
     /// Where the documents are written.
     www: &'a Path,
@@ -595,9 +600,12 @@ impl Set<'_> {
 }
 
 /// Writes one set's Capability List, Resource List and Change Lists (with their
-/// archives); returns the entries of the Resource List and Change Lists, and the
-/// closed periods.
-fn write_set(set: &Set<'_>) -> Result<(u64, u64, change_list::Periods), PublishError> {
+/// archives), the Change Lists through `lists` (a second connection to the catalog);
+/// returns the entries of the Resource List and Change Lists, and the closed periods.
+fn write_set(
+    set: &Set<'_>,
+    lists: &mut Catalog,
+) -> Result<(u64, u64, change_list::Periods), PublishError> {
     let SetSpec { www, base, dir, .. } = set.spec;
     // Capability List (§9), with the archives (Archives §2.1) and the change
     // notification topic with its hub (Change Notification §5).
@@ -636,10 +644,9 @@ fn write_set(set: &Set<'_>) -> Result<(u64, u64, change_list::Periods), PublishE
     // format entries, and each has a core to itself.
     let spec = set.spec;
     let (resources, changes) = std::thread::scope(|s| {
-        let changes = s.spawn(|| {
-            let catalog = Catalog::open(spec.catalog_path)?;
+        let changes = s.spawn(move || {
             change_list::write_change_lists(&Set {
-                catalog: &catalog,
+                catalog: &*lists,
                 spec,
             })
         });

@@ -54,9 +54,7 @@ pub fn write_notification(
     let www = super::www(config);
     let blobs = crate::store::Blobs::open(&config.data_dir, &config.blobs)
         .map_err(crate::store::StoreError::from)?;
-    let catalog_path = crate::store::Location::of(config)?;
     let spec = SetSpec {
-        catalog_path: &catalog_path,
         blobs: &blobs,
         www: &www,
         base,
