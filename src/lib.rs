@@ -53,13 +53,16 @@
 //!           catalog, where `layout` says (the one list the server serves from): the
 //!           Source Description, Capability Lists, Resource and Change Lists (the two
 //!           kinds at once, each through its own catalog connection), Resource and
-//!           Change Dumps, the four Archives (dated snapshots of Resource Lists and
-//!           Dumps, dump packages named by content and shared), and change
+//!           Change Dumps, the four Archives (a part per year once they span more
+//!           than one; dated snapshots of Resource Lists and Dumps, dump packages
+//!           named by content and shared), and change
 //!           notification payloads; metadata records are made by the `mappings/` record
 //!           mapping when listed, served or packed; a set is written again only
-//!           when its state (`.published`: journal position, day, settings) moved;
-//!           with an object store the documents are shared through it (`mirror`: a
-//!           manifest per set; pull what changed before a publish, push the sets
+//!           when its state (`.published`: journal position, day, settings) moved,
+//!           and a document whose bytes did not change is left in place (its ETag
+//!           holds); with an object store the documents are shared through it
+//!           (`mirror`: a manifest per set, its dated documents in a shard per year;
+//!           pull what changed before a publish, push the sets
 //!           written after, leaves first), and served from it; `publish_until` stops
 //!           between sets and dump packages (SIGTERM), and the next publish goes on
 //! notify    Change Notification over WebSub: `enqueue` (after a publish) stores each
