@@ -109,30 +109,19 @@ fn same_bytes(written: &File, path: &Path) -> io::Result<bool> {
     };
     let mut new = written;
     new.seek(SeekFrom::Start(0))?;
+    // Both are `len` bytes long: compared chunk by chunk, up to the first difference.
     let (mut a, mut b) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
-    loop {
-        let n = read_full(&mut new, &mut a)?;
-        if n == 0 {
-            return Ok(true);
-        }
-        if read_full(&mut old, &mut b[..n])? != n || a[..n] != b[..n] {
+    let mut left = len;
+    while left > 0 {
+        let n = left.min(a.len() as u64) as usize;
+        io::Read::read_exact(&mut new, &mut a[..n])?;
+        io::Read::read_exact(&mut old, &mut b[..n])?;
+        if a[..n] != b[..n] {
             return Ok(false);
         }
+        left -= n as u64;
     }
-}
-
-/// Reads until `buf` is full or the input ends; returns the bytes read.
-fn read_full(input: &mut impl io::Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match input.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
+    Ok(true)
 }
 
 /// Replaces `to` atomically with a copy of `from` (a live document that is also at its

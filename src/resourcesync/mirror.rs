@@ -172,8 +172,8 @@ fn bucket_of(rel: &str) -> &str {
 }
 
 /// Whether `name` is a year's shard of a record (`.mirrored-YYYY.json`): its year.
-fn shard_year<'a>(name: &'a str, stem: &str) -> Option<&'a str> {
-    name.strip_prefix(stem)?
+fn shard_year(name: &str) -> Option<&str> {
+    name.strip_prefix(SYNCED_STEM)?
         .strip_prefix('-')?
         .strip_suffix(".json")
         .filter(|y| y.len() == 4 && y.bytes().all(|b| b.is_ascii_digit()))
@@ -203,7 +203,7 @@ impl Record {
         };
         for e in fs::read_dir(&dir).into_iter().flatten().flatten() {
             let name = e.file_name().to_string_lossy().to_string();
-            let Some(year) = shard_year(&name, SYNCED_STEM) else {
+            let Some(year) = shard_year(&name) else {
                 continue;
             };
             let shard: RecordShard = read_json(&e.path());
@@ -323,7 +323,7 @@ fn is_own_file(name: &str) -> bool {
         || name == SYNCED
         || name == PARTS
         || name == OLD_SYNCED
-        || shard_year(name, SYNCED_STEM).is_some()
+        || shard_year(name).is_some()
         || name.ends_with(".tmp")
 }
 
@@ -1044,8 +1044,8 @@ mod tests {
         ] {
             assert_eq!(bucket_of(rel), bucket, "{rel}");
         }
-        assert_eq!(shard_year(".mirrored-2026.json", SYNCED_STEM), Some("2026"));
-        assert_eq!(shard_year(PARTS, SYNCED_STEM), None);
+        assert_eq!(shard_year(".mirrored-2026.json"), Some("2026"));
+        assert_eq!(shard_year(PARTS), None);
         assert!(is_own_file(".mirrored-2025.json"));
         assert_eq!(
             shard_key("resourcesync/a", "2026", &"ab".repeat(32)),
@@ -1135,25 +1135,32 @@ mod tests {
         ];
         docs.sort_by_key(|d| (rank(d), *d));
         let pos = |d: &str| docs.iter().position(|x| *x == d).unwrap();
-        assert!(
-            pos("resourcesync/a/changedump/2026-11-25.zip")
-                < pos("resourcesync/a/resourcelist.xml")
+        let before = |a: &str, b: &str| assert!(pos(a) < pos(b), "{a} after {b}: {docs:?}");
+        before(
+            "resourcesync/a/changedump/2026-11-25.zip",
+            "resourcesync/a/resourcelist.xml",
         );
-        assert!(
-            pos("resourcesync/a/resourcelist-2026-11-20.xml")
-                < pos("resourcesync/a/resourcelist-archive.xml")
+        before(
+            "resourcesync/a/resourcelist-2026-11-20.xml",
+            "resourcesync/a/resourcelist-archive.xml",
         );
         // A year's part of an archive after the days it lists, before the index.
-        assert!(
-            pos("resourcesync/a/changelist/2026-11-25.xml")
-                < pos("resourcesync/a/changelist-archive/2026.xml")
+        before(
+            "resourcesync/a/changelist/2026-11-25.xml",
+            "resourcesync/a/changelist-archive/2026.xml",
         );
-        assert!(
-            pos("resourcesync/a/changelist-archive/2026.xml")
-                < pos("resourcesync/a/changelist-archive.xml")
+        before(
+            "resourcesync/a/changelist-archive/2026.xml",
+            "resourcesync/a/changelist-archive.xml",
         );
-        assert!(pos("resourcesync/a/resourcelist.xml") < pos("resourcesync/a/capabilitylist.xml"));
-        assert!(pos("resourcesync/a/capabilitylist.xml") < pos(".well-known/resourcesync"));
+        before(
+            "resourcesync/a/resourcelist.xml",
+            "resourcesync/a/capabilitylist.xml",
+        );
+        before(
+            "resourcesync/a/capabilitylist.xml",
+            ".well-known/resourcesync",
+        );
         assert!(pos("resourcesync/a/.published") >= docs.len() - 2);
         assert!(pos("resourcesync/a/changedump/.closed") >= docs.len() - 2);
     }

@@ -773,7 +773,8 @@ pub fn text(o: &Output) -> String {
 /// handed out stay reserved for the rest of the test process.
 pub fn free_port() -> u16 {
     use std::sync::Mutex;
-    static GIVEN: Mutex<Option<std::collections::HashSet<u16>>> = Mutex::new(None);
+    static GIVEN: Mutex<std::collections::BTreeSet<u16>> =
+        Mutex::new(std::collections::BTreeSet::new());
     let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
         .ok()
         .and_then(|s| s.split_whitespace().next()?.parse::<u16>().ok())
@@ -781,7 +782,6 @@ pub fn free_port() -> u16 {
         .clamp(12000, 32768);
     let (first, span) = (10000u32, u32::from(low) - 10000);
     let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
-    let given = given.get_or_insert_with(Default::default);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
