@@ -165,11 +165,12 @@ async fn fetch_once(
         progress(chunk.len() as u64);
     }
     crate::metrics::get().fetched("file", started.elapsed());
-    let (length, reads_file) = (writer.bytes(), drm.reads_file());
+    let at_once = writer.finishes_at_once() && !drm.reads_file();
     // Finish the digests (and the object store's upload), verify and look for DRM. A
-    // small file in the local folder has its digests finished in place (no threads to
-    // join) and its DRM check reads nothing back, so it stays on this thread; otherwise
-    // one hop to a blocking thread.
+    // small file (in the local folder, or held for an object store's pack) has its
+    // digests finished in place (no threads to join, nothing to send) and its DRM check
+    // reads nothing back, so it stays on this thread; otherwise one hop to a blocking
+    // thread.
     let declared_md5 = job.file.declared_md5.clone();
     let verify = move || {
         let written = writer.finish()?;
@@ -183,7 +184,7 @@ async fn fetch_once(
         Ok(Ok((written, drm)))
     };
     let verified: Result<Result<_, (String, String)>, BlobError> =
-        if length <= crate::store::INLINE_LIMIT && !reads_file && !blobs.is_remote() {
+        if at_once {
             verify()
         } else {
             match tokio::task::spawn_blocking(verify).await {

@@ -455,6 +455,18 @@ impl BlobWriter {
         self.digester.bytes()
     }
 
+    /// Whether [`BlobWriter::finish`] returns without blocking: the digests are still
+    /// computed in place (at most [`crate::store::INLINE_LIMIT`] bytes) and nothing is
+    /// left to send (a local file; a small blob held in memory for a pack). The harvest
+    /// then finishes it on its own thread instead of a hop to a blocking one.
+    pub fn finishes_at_once(&self) -> bool {
+        self.digester.bytes() <= super::INLINE_LIMIT
+            && match &self.inner {
+                WriterInner::Local(..) => true,
+                WriterInner::S3(upload) => upload.is_held(),
+            }
+    }
+
     /// Computes the digests and closes the temporary file (or completes the upload: a
     /// blob smaller than one part goes to its name on the object store now). The catalog
     /// may record it only after [`Blobs::commit`]. Blocks (on the digest threads; on the

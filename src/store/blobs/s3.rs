@@ -1110,6 +1110,12 @@ impl Upload {
         })
     }
 
+    /// Whether every byte is still here, held for a pack: no upload started, so
+    /// [`Upload::finish`] does not block.
+    pub(super) fn is_held(&self) -> bool {
+        self.task.is_none()
+    }
+
     /// Completes the upload of the blob with this SHA-256. Blocks, unless the blob is
     /// small enough for a pack.
     pub(super) fn finish(mut self, sha256: &str) -> Result<TmpObject, BlobError> {
