@@ -183,15 +183,14 @@ async fn fetch_once(
         let drm = drm.finish(|| written.reader().ok());
         Ok(Ok((written, drm)))
     };
-    let verified: Result<Result<_, (String, String)>, BlobError> =
-        if at_once {
-            verify()
-        } else {
-            match tokio::task::spawn_blocking(verify).await {
-                Ok(r) => r,
-                Err(e) => std::panic::resume_unwind(e.into_panic()),
-            }
-        };
+    let verified: Result<Result<_, (String, String)>, BlobError> = if at_once {
+        verify()
+    } else {
+        match tokio::task::spawn_blocking(verify).await {
+            Ok(r) => r,
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        }
+    };
     let (written, drm) = verified
         .map_err(store)?
         .map_err(|(expected, actual)| FileError::Md5 {

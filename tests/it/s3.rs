@@ -331,6 +331,15 @@ fn s3_harvest_streams_parts_stores_identical_bytes_once_serves_ranges_packs_and_
         "SELECT pack, pack_offset FROM blobs WHERE sha256 = '{pdf_sha}'"
     ));
     let (pack, offset): (String, usize) = (row[0][0].clone(), row[0][1].parse().unwrap());
+    // The pack is named by its files' SHA-256s in their order in it.
+    let members = env.sql(&format!(
+        "SELECT sha256 FROM blobs WHERE pack = '{pack}' ORDER BY pack_offset"
+    ));
+    let toc: String = members.iter().map(|r| format!("{}\n", r[0])).collect();
+    assert_eq!(
+        pack,
+        hex::encode(sha2::Sha256::digest(format!("plikt pack\n{toc}")))
+    );
     let pack_key = Key::from(format!("kb/packs/{}/{pack}", &pack[..2]));
     let client = garage.client();
     let mut bytes = runtime()

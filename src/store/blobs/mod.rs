@@ -5,8 +5,9 @@
 //!   file → batch sync → rename → sync;
 //! - an S3-compatible object store (`s3.rs`): temporary object (streamed in parts) →
 //!   server-side copy to `<prefix>blobs/ab/<sha256>` → delete; a blob of at most 1 MiB
-//!   held in memory and stored with others in a pack, `<prefix>packs/ab/<sha256>`, whose
-//!   name and offset the catalog records ([`Packed`]; readers pass it back).
+//!   held in memory and stored with others in a pack, `<prefix>packs/ab/<name>` (named
+//!   by the SHA-256 of its blobs' SHA-256s), whose name and offset the catalog records
+//!   ([`Packed`]; readers pass it back).
 //!
 //! Either way a blob is known by its SHA-256, which is known only when its last byte
 //! has passed: bytes go to a temporary place while MD5 and SHA-256 are computed

@@ -400,26 +400,25 @@ impl S3 {
             }
         }
         let is_first = |i: usize, sha: &String| first.get(sha) == Some(&i);
-        // Packs of the held blobs, in the batch's order, named here (hashing belongs on
-        // this blocking thread, not on the object store's runtime). A pack's body is its
-        // blobs' own buffers one after the other: nothing is copied.
+        // Packs of the held blobs, in the batch's order. A pack's body is its blobs' own
+        // buffers one after the other: nothing is copied. Its name is `pack_name` of its
+        // blobs' SHA-256s, known already: its bytes are not hashed again here (the
+        // PUT's signature hashes them once, and the server checks that).
         let mut packs: Vec<(String, object_store::PutPayload, Vec<Member>)> = Vec::new();
         let mut jobs: Vec<(usize, Job)> = Vec::new();
         let mut filling: Vec<Bytes> = Vec::new();
         let mut filled = 0u64;
         let mut members: Vec<Member> = Vec::new();
-        let mut close = |filling: &mut Vec<Bytes>, filled: &mut u64, members: &mut Vec<Member>| {
+        let mut names: Vec<&str> = Vec::new();
+        let mut close = |filling: &mut Vec<Bytes>,
+                         filled: &mut u64,
+                         members: &mut Vec<Member>,
+                         names: &mut Vec<&str>| {
             if members.is_empty() {
                 return;
             }
-            let name = {
-                use sha2::Digest;
-                let mut h = sha2::Sha256::new();
-                for b in filling.iter() {
-                    h.update(b);
-                }
-                hex::encode(h.finalize())
-            };
+            let name = pack_name(names);
+            names.clear();
             let body = object_store::PutPayload::from_iter(std::mem::take(filling));
             *filled = 0;
             packs.push((name, body, std::mem::take(members)));
@@ -431,17 +430,18 @@ impl S3 {
             match (tmp.held(), packing) {
                 (Some(b), Packing::Small) => {
                     members.push((i, filled, b.len() as u64));
+                    names.push(sha);
                     filled += b.len() as u64;
                     filling.push(b.clone());
                     if filled >= PACK_TARGET as u64 {
-                        close(&mut filling, &mut filled, &mut members);
+                        close(&mut filling, &mut filled, &mut members, &mut names);
                     }
                 }
                 (Some(b), Packing::None) => jobs.push((i, Job::Put(self.blob_key(sha), b.clone()))),
                 (None, _) => jobs.push((i, Job::Copy(tmp.key.clone(), self.blob_key(sha)))),
             }
         }
-        close(&mut filling, &mut filled, &mut members);
+        close(&mut filling, &mut filled, &mut members, &mut names);
         let s3 = self.clone();
         let (packed, failed) = block(async move {
             let mut packed: HashMap<usize, Packed> = HashMap::new();
@@ -1027,11 +1027,27 @@ pub enum Packing {
     None,
 }
 
-/// Where a blob is in a pack (issue 17 §6): the pack's name (its SHA-256) and the
+/// The name of a pack of these blobs, in this order: the SHA-256 of their SHA-256s,
+/// one per line after a line `plikt pack`. Blobs are named by their bytes' SHA-256, so
+/// the name says the pack's bytes as surely as their own SHA-256 would, without reading
+/// them again. (Earlier packs are named by their bytes' SHA-256: the catalog records
+/// each pack's name, and readers take it as it is.)
+fn pack_name(blobs: &[&str]) -> String {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    h.update(b"plikt pack\n");
+    for sha in blobs {
+        h.update(sha.as_bytes());
+        h.update(b"\n");
+    }
+    hex::encode(h.finalize())
+}
+
+/// Where a blob is in a pack (issue 17 §6): the pack's name ([`pack_name`]) and the
 /// blob's bytes in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Packed {
-    /// The pack's SHA-256: its object is `<prefix>packs/ab/<sha256>`.
+    /// The pack's name: its object is `<prefix>packs/ab/<name>`.
     pub pack: String,
     /// The blob's first byte in the pack.
     pub offset: u64,
@@ -1391,6 +1407,19 @@ impl Read for ChannelReader {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pack_is_named_by_its_blobs_in_their_order() {
+        let (a, b) = ("a".repeat(64), "b".repeat(64));
+        let ab = pack_name(&[&a, &b]);
+        assert_eq!(ab.len(), 64);
+        assert_eq!(ab, pack_name(&[&a, &b]));
+        assert_ne!(ab, pack_name(&[&b, &a]));
+        assert_ne!(ab, pack_name(&[&a]));
+        use sha2::Digest;
+        let expected = sha2::Sha256::digest(format!("plikt pack\n{a}\n{b}\n"));
+        assert_eq!(ab, hex::encode(expected));
+    }
 
     #[test]
     fn list_multipart_uploads_is_read_with_its_markers() {
