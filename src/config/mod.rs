@@ -705,12 +705,14 @@ impl Config {
                 path: path.to_path_buf(),
                 line,
                 column,
-                message,
+                // A value quoted back (a URL that does not parse) could hold a
+                // password typed into it.
+                message: secret::redact_urls(&message),
             }
         })?;
         let invalid = |message: String| ConfigError::Invalid {
             path: path.to_path_buf(),
-            message,
+            message: secret::redact_urls(&message),
         };
         if config.data_dir.is_relative() {
             config.data_dir = base.join(&config.data_dir);
@@ -1094,6 +1096,33 @@ schedule = "0 */30 * * * *"
         assert!(c.publishers[0].https_only);
         assert!(!c.publishers[0].allow_private);
         assert!(c.http.retries.is_none() && c.publishers[0].http.retries.is_none());
+    }
+
+    #[test]
+    fn a_password_typed_into_a_url_is_never_quoted_back() {
+        for (section, written) in [
+            // Does not parse (port out of range): toml quotes the value back.
+            (
+                "[catalog]\nurl",
+                "postgres://plikt:hunter2@127.0.0.1:99999/plikt",
+            ),
+            // Parses, but is not PostgreSQL.
+            ("[catalog]\nurl", "mysql://plikt:hunter2@127.0.0.1/plikt"),
+            ("[blobs]\ns3_endpoint", "http://key:hunter2@127.0.0.1:99999"),
+            ("base_url", "http://u:hunter2@127.0.0.1:8080/x"),
+        ] {
+            let text = if section == "base_url" {
+                format!("base_url = \"{written}\"\n{PUBLISHER}")
+            } else {
+                format!("{PUBLISHER}{section} = \"{written}\"\n")
+            };
+            let msg = parse(&text).unwrap_err().to_string();
+            assert!(!msg.contains("hunter2"), "{msg}");
+            assert!(
+                msg.contains(":***@") || msg.contains("credentials") || msg.contains("password"),
+                "{msg}"
+            );
+        }
     }
 
     #[test]
