@@ -204,7 +204,7 @@ pub fn publish_until(
     stopping: &(dyn Fn() -> bool + Sync),
 ) -> Result<Published, PublishError> {
     let www = www(config);
-    let (_lock, catalog_path, mut catalog, blobs) = begin(config, &www)?;
+    let (_lock, catalog_path, mut catalog, blobs) = begin(config, &www, stopping)?;
     // With the object store, the documents are shared: first what another worker
     // published since this one last did (issue 17 §2).
     let mirror = match blobs.documents() {
@@ -348,7 +348,7 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
     if !from_www.is_dir() || from_www == www {
         return Ok((0, 0));
     }
-    let (_lock, _, _catalog, blobs) = begin(config, &www)?;
+    let (_lock, _, _catalog, blobs) = begin(config, &www, &|| false)?;
     let mut copied = 0;
     for rel in mirror::local_files(from_www)? {
         let (src, dst) = (from_www.join(&rel), www.join(&rel));
@@ -383,22 +383,28 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
 /// What writing `www` needs, taken in the order every writer takes it: the data folder's
 /// publish lock (the processes of one machine), the catalog, its publish lock (among
 /// workers on one PostgreSQL catalog: one publish at a time), the blob store. Waits for a
-/// publish in progress; the locks last as long as the file and the catalog returned.
+/// publish in progress, unless `stopping` says to stop (`Err(Interrupted)`: a worker
+/// asked to stop does not wait for another's publish, which can take minutes); the locks
+/// last as long as the file and the catalog returned.
 fn begin(
     config: &Config,
     www: &Path,
+    stopping: &(dyn Fn() -> bool + Sync),
 ) -> Result<(File, crate::store::Location, Catalog, crate::store::Blobs), PublishError> {
-    let file = lock(www)?;
+    let file = lock(www, stopping)?;
     let location = crate::store::Location::of(config)?;
     let catalog = Catalog::open(&location)?;
-    catalog.lock_publishing()?;
+    if !catalog.lock_publishing(stopping, LOCK_POLL)? {
+        return Err(PublishError::Interrupted);
+    }
     let blobs =
         crate::store::Blobs::open(&config.data_dir, &config.blobs).map_err(StoreError::from)?;
     Ok((file, location, catalog, blobs))
 }
 
-/// Takes the data folder's publish lock, waiting for a publish in progress.
-fn lock(www: &Path) -> Result<File, PublishError> {
+/// Takes the data folder's publish lock, waiting for a publish in progress until
+/// `stopping` says to stop.
+fn lock(www: &Path, stopping: &(dyn Fn() -> bool + Sync)) -> Result<File, PublishError> {
     let path = www.join(".publish.lock");
     std::fs::create_dir_all(www).map_err(files::write_err(www))?;
     let file = std::fs::OpenOptions::new()
@@ -407,9 +413,21 @@ fn lock(www: &Path) -> Result<File, PublishError> {
         .write(true)
         .open(&path)
         .map_err(files::write_err(&path))?;
-    file.lock().map_err(files::write_err(&path))?;
-    Ok(file)
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) if stopping() => {
+                return Err(PublishError::Interrupted);
+            }
+            Err(std::fs::TryLockError::WouldBlock) => std::thread::sleep(LOCK_POLL),
+            Err(std::fs::TryLockError::Error(e)) => return Err(files::write_err(&path)(e)),
+        }
+    }
 }
+
+/// How often a publish waiting for another one looks again whether it may go on, or is
+/// to stop.
+pub(crate) const LOCK_POLL: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// The Source Descriptions (§8): the public one lists the public sets; the other one,
 /// for authenticated Destinations, the restricted sets as well.

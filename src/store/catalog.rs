@@ -274,11 +274,26 @@ impl Catalog {
     /// Waits for, then holds until this catalog is dropped, the right to publish the
     /// ResourceSync documents: one publish at a time among all workers of a PostgreSQL
     /// catalog (the lock ends with the connection, also when a worker dies). With SQLite
-    /// the data folder's publish lock file does this.
-    pub fn lock_publishing(&self) -> Result<(), StoreError> {
-        self.db
-            .lock_session(Lock::Publish)
-            .map_err(sql("waiting for another worker's publish"))
+    /// the data folder's publish lock file does this. While another worker publishes it
+    /// looks again every `poll`, and gives up (`Ok(false)`) once `stopping` says so.
+    pub fn lock_publishing(
+        &self,
+        stopping: &(dyn Fn() -> bool + Sync),
+        poll: std::time::Duration,
+    ) -> Result<bool, StoreError> {
+        loop {
+            let taken = self
+                .db
+                .try_lock_session(Lock::Publish)
+                .map_err(sql("waiting for another worker's publish"))?;
+            if taken {
+                return Ok(true);
+            }
+            if stopping() {
+                return Ok(false);
+            }
+            std::thread::sleep(poll);
+        }
     }
 
     /// Records (or updates) a configured publisher.

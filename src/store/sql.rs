@@ -828,19 +828,19 @@ impl Lock {
 }
 
 impl Db {
-    /// Takes `lock` until this connection closes (PostgreSQL: a session advisory lock,
-    /// which the server releases when the connection ends, also when the process
-    /// dies), waiting for its holder; nothing on SQLite, whose single writer holds the
-    /// data folder's lock.
-    pub fn lock_session(&self, lock: Lock) -> Result<(), DbError> {
+    /// Takes `lock` until this connection closes, if it is free (PostgreSQL: a session
+    /// advisory lock, which the server releases when the connection ends, also when the
+    /// process dies): whether it is now held. Always on SQLite, whose single writer holds
+    /// the data folder's lock.
+    pub fn try_lock_session(&self, lock: Lock) -> Result<bool, DbError> {
         if self.backend() == Backend::Postgres {
-            self.query_row(
-                "SELECT pg_advisory_lock(?1)::text",
+            let taken: i64 = self.one(
+                "SELECT pg_try_advisory_lock(?1)::integer::bigint",
                 params![lock.key()],
-                |_| Ok(()),
             )?;
+            return Ok(taken == 1);
         }
-        Ok(())
+        Ok(true)
     }
 }
 
@@ -951,6 +951,29 @@ pub(super) mod tests {
             .one::<i64>("SELECT 1 FROM nowhere", params![])
             .unwrap_err();
         assert!(e.to_string().contains("\"nowhere\" does not exist"), "{e}");
+    }
+
+    #[test]
+    fn a_session_lock_is_held_by_one_connection_until_it_closes() {
+        let Some(server) = postgres_server() else {
+            return;
+        };
+        let url = fresh_database(&server, "session_lock");
+        let connect = || Db::postgres(postgres::Client::connect(&url, postgres::NoTls).unwrap());
+        let (a, b) = (connect(), connect());
+        assert!(a.try_lock_session(Lock::Publish).unwrap());
+        assert!(!b.try_lock_session(Lock::Publish).unwrap());
+        assert!(
+            b.try_lock_session(Lock::Schema).unwrap(),
+            "another lock is free"
+        );
+        // The server gives it back when the connection ends.
+        drop(a);
+        let started = std::time::Instant::now();
+        while !b.try_lock_session(Lock::Publish).unwrap() {
+            assert!(started.elapsed() < std::time::Duration::from_secs(10));
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 
     #[test]

@@ -1279,6 +1279,48 @@ fn sigterm_during_a_publish_stops_the_service_and_the_next_publish_completes_it(
     assert!(all >= ITEMS, "{all} packages for {ITEMS} files");
 }
 
+/// A worker asked to stop while it waits for another publish (here the data folder's
+/// publish lock, held by this test as a `plikt publish` would hold it) stops at once,
+/// not when that publish ends, which can be minutes later (the first publish of a day).
+#[test]
+fn sigterm_while_waiting_for_another_publish_stops_the_service() {
+    let server = pages_publisher("w", 1, Duration::ZERO);
+    let env = Env::plain("publish-wait", &server.url("/feed.xml"), "").with_env("RUST_LOG", "info");
+    env.listen_on_free_port();
+    let www = env.data().join("www");
+    std::fs::create_dir_all(&www).unwrap();
+    let held = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(www.join(".publish.lock"))
+        .unwrap();
+    held.lock().unwrap();
+    // The service publishes what the catalog holds when it starts: it waits for the lock.
+    let mut service = env.spawn(&["run"]);
+    let log = || std::fs::read_to_string(env.dir.join("spawned.log")).unwrap_or_default();
+    let started = std::time::Instant::now();
+    while !log().contains("plikt run started") {
+        assert!(started.elapsed() < Duration::from_secs(30), "{}", log());
+        assert!(service.try_wait().unwrap().is_none(), "{}", log());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        !log().contains("published"),
+        "published under a held lock: {}",
+        log()
+    );
+    let exit = stop_with_sigterm(&mut service, "while waiting for another publish");
+    assert!(exit.success(), "{exit:?}");
+    assert!(
+        log().contains("publishing stopped on shutdown"),
+        "{}",
+        log()
+    );
+    drop(held);
+}
+
 #[test]
 fn a_second_writer_on_the_same_data_folder_is_refused() {
     let data = std::env::temp_dir()
