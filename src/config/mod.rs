@@ -1108,6 +1108,11 @@ schedule = "0 */30 * * * *"
             ),
             // Parses, but is not PostgreSQL.
             ("[catalog]\nurl", "mysql://plikt:hunter2@127.0.0.1/plikt"),
+            // A password with a `/`: the URL parses as a host and a bad port.
+            (
+                "[catalog]\nurl",
+                "postgres://plikt:hunter2/x@127.0.0.1/plikt",
+            ),
             ("[blobs]\ns3_endpoint", "http://key:hunter2@127.0.0.1:99999"),
             ("base_url", "http://u:hunter2@127.0.0.1:8080/x"),
         ] {

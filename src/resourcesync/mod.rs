@@ -425,8 +425,8 @@ fn lock(www: &Path, stopping: &(dyn Fn() -> bool + Sync)) -> Result<File, Publis
     }
 }
 
-/// How often a publish waiting for another one looks again whether it may go on, or is
-/// to stop.
+/// How often a publish waiting for another one looks whether it is to stop (and, for
+/// the data folder's lock file, whether it may go on).
 pub(crate) const LOCK_POLL: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// The Source Descriptions (§8): the public one lists the public sets; the other one,

@@ -275,7 +275,8 @@ impl Catalog {
     /// ResourceSync documents: one publish at a time among all workers of a PostgreSQL
     /// catalog (the lock ends with the connection, also when a worker dies). With SQLite
     /// the data folder's publish lock file does this. While another worker publishes it
-    /// looks again every `poll`, and gives up (`Ok(false)`) once `stopping` says so.
+    /// waits in PostgreSQL's queue, looking every `poll` whether it is to stop, and gives
+    /// up (`Ok(false)`) once `stopping` says so.
     pub fn lock_publishing(
         &self,
         stopping: &(dyn Fn() -> bool + Sync),
@@ -284,7 +285,7 @@ impl Catalog {
         loop {
             let taken = self
                 .db
-                .try_lock_session(Lock::Publish)
+                .lock_session_within(Lock::Publish, poll)
                 .map_err(sql("waiting for another worker's publish"))?;
             if taken {
                 return Ok(true);
@@ -292,7 +293,6 @@ impl Catalog {
             if stopping() {
                 return Ok(false);
             }
-            std::thread::sleep(poll);
         }
     }
 

@@ -397,7 +397,7 @@ WHERE state = 'pending' AND deposited_at IS NULL;";
 const BLOBS_BY_PACK: &str = "CREATE INDEX blobs_pack ON blobs(pack, pack_offset);";
 
 /// Migration 8, the same on both backends (issue 17 §6): a blob stored in a pack on the
-/// object store names the pack (its SHA-256) and its first byte there; both are NULL for
+/// object store names the pack (its name) and its first byte there; both are NULL for
 /// a blob at its own name (every blob of the local folder).
 const PACKS: &str =
     "ALTER TABLE blobs ADD COLUMN pack TEXT; ALTER TABLE blobs ADD COLUMN pack_offset BIGINT;";

@@ -816,7 +816,7 @@ pub enum Lock {
     /// The notification outbox.
     Outbox,
     /// Publishing the ResourceSync documents: one publish at a time, whichever worker
-    /// (held for a session: [`Db::lock_session`]).
+    /// (held for a session: [`Db::lock_session_within`]).
     Publish,
 }
 
@@ -828,19 +828,31 @@ impl Lock {
 }
 
 impl Db {
-    /// Takes `lock` until this connection closes, if it is free (PostgreSQL: a session
-    /// advisory lock, which the server releases when the connection ends, also when the
-    /// process dies): whether it is now held. Always on SQLite, whose single writer holds
-    /// the data folder's lock.
-    pub fn try_lock_session(&self, lock: Lock) -> Result<bool, DbError> {
-        if self.backend() == Backend::Postgres {
-            let taken: i64 = self.one(
-                "SELECT pg_try_advisory_lock(?1)::integer::bigint",
-                params![lock.key()],
-            )?;
-            return Ok(taken == 1);
+    /// Takes `lock` until this connection closes (PostgreSQL: a session advisory lock,
+    /// which the server releases when the connection ends, also when the process dies),
+    /// waiting for its holder at most `wait`: whether it is now held. The wait is in
+    /// PostgreSQL's queue of the lock's waiters, so waiting workers take it in turn.
+    /// Always held on SQLite, whose single writer holds the data folder's lock.
+    pub fn lock_session_within(
+        &self,
+        lock: Lock,
+        wait: std::time::Duration,
+    ) -> Result<bool, DbError> {
+        if self.backend() != Backend::Postgres {
+            return Ok(true);
         }
-        Ok(true)
+        self.batch(&format!("SET lock_timeout = {}", wait.as_millis().max(1)))?;
+        let taken = self.one::<String>("SELECT pg_advisory_lock(?1)::text", params![lock.key()]);
+        let reset = self.batch("RESET lock_timeout");
+        match taken {
+            Ok(_) => reset.map(|()| true),
+            Err(DbError::Postgres(e))
+                if e.code() == Some(&postgres::error::SqlState::LOCK_NOT_AVAILABLE) =>
+            {
+                reset.map(|()| false)
+            }
+            Err(e) => Err(e),
+        }
     }
 }
 
@@ -961,19 +973,28 @@ pub(super) mod tests {
         let url = fresh_database(&server, "session_lock");
         let connect = || Db::postgres(postgres::Client::connect(&url, postgres::NoTls).unwrap());
         let (a, b) = (connect(), connect());
-        assert!(a.try_lock_session(Lock::Publish).unwrap());
-        assert!(!b.try_lock_session(Lock::Publish).unwrap());
+        let short = std::time::Duration::from_millis(100);
+        assert!(a.lock_session_within(Lock::Publish, short).unwrap());
+        let started = std::time::Instant::now();
+        assert!(!b.lock_session_within(Lock::Publish, short).unwrap());
+        assert!(started.elapsed() >= short, "gave up before waiting");
         assert!(
-            b.try_lock_session(Lock::Schema).unwrap(),
+            b.lock_session_within(Lock::Schema, short).unwrap(),
             "another lock is free"
         );
-        // The server gives it back when the connection ends.
-        drop(a);
-        let started = std::time::Instant::now();
-        while !b.try_lock_session(Lock::Publish).unwrap() {
-            assert!(started.elapsed() < std::time::Duration::from_secs(10));
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        // The wait's timeout does not stay on the connection.
+        assert_eq!(
+            b.one::<String>("SHOW lock_timeout", params![]).unwrap(),
+            "0"
+        );
+        // A waiter gets it as soon as the holder's connection ends.
+        let holder = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            drop(a);
+        });
+        let wait = std::time::Duration::from_secs(10);
+        assert!(b.lock_session_within(Lock::Publish, wait).unwrap());
+        holder.join().unwrap();
     }
 
     #[test]

@@ -338,7 +338,10 @@ fn s3_harvest_streams_parts_stores_identical_bytes_once_serves_ranges_packs_and_
     let toc: String = members.iter().map(|r| format!("{}\n", r[0])).collect();
     assert_eq!(
         pack,
-        hex::encode(sha2::Sha256::digest(format!("plikt pack\n{toc}")))
+        format!(
+            "{}.pack",
+            hex::encode(sha2::Sha256::digest(format!("plikt pack\n{toc}")))
+        )
     );
     let pack_key = Key::from(format!("kb/packs/{}/{pack}", &pack[..2]));
     let client = garage.client();

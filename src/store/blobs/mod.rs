@@ -5,8 +5,8 @@
 //!   file → batch sync → rename → sync;
 //! - an S3-compatible object store (`s3.rs`): temporary object (streamed in parts) →
 //!   server-side copy to `<prefix>blobs/ab/<sha256>` → delete; a blob of at most 1 MiB
-//!   held in memory and stored with others in a pack, `<prefix>packs/ab/<name>` (named
-//!   by the SHA-256 of its blobs' SHA-256s), whose name and offset the catalog records
+//!   held in memory and stored with others in a pack, `<prefix>packs/ab/<name>.pack`
+//!   (named by the SHA-256 of its blobs' SHA-256s), whose name and offset the catalog records
 //!   ([`Packed`]; readers pass it back).
 //!
 //! Either way a blob is known by its SHA-256, which is known only when its last byte

@@ -141,7 +141,8 @@ pub(super) struct S3 {
 /// audit` in pack order), and each ranged GET of a pack costs a request (Garage answers a
 /// small one in about 44 ms on loopback, BENCHMARKS.md). A pack asked for again while it
 /// is among the recent ones is read whole, and the reads after are answered from memory.
-/// Packs are named by their SHA-256 and never change: what is held is never stale.
+/// Packs are named by their content ([`pack_name`]) and never change: what is held is
+/// never stale.
 #[derive(Debug, Default)]
 struct HeldPacks {
     /// Packs asked for lately, the newest last.
@@ -908,7 +909,7 @@ impl S3 {
         }
     }
 
-    /// Every blob, then every pack: (its SHA-256, location), in pages of at most
+    /// Every blob, then every pack: (its SHA-256, or the pack's name; location), in pages of at most
     /// [`LIST_PAGE`] (each folder's in key order, which is SHA-256 order), handed to `f`
     /// as they are listed. Blocks.
     pub(super) fn list_pages<E: From<BlobError>>(
@@ -1028,10 +1029,12 @@ pub enum Packing {
 }
 
 /// The name of a pack of these blobs, in this order: the SHA-256 of their SHA-256s,
-/// one per line after a line `plikt pack`. Blobs are named by their bytes' SHA-256, so
-/// the name says the pack's bytes as surely as their own SHA-256 would, without reading
-/// them again. (Earlier packs are named by their bytes' SHA-256: the catalog records
-/// each pack's name, and readers take it as it is.)
+/// one per line after a line `plikt pack`, and `.pack`. Blobs are named by their bytes'
+/// SHA-256, so the name says the pack's bytes as surely as their own SHA-256 would,
+/// without reading them again. (Earlier packs are named by their bytes' SHA-256 alone:
+/// the catalog records each pack's name, and readers take it as it is. The suffix keeps
+/// the two kinds of name apart, so that no new pack can take an earlier one's name, as
+/// one whose bytes were a crafted `plikt pack` list would otherwise allow.)
 fn pack_name(blobs: &[&str]) -> String {
     use sha2::Digest;
     let mut h = sha2::Sha256::new();
@@ -1040,7 +1043,7 @@ fn pack_name(blobs: &[&str]) -> String {
         h.update(sha.as_bytes());
         h.update(b"\n");
     }
-    hex::encode(h.finalize())
+    format!("{}.pack", hex::encode(h.finalize()))
 }
 
 /// Where a blob is in a pack (issue 17 §6): the pack's name ([`pack_name`]) and the
@@ -1412,13 +1415,13 @@ mod tests {
     fn a_pack_is_named_by_its_blobs_in_their_order() {
         let (a, b) = ("a".repeat(64), "b".repeat(64));
         let ab = pack_name(&[&a, &b]);
-        assert_eq!(ab.len(), 64);
+        assert_eq!(ab.len(), 69);
         assert_eq!(ab, pack_name(&[&a, &b]));
         assert_ne!(ab, pack_name(&[&b, &a]));
         assert_ne!(ab, pack_name(&[&a]));
         use sha2::Digest;
         let expected = sha2::Sha256::digest(format!("plikt pack\n{a}\n{b}\n"));
-        assert_eq!(ab, hex::encode(expected));
+        assert_eq!(ab, format!("{}.pack", hex::encode(expected)));
     }
 
     #[test]
