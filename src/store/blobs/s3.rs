@@ -1132,13 +1132,14 @@ impl Upload {
     /// Whether every byte is still here, held for a pack: no upload started, so
     /// [`Upload::finish`] does not block.
     pub(super) fn is_held(&self) -> bool {
-        self.task.is_none()
+        self.tmp.as_ref().is_some_and(|t| !t.armed)
     }
 
     /// Completes the upload of the blob with this SHA-256. Blocks, unless the blob is
     /// small enough for a pack.
     pub(super) fn finish(mut self, sha256: &str) -> Result<TmpObject, BlobError> {
-        if self.task.is_none() {
+        // Not armed: no upload started (a failed one leaves it armed, and no task).
+        if self.is_held() {
             // At most PACK_BLOB_MAX bytes, all here: held for a pack, no object yet (the
             // temporary object is not armed).
             let mut tmp = self.tmp.take().expect("made with the upload");
