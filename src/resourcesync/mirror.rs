@@ -512,9 +512,17 @@ fn bad_json(www: &Path, key: &str, e: &serde_json::Error) -> PublishError {
     }
 }
 
+/// Whether `www` never copied the object store's documents (no record of its
+/// partitions, nor the older record of every document): a new worker's folder.
+pub(super) fn never_copied(www: &Path) -> bool {
+    !www.join(PARTS).exists() && !www.join(OLD_SYNCED).exists()
+}
+
 /// Brings `www` up to the object store's copy of the documents: downloads what
 /// differs in the partitions that changed since this folder last saw them, removes what
-/// another publish removed. Under the publish lock.
+/// another publish removed. Under the publish lock, except in a folder that never
+/// copied them ([`never_copied`]): it reads the object store only, and writes nothing
+/// there.
 pub(super) fn pull(documents: Documents, www: &Path) -> Result<(Mirror, Copied), PublishError> {
     fs::create_dir_all(www).map_err(write_err(www))?;
     let _ = fs::remove_file(www.join(OLD_SYNCED));

@@ -386,19 +386,41 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
 /// publish in progress, unless `stopping` says to stop (`Err(Interrupted)`: a worker
 /// asked to stop does not wait for another's publish, which can take minutes); the locks
 /// last as long as the file and the catalog returned.
+///
+/// A folder that never copied the object store's documents (a new worker) copies them
+/// first, before it waits for the catalog's lock: on a large deposit that takes as long
+/// as copying the published tree, and the other workers' publishes would wait for it.
+/// Copying only reads the object store, so it needs no lock among workers; what another
+/// publish changes meanwhile is copied under the lock, as always.
 fn begin(
     config: &Config,
     www: &Path,
     stopping: &(dyn Fn() -> bool + Sync),
 ) -> Result<(File, crate::store::Location, Catalog, crate::store::Blobs), PublishError> {
     let file = lock(www, stopping)?;
+    let blobs =
+        crate::store::Blobs::open(&config.data_dir, &config.blobs).map_err(StoreError::from)?;
+    if let Some(documents) = blobs.documents()
+        && mirror::never_copied(www)
+    {
+        match mirror::pull(documents, www) {
+            Ok((_, copied)) => tracing::info!(
+                files = copied.files,
+                bytes = copied.bytes,
+                "copied the published documents from the object store into a new folder"
+            ),
+            // Another publish changed them meanwhile: the copy under the lock goes on
+            // from what is here.
+            Err(e) => {
+                tracing::info!(error = %e, "copying the published documents before the publish lock stopped; going on under the lock")
+            }
+        }
+    }
     let location = crate::store::Location::of(config)?;
     let catalog = Catalog::open(&location)?;
     if !catalog.lock_publishing(stopping, LOCK_POLL)? {
         return Err(PublishError::Interrupted);
     }
-    let blobs =
-        crate::store::Blobs::open(&config.data_dir, &config.blobs).map_err(StoreError::from)?;
     Ok((file, location, catalog, blobs))
 }
 

@@ -856,6 +856,94 @@ fn served_at_its_path(rel: &str) -> bool {
     !rel.starts_with(".well-known/resourcesync-with-restricted")
 }
 
+/// A new worker's first publish copies the whole published tree from the object store;
+/// it does so before it waits for the publish lock among workers, so that the other
+/// workers' publishes do not wait for the copy. Here the lock is held by another
+/// connection all along: node B's folder fills with node A's documents anyway, and its
+/// publish ends once the lock is given back.
+#[test]
+fn s3_a_new_node_copies_the_documents_before_it_waits_for_the_publish_lock() {
+    let garage = Garage::start("newnode");
+    let pg = OwnPostgres::start();
+    let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let publisher = Server::with_handler(move |r| {
+        if r.path == "/feed.xml" {
+            let base = b2.get().unwrap();
+            let items: Vec<TestItem> = (1..=3)
+                .map(|i| TestItem::new(&format!("n-{i}"), &date(i), &format!("{base}/n-{i}.html")))
+                .collect();
+            return Response::ok(feed(&items));
+        }
+        Response::file(HTML, "text/html")
+    });
+    let _ = base.set(publisher.url(""));
+    let mut a = Env::plain("newnode-a", &publisher.url("/feed.xml"), "");
+    own_catalog(&mut a, &pg, "newnode");
+    let a = garage.configure(a, "kb/", "");
+    let o = a.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = a.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let published = documents(&a.data().join("www"));
+    assert!(published.len() > 10, "{published:?}");
+    // Node B: the same configuration, a new folder.
+    let mut b = Env::plain("newnode-b", &publisher.url("/feed.xml"), "");
+    std::fs::write(&b.config, std::fs::read_to_string(&a.config).unwrap()).unwrap();
+    std::fs::copy(a.dir.join("s3-secret"), b.dir.join("s3-secret")).unwrap();
+    b.env = a.env.clone();
+    b.postgres = a.postgres.clone();
+    // The publish lock among workers (plikt's advisory lock key for publishing), held by
+    // another session.
+    let mut holder =
+        postgres::Client::connect(a.postgres.as_deref().unwrap(), postgres::NoTls).unwrap();
+    holder
+        .simple_query(&format!(
+            "SELECT pg_advisory_lock({})",
+            0x706c_696b_7400_i64 + 3
+        ))
+        .unwrap();
+    let mut publish = b.spawn(&["publish"]);
+    let www_b = b.data().join("www");
+    let started = Instant::now();
+    while documents(&www_b) != published {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "node B did not copy the documents while the lock was held: {:?}",
+            documents(&www_b)
+        );
+        assert!(
+            publish.try_wait().unwrap().is_none(),
+            "node B's publish ended under the held lock"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Still waiting for the lock: it has written nothing of its own.
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        publish.try_wait().unwrap().is_none(),
+        "node B's publish ended under the held lock"
+    );
+    drop(holder);
+    let started = Instant::now();
+    let exit = loop {
+        if let Some(e) = publish.try_wait().unwrap() {
+            break e;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "node B's publish did not end"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        exit.success(),
+        "{exit:?}: {}",
+        std::fs::read_to_string(b.dir.join("spawned.log")).unwrap_or_default()
+    );
+    assert_eq!(documents(&www_b), published);
+}
+
 /// Issue 17 §2: the published ResourceSync documents and dump packages live in the
 /// object store, so any number of `plikt serve` nodes serve one collection. Two nodes
 /// with their own data folders share one PostgreSQL catalog and one bucket: what node A
