@@ -741,32 +741,48 @@ fn sync_part(
 ) -> Result<bool, PublishError> {
     let mut synced = before.files.clone();
     let mut as_listed = true;
-    for (rel, entry) in entries {
-        let path = www.join(rel);
-        let current = stamp(&path).ok();
-        let known = synced.get(rel).is_some_and(|s| {
-            s.sha256 == entry.sha256 && current == Some((s.length, s.modified_ns))
-        });
-        if known {
-            continue;
+    let mut copy = |synced: &mut BTreeMap<String, Synced>| -> Result<(), PublishError> {
+        for (rel, entry) in entries {
+            let path = www.join(rel);
+            let current = stamp(&path).ok();
+            let known = synced.get(rel).is_some_and(|s| {
+                s.sha256 == entry.sha256 && current == Some((s.length, s.modified_ns))
+            });
+            if known {
+                continue;
+            }
+            // The same bytes already here (a record lost, or written here before).
+            if let Some((length, modified_ns)) = current
+                && length == entry.length
+                && sha256_of(&path).is_ok_and(|sha| sha == entry.sha256)
+            {
+                synced.insert(rel.clone(), Synced::of(length, modified_ns, &entry.sha256));
+                continue;
+            }
+            super::files::fill_then_rename(&path, |tmp| {
+                documents.download(rel, tmp).map_err(store_err)
+            })?;
+            let (length, modified_ns) = stamp(&path).map_err(write_err(&path))?;
+            let sha256 = sha256_of(&path).map_err(write_err(&path))?;
+            as_listed &= sha256 == entry.sha256;
+            synced.insert(rel.clone(), Synced::of(length, modified_ns, &sha256));
+            copied.files += 1;
+            copied.bytes += length;
         }
-        // The same bytes already here (a record lost, or written here before).
-        if let Some((length, modified_ns)) = current
-            && length == entry.length
-            && sha256_of(&path).is_ok_and(|sha| sha == entry.sha256)
-        {
-            synced.insert(rel.clone(), Synced::of(length, modified_ns, &entry.sha256));
-            continue;
-        }
-        super::files::fill_then_rename(&path, |tmp| {
-            documents.download(rel, tmp).map_err(store_err)
-        })?;
-        let (length, modified_ns) = stamp(&path).map_err(write_err(&path))?;
-        let sha256 = sha256_of(&path).map_err(write_err(&path))?;
-        as_listed &= sha256 == entry.sha256;
-        synced.insert(rel.clone(), Synced::of(length, modified_ns, &sha256));
-        copied.files += 1;
-        copied.bytes += length;
+        Ok(())
+    };
+    if let Err(e) = copy(&mut synced) {
+        // What was copied before the failure is recorded (without the shards' digests:
+        // not in step), so that the next pull removes it if the object store no longer
+        // lists it, rather than a push taking it for this folder's own and copying it
+        // back.
+        let partial = Record {
+            files: synced,
+            shards: BTreeMap::new(),
+            unsharded: false,
+        };
+        partial.write(www, part, &before)?;
+        return Err(e);
     }
     // Copied before and gone from the object store: another publish removed it.
     let gone: Vec<String> = synced

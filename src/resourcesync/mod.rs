@@ -204,7 +204,7 @@ pub fn publish_until(
     stopping: &(dyn Fn() -> bool + Sync),
 ) -> Result<Published, PublishError> {
     let www = www(config);
-    let (_lock, catalog_path, mut catalog, blobs) = begin(config, &www, stopping)?;
+    let (_lock, catalog_path, mut catalog, blobs) = begin(config, &www, Pull::Early, stopping)?;
     // With the object store, the documents are shared: first what another worker
     // published since this one last did (issue 17 §2).
     let mirror = match blobs.documents() {
@@ -348,7 +348,9 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
     if !from_www.is_dir() || from_www == www {
         return Ok((0, 0));
     }
-    let (_lock, _, _catalog, blobs) = begin(config, &www, &|| false)?;
+    // No early copy: the old folder's documents go in first, and the pull under the
+    // lock brings down only what the object store has that differs.
+    let (_lock, _, _catalog, blobs) = begin(config, &www, Pull::UnderLock, &|| false)?;
     let mut copied = 0;
     for rel in mirror::local_files(from_www)? {
         let (src, dst) = (from_www.join(&rel), www.join(&rel));
@@ -395,12 +397,14 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
 fn begin(
     config: &Config,
     www: &Path,
+    pull: Pull,
     stopping: &(dyn Fn() -> bool + Sync),
 ) -> Result<(File, crate::store::Location, Catalog, crate::store::Blobs), PublishError> {
     let file = lock(www, stopping)?;
     let blobs =
         crate::store::Blobs::open(&config.data_dir, &config.blobs).map_err(StoreError::from)?;
     if let Some(documents) = blobs.documents()
+        && pull == Pull::Early
         && mirror::never_copied(www)
     {
         match mirror::pull(documents, www) {
@@ -422,6 +426,18 @@ fn begin(
         return Err(PublishError::Interrupted);
     }
     Ok((file, location, catalog, blobs))
+}
+
+/// Whether [`begin`] copies the object store's documents into a folder that never
+/// copied them before it waits for the publish lock among workers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pull {
+    /// Before the lock (a publish: a new worker does not hold up the others' publishes).
+    Early,
+    /// Only under the lock, after what the caller puts in the folder first (`plikt
+    /// migrate`'s documents of the old folder, which the object store's then replace
+    /// where they differ).
+    UnderLock,
 }
 
 /// Takes the data folder's publish lock, waiting for a publish in progress until
