@@ -502,6 +502,16 @@ fn missing(www: &Path, key: &str) -> PublishError {
     }
 }
 
+/// A document that a partition's list in the object store names and the store lacks.
+fn missing_document(www: &Path, rel: &str) -> PublishError {
+    PublishError::Write {
+        path: www.join(rel),
+        source: io::Error::other(format!(
+            "the object store's list of published documents names `www/{rel}`, which the object store does not have: another worker's publish may have replaced it while this one copied (publish again); if it stays missing, it was lost: on a worker whose folder holds every document, {REBUILD}"
+        )),
+    }
+}
+
 /// A JSON document of the object store that is not what plikt wrote.
 fn bad_json(www: &Path, key: &str, e: &serde_json::Error) -> PublishError {
     PublishError::Write {
@@ -760,7 +770,13 @@ fn sync_part(
                 continue;
             }
             super::files::fill_then_rename(&path, |tmp| {
-                documents.download(rel, tmp).map_err(store_err)
+                documents.download(rel, tmp).map_err(|e| {
+                    if e.is_not_found() {
+                        missing_document(www, rel)
+                    } else {
+                        store_err(e)
+                    }
+                })
             })?;
             let (length, modified_ns) = stamp(&path).map_err(write_err(&path))?;
             let sha256 = sha256_of(&path).map_err(write_err(&path))?;

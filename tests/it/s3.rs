@@ -944,6 +944,76 @@ fn s3_a_new_node_copies_the_documents_before_it_waits_for_the_publish_lock() {
     assert_eq!(documents(&www_b), published);
 }
 
+/// A document the object store's lists name but the store lacks (lost, or deleted by
+/// another publish while this one copied): a new node's publish fails naming it and
+/// saying what to do, and once it is back the next publish copies everything, the same
+/// documents as the node that wrote them.
+#[test]
+fn s3_a_listed_document_missing_from_the_object_store_is_named_and_copied_once_back() {
+    let garage = Garage::start("missingdoc");
+    let pg = OwnPostgres::start();
+    let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let publisher = Server::with_handler(move |r| {
+        if r.path == "/feed.xml" {
+            let base = b2.get().unwrap();
+            let items: Vec<TestItem> = (1..=3)
+                .map(|i| TestItem::new(&format!("m-{i}"), &date(i), &format!("{base}/m-{i}.html")))
+                .collect();
+            return Response::ok(feed(&items));
+        }
+        Response::file(HTML, "text/html")
+    });
+    let _ = base.set(publisher.url(""));
+    let mut a = Env::plain("missingdoc-a", &publisher.url("/feed.xml"), "");
+    own_catalog(&mut a, &pg, "missingdoc");
+    let a = garage.configure(a, "kb/", "");
+    let o = a.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = a.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let published = documents(&a.data().join("www"));
+    let mut b = Env::plain("missingdoc-b", &publisher.url("/feed.xml"), "");
+    std::fs::write(&b.config, std::fs::read_to_string(&a.config).unwrap()).unwrap();
+    std::fs::copy(a.dir.join("s3-secret"), b.dir.join("s3-secret")).unwrap();
+    b.env = a.env.clone();
+    b.postgres = a.postgres.clone();
+    // A set's Change List, gone from the object store.
+    let rel = published
+        .iter()
+        .find(|r| r.ends_with("/changelist.xml"))
+        .expect("a change list")
+        .clone();
+    let key = Key::from(format!("kb/www/{rel}"));
+    let client = garage.client();
+    let bytes = runtime()
+        .block_on(async { client.get(&key).await.unwrap().bytes().await })
+        .unwrap();
+    runtime().block_on(client.delete(&key)).unwrap();
+    let o = b.cmd(&["publish"]);
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(err.contains(&rel), "the message does not name {rel}: {err}");
+    assert!(err.contains("publish again"), "{err}");
+    assert!(
+        !err.contains("plikt audit"),
+        "advice for blobs, not documents: {err}"
+    );
+    // Back in the object store: the next publish copies what is missing.
+    runtime().block_on(client.put(&key, bytes.into())).unwrap();
+    let o = b.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(documents(&b.data().join("www")), published);
+    // Byte for byte.
+    for rel in &published {
+        assert_eq!(
+            std::fs::read(b.data().join("www").join(rel)).unwrap(),
+            std::fs::read(a.data().join("www").join(rel)).unwrap(),
+            "{rel}"
+        );
+    }
+}
+
 /// Issue 17 §2: the published ResourceSync documents and dump packages live in the
 /// object store, so any number of `plikt serve` nodes serve one collection. Two nodes
 /// with their own data folders share one PostgreSQL catalog and one bucket: what node A
