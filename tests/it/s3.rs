@@ -856,6 +856,63 @@ fn served_at_its_path(rel: &str) -> bool {
     !rel.starts_with(".well-known/resourcesync-with-restricted")
 }
 
+/// Node A (its own PostgreSQL catalog and Garage bucket) has harvested three items and
+/// published; node B has the same configuration and a new, empty folder. The servers
+/// live as long as the value.
+struct TwoNodes {
+    garage: Garage,
+    _pg: OwnPostgres,
+    _publisher: Server,
+    a: Env,
+    b: Env,
+    /// A's documents, by path relative to its `www`.
+    published: Vec<String>,
+}
+
+impl TwoNodes {
+    fn start(name: &str) -> Self {
+        let garage = Garage::start(name);
+        let pg = OwnPostgres::start();
+        let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
+        let b2 = base.clone();
+        let publisher = Server::with_handler(move |r| {
+            if r.path == "/feed.xml" {
+                let base = b2.get().unwrap();
+                let items: Vec<TestItem> = (1..=3)
+                    .map(|i| {
+                        TestItem::new(&format!("n-{i}"), &date(i), &format!("{base}/n-{i}.html"))
+                    })
+                    .collect();
+                return Response::ok(feed(&items));
+            }
+            Response::file(HTML, "text/html")
+        });
+        let _ = base.set(publisher.url(""));
+        let mut a = Env::plain(&format!("{name}-a"), &publisher.url("/feed.xml"), "");
+        own_catalog(&mut a, &pg, name);
+        let a = garage.configure(a, "kb/", "");
+        let o = a.harvest();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let o = a.cmd(&["publish"]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let published = documents(&a.data().join("www"));
+        assert!(published.len() > 10, "{published:?}");
+        let mut b = Env::plain(&format!("{name}-b"), &publisher.url("/feed.xml"), "");
+        std::fs::write(&b.config, std::fs::read_to_string(&a.config).unwrap()).unwrap();
+        std::fs::copy(a.dir.join("s3-secret"), b.dir.join("s3-secret")).unwrap();
+        b.env = a.env.clone();
+        b.postgres = a.postgres.clone();
+        Self {
+            garage,
+            _pg: pg,
+            _publisher: publisher,
+            a,
+            b,
+            published,
+        }
+    }
+}
+
 /// A new worker's first publish copies the whole published tree from the object store;
 /// it does so before it waits for the publish lock among workers, so that the other
 /// workers' publishes do not wait for the copy. Here the lock is held by another
@@ -863,36 +920,9 @@ fn served_at_its_path(rel: &str) -> bool {
 /// publish ends once the lock is given back.
 #[test]
 fn s3_a_new_node_copies_the_documents_before_it_waits_for_the_publish_lock() {
-    let garage = Garage::start("newnode");
-    let pg = OwnPostgres::start();
-    let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
-    let b2 = base.clone();
-    let publisher = Server::with_handler(move |r| {
-        if r.path == "/feed.xml" {
-            let base = b2.get().unwrap();
-            let items: Vec<TestItem> = (1..=3)
-                .map(|i| TestItem::new(&format!("n-{i}"), &date(i), &format!("{base}/n-{i}.html")))
-                .collect();
-            return Response::ok(feed(&items));
-        }
-        Response::file(HTML, "text/html")
-    });
-    let _ = base.set(publisher.url(""));
-    let mut a = Env::plain("newnode-a", &publisher.url("/feed.xml"), "");
-    own_catalog(&mut a, &pg, "newnode");
-    let a = garage.configure(a, "kb/", "");
-    let o = a.harvest();
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let o = a.cmd(&["publish"]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let published = documents(&a.data().join("www"));
-    assert!(published.len() > 10, "{published:?}");
-    // Node B: the same configuration, a new folder.
-    let mut b = Env::plain("newnode-b", &publisher.url("/feed.xml"), "");
-    std::fs::write(&b.config, std::fs::read_to_string(&a.config).unwrap()).unwrap();
-    std::fs::copy(a.dir.join("s3-secret"), b.dir.join("s3-secret")).unwrap();
-    b.env = a.env.clone();
-    b.postgres = a.postgres.clone();
+    // Bound whole: the servers it holds live to the end of the test.
+    let nodes = TwoNodes::start("newnode");
+    let (a, b, published) = (&nodes.a, &nodes.b, &nodes.published);
     // The publish lock among workers (plikt's advisory lock key for publishing), held by
     // another session.
     let mut holder =
@@ -906,7 +936,7 @@ fn s3_a_new_node_copies_the_documents_before_it_waits_for_the_publish_lock() {
     let mut publish = b.spawn(&["publish"]);
     let www_b = b.data().join("www");
     let started = Instant::now();
-    while documents(&www_b) != published {
+    while documents(&www_b) != *published {
         assert!(
             started.elapsed() < Duration::from_secs(30),
             "node B did not copy the documents while the lock was held: {:?}",
@@ -941,7 +971,7 @@ fn s3_a_new_node_copies_the_documents_before_it_waits_for_the_publish_lock() {
         "{exit:?}: {}",
         std::fs::read_to_string(b.dir.join("spawned.log")).unwrap_or_default()
     );
-    assert_eq!(documents(&www_b), published);
+    assert_eq!(documents(&www_b), *published);
 }
 
 /// A document the object store's lists name but the store lacks (lost, or deleted by
@@ -950,34 +980,9 @@ fn s3_a_new_node_copies_the_documents_before_it_waits_for_the_publish_lock() {
 /// documents as the node that wrote them.
 #[test]
 fn s3_a_listed_document_missing_from_the_object_store_is_named_and_copied_once_back() {
-    let garage = Garage::start("missingdoc");
-    let pg = OwnPostgres::start();
-    let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
-    let b2 = base.clone();
-    let publisher = Server::with_handler(move |r| {
-        if r.path == "/feed.xml" {
-            let base = b2.get().unwrap();
-            let items: Vec<TestItem> = (1..=3)
-                .map(|i| TestItem::new(&format!("m-{i}"), &date(i), &format!("{base}/m-{i}.html")))
-                .collect();
-            return Response::ok(feed(&items));
-        }
-        Response::file(HTML, "text/html")
-    });
-    let _ = base.set(publisher.url(""));
-    let mut a = Env::plain("missingdoc-a", &publisher.url("/feed.xml"), "");
-    own_catalog(&mut a, &pg, "missingdoc");
-    let a = garage.configure(a, "kb/", "");
-    let o = a.harvest();
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let o = a.cmd(&["publish"]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let published = documents(&a.data().join("www"));
-    let mut b = Env::plain("missingdoc-b", &publisher.url("/feed.xml"), "");
-    std::fs::write(&b.config, std::fs::read_to_string(&a.config).unwrap()).unwrap();
-    std::fs::copy(a.dir.join("s3-secret"), b.dir.join("s3-secret")).unwrap();
-    b.env = a.env.clone();
-    b.postgres = a.postgres.clone();
+    // Bound whole: the servers it holds live to the end of the test.
+    let nodes = TwoNodes::start("missingdoc");
+    let (garage, a, b, published) = (&nodes.garage, &nodes.a, &nodes.b, &nodes.published);
     // A set's Change List, gone from the object store.
     let rel = published
         .iter()
@@ -1003,9 +1008,9 @@ fn s3_a_listed_document_missing_from_the_object_store_is_named_and_copied_once_b
     runtime().block_on(client.put(&key, bytes.into())).unwrap();
     let o = b.cmd(&["publish"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert_eq!(documents(&b.data().join("www")), published);
+    assert_eq!(documents(&b.data().join("www")), *published);
     // Byte for byte.
-    for rel in &published {
+    for rel in published {
         assert_eq!(
             std::fs::read(b.data().join("www").join(rel)).unwrap(),
             std::fs::read(a.data().join("www").join(rel)).unwrap(),
