@@ -7,8 +7,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::support::{
-    Body, Env, Response, Running, Server, TestItem, date, feed, get, md5_hex, plikt, root, serve,
-    text,
+    Body, Env, OwnPostgres, Response, Running, Server, TestItem, date, feed, get, md5_hex,
+    own_catalog, plikt, root, serve, text,
 };
 
 /// A publisher with one item: `/feed.xml`, its link page `/a-1.html`, and `/a-1.pdf`
@@ -1319,6 +1319,49 @@ fn sigterm_while_waiting_for_another_publish_stops_the_service() {
         log()
     );
     drop(held);
+}
+
+/// The same among workers on one PostgreSQL catalog: while another worker's publish holds
+/// the publish lock (here another session holds plikt's advisory lock for publishing), a
+/// worker asked to stop leaves the queue of waiters and stops at once.
+#[test]
+fn sigterm_while_waiting_for_another_workers_publish_stops_the_service() {
+    let server = pages_publisher("v", 1, Duration::ZERO);
+    let pg = OwnPostgres::start();
+    let mut env =
+        Env::plain("publish-wait-pg", &server.url("/feed.xml"), "").with_env("RUST_LOG", "info");
+    own_catalog(&mut env, &pg, "publishwait");
+    env.listen_on_free_port();
+    let mut holder =
+        postgres::Client::connect(env.postgres.as_deref().unwrap(), postgres::NoTls).unwrap();
+    holder
+        .simple_query(&format!(
+            "SELECT pg_advisory_lock({})",
+            0x706c_696b_7400_i64 + 3
+        ))
+        .unwrap();
+    let mut service = env.spawn(&["run"]);
+    let log = || std::fs::read_to_string(env.dir.join("spawned.log")).unwrap_or_default();
+    let started = std::time::Instant::now();
+    while !log().contains("plikt run started") {
+        assert!(started.elapsed() < Duration::from_secs(30), "{}", log());
+        assert!(service.try_wait().unwrap().is_none(), "{}", log());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(700));
+    assert!(
+        !log().contains("published"),
+        "published under a held lock: {}",
+        log()
+    );
+    let exit = stop_with_sigterm(&mut service, "while waiting for another worker's publish");
+    assert!(exit.success(), "{exit:?}");
+    assert!(
+        log().contains("publishing stopped on shutdown"),
+        "{}",
+        log()
+    );
+    drop(holder);
 }
 
 #[test]
