@@ -465,7 +465,7 @@ fn lock(www: &Path, stopping: &(dyn Fn() -> bool + Sync)) -> Result<File, Publis
 
 /// How often a publish waiting for another one looks whether it is to stop (and, for
 /// the data folder's lock file, whether it may go on).
-pub(crate) const LOCK_POLL: std::time::Duration = std::time::Duration::from_millis(200);
+const LOCK_POLL: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// The Source Descriptions (§8): the public one lists the public sets; the other one,
 /// for authenticated Destinations, the restricted sets as well.

@@ -7,8 +7,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::support::{
-    Body, Env, OwnPostgres, Response, Running, Server, TestItem, date, feed, get, md5_hex,
-    own_catalog, plikt, root, serve, text,
+    Body, Env, OwnPostgres, Response, Running, Server, TestItem, date, feed, get,
+    hold_publish_lock, md5_hex, own_catalog, plikt, root, serve, text, wait_for_exit,
 };
 
 /// A publisher with one item: `/feed.xml`, its link page `/a-1.html`, and `/a-1.pdf`
@@ -1159,17 +1159,11 @@ fn stop_with_sigterm(service: &mut std::process::Child, when: &str) -> std::proc
         .args(["-TERM", &service.id().to_string()])
         .status()
         .unwrap();
-    let signalled = std::time::Instant::now();
-    loop {
-        if let Some(e) = service.try_wait().unwrap() {
-            return e;
-        }
-        assert!(
-            signalled.elapsed() < Duration::from_secs(15),
-            "plikt run did not stop on SIGTERM {when}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for_exit(
+        service,
+        Duration::from_secs(15),
+        &format!("plikt run did not stop on SIGTERM {when}"),
+    )
 }
 
 /// A publisher of `items` items, `<prefix>-<i>`, each a page at `/page/<i>.html`
@@ -1297,27 +1291,7 @@ fn sigterm_while_waiting_for_another_publish_stops_the_service() {
         .unwrap();
     held.lock().unwrap();
     // The service publishes what the catalog holds when it starts: it waits for the lock.
-    let mut service = env.spawn(&["run"]);
-    let log = || std::fs::read_to_string(env.dir.join("spawned.log")).unwrap_or_default();
-    let started = std::time::Instant::now();
-    while !log().contains("plikt run started") {
-        assert!(started.elapsed() < Duration::from_secs(30), "{}", log());
-        assert!(service.try_wait().unwrap().is_none(), "{}", log());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(500));
-    assert!(
-        !log().contains("published"),
-        "published under a held lock: {}",
-        log()
-    );
-    let exit = stop_with_sigterm(&mut service, "while waiting for another publish");
-    assert!(exit.success(), "{exit:?}");
-    assert!(
-        log().contains("publishing stopped on shutdown"),
-        "{}",
-        log()
-    );
+    stops_while_it_waits_for_the_publish_lock(&env, "while waiting for another publish");
     drop(held);
 }
 
@@ -1332,14 +1306,15 @@ fn sigterm_while_waiting_for_another_workers_publish_stops_the_service() {
         Env::plain("publish-wait-pg", &server.url("/feed.xml"), "").with_env("RUST_LOG", "info");
     own_catalog(&mut env, &pg, "publishwait");
     env.listen_on_free_port();
-    let mut holder =
-        postgres::Client::connect(env.postgres.as_deref().unwrap(), postgres::NoTls).unwrap();
-    holder
-        .simple_query(&format!(
-            "SELECT pg_advisory_lock({})",
-            0x706c_696b_7400_i64 + 3
-        ))
-        .unwrap();
+    let holder = hold_publish_lock(env.postgres.as_deref().unwrap());
+    stops_while_it_waits_for_the_publish_lock(&env, "while waiting for another worker's publish");
+    drop(holder);
+}
+
+/// Starts `plikt run` in `env` while another holds the publish lock: its first publish
+/// waits, and SIGTERM (`when`: what it waits for, for the failure's message) stops it at
+/// once, exit 0, saying the publish stopped.
+fn stops_while_it_waits_for_the_publish_lock(env: &Env, when: &str) {
     let mut service = env.spawn(&["run"]);
     let log = || std::fs::read_to_string(env.dir.join("spawned.log")).unwrap_or_default();
     let started = std::time::Instant::now();
@@ -1354,14 +1329,13 @@ fn sigterm_while_waiting_for_another_workers_publish_stops_the_service() {
         "published under a held lock: {}",
         log()
     );
-    let exit = stop_with_sigterm(&mut service, "while waiting for another worker's publish");
+    let exit = stop_with_sigterm(&mut service, when);
     assert!(exit.success(), "{exit:?}");
     assert!(
         log().contains("publishing stopped on shutdown"),
         "{}",
         log()
     );
-    drop(holder);
 }
 
 #[test]

@@ -10,7 +10,8 @@ use sha2::Digest;
 
 use crate::support::{
     Body, Env, Garage, OwnPostgres, Proxy, Response, Server, Serving, TestItem, TlsFront, date,
-    feed, free_port, get, get_with, locs, noise, own_catalog, root, serve, text,
+    feed, free_port, get, get_with, hold_publish_lock, locs, noise, own_catalog, root, serve, text,
+    wait_for_exit,
 };
 
 const HTML: &[u8] = b"<!DOCTYPE html><html><body>Artikel</body></html>";
@@ -923,16 +924,8 @@ fn s3_a_new_node_copies_the_documents_before_it_waits_for_the_publish_lock() {
     // Bound whole: the servers it holds live to the end of the test.
     let nodes = TwoNodes::start("newnode");
     let (a, b, published) = (&nodes.a, &nodes.b, &nodes.published);
-    // The publish lock among workers (plikt's advisory lock key for publishing), held by
-    // another session.
-    let mut holder =
-        postgres::Client::connect(a.postgres.as_deref().unwrap(), postgres::NoTls).unwrap();
-    holder
-        .simple_query(&format!(
-            "SELECT pg_advisory_lock({})",
-            0x706c_696b_7400_i64 + 3
-        ))
-        .unwrap();
+    // The publish lock among workers, held by another session.
+    let holder = hold_publish_lock(a.postgres.as_deref().unwrap());
     let mut publish = b.spawn(&["publish"]);
     let www_b = b.data().join("www");
     let started = Instant::now();
@@ -955,17 +948,11 @@ fn s3_a_new_node_copies_the_documents_before_it_waits_for_the_publish_lock() {
         "node B's publish ended under the held lock"
     );
     drop(holder);
-    let started = Instant::now();
-    let exit = loop {
-        if let Some(e) = publish.try_wait().unwrap() {
-            break e;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "node B's publish did not end"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let exit = wait_for_exit(
+        &mut publish,
+        Duration::from_secs(30),
+        "node B's publish did not end",
+    );
     assert!(
         exit.success(),
         "{exit:?}: {}",

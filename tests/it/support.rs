@@ -1391,3 +1391,37 @@ pub fn noise(n: usize, seed: u64) -> Vec<u8> {
         })
         .collect()
 }
+
+/// Another worker's publish, as far as the lock goes: plikt's publish lock on the
+/// PostgreSQL catalog at `url`, taken through the library as a worker takes it, and held
+/// until the returned connection is dropped.
+pub fn hold_publish_lock(url: &str) -> plikt::store::Catalog {
+    let catalog = plikt::store::Catalog::open(&plikt::store::Location::Postgres {
+        url: url.into(),
+        password: None,
+        tls: Default::default(),
+    })
+    .unwrap();
+    assert!(
+        catalog
+            .lock_publishing(&|| false, Duration::from_millis(200))
+            .unwrap()
+    );
+    catalog
+}
+
+/// `child`'s exit status, which must come within `within` (`what` names what it was
+/// doing, for the failure's message).
+pub fn wait_for_exit(child: &mut Child, within: Duration, what: &str) -> std::process::ExitStatus {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(e) = child.try_wait().unwrap() {
+            return e;
+        }
+        assert!(
+            started.elapsed() < within,
+            "{what}: no exit within {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
