@@ -1013,6 +1013,30 @@ fn unknown_keys_and_secrets_in_the_config_are_refused() {
     );
 }
 
+/// What an operator sees when a password was typed into a URL of the configuration
+/// (one that does not parse, one that is not PostgreSQL): the error names the key and
+/// the line, never the password.
+#[test]
+fn a_password_typed_into_a_url_is_not_printed() {
+    let env = Env::plain("config-url", "http://127.0.0.1:9/feed.xml", "");
+    for url in [
+        "postgres://plikt:hunter2/x@127.0.0.1:99999/plikt",
+        "mysql://plikt:hunter2@127.0.0.1/plikt",
+    ] {
+        let config = env.dir.join("url.toml");
+        std::fs::write(&config, format!("[catalog]\nurl = \"{url}\"\n")).unwrap();
+        let o = plikt()
+            .args(["status", "--config"])
+            .arg(&config)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        let out = text(&o);
+        assert!(out.contains("url.toml"), "{out}");
+        assert!(!out.contains("hunter2"), "{out}");
+    }
+}
+
 #[test]
 fn the_example_configuration_loads() {
     let path = root().join("plikt.example.toml");
