@@ -120,6 +120,29 @@ fn worker(env: &Env, n: usize) -> Running {
     Running(c.spawn().expect("start plikt run"))
 }
 
+/// Which of `workers` holds the lease of a publisher whose run is in progress, looking
+/// for `within` (a worker is named `host:pid:tag` in the leases).
+fn worker_in_a_run(env: &Env, workers: &[Running], within: Duration) -> usize {
+    let started = Instant::now();
+    loop {
+        let held = env.sql(
+            "SELECT l.worker FROM leases l JOIN runs r ON r.publisher = l.publisher
+             WHERE r.outcome = 'running' AND l.worker IS NOT NULL",
+        );
+        for row in held {
+            let pid = row[0].split(':').nth(1).unwrap_or("");
+            if let Some(n) = workers.iter().position(|w| w.id().to_string() == pid) {
+                return n;
+            }
+        }
+        assert!(
+            started.elapsed() < within,
+            "no worker in a run within {within:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn workers_share_the_harvest_and_sigkill_at_random_instants_loses_nothing() {
     let server = publishers();
@@ -168,7 +191,13 @@ fn workers_share_the_harvest_and_sigkill_at_random_instants_loses_nothing() {
     let started = Instant::now();
     while kills < KILLS {
         std::thread::sleep(Duration::from_millis(200 + next(800)));
-        let n = next(3) as usize;
+        let mut n = next(3) as usize;
+        // The last kill hits a worker in the middle of a run (the first one found within
+        // 30 s), so that a dead worker's run is always there to be taken over: random
+        // instants alone can all fall between runs (a worker publishing, or starting).
+        if kills == KILLS - 1 {
+            n = worker_in_a_run(&env, &workers, Duration::from_secs(30));
+        }
         let w = &mut workers[n];
         assert!(
             w.try_wait().unwrap().is_none(),
