@@ -33,8 +33,23 @@
 //! In the folder, `<set>/.mirrored.json` (and `.mirrored-YYYY.json`, by year as the
 //! manifest) remembers, per file, the length, modification time and SHA-256 it had when
 //! last copied, so that only changed files are hashed and copied;
-//! `www/.mirrored-parts.json` the manifest each partition was last in step with, and its
+//! `www/.mirrored-sets.json` the manifest each partition was last in step with, and its
 //! state file's length and modification time then ([`Mirror::in_step`]).
+//!
+//! **Dump packages are kept in the object store only.** They hold the files' bytes
+//! again, so that a Resource Dump of the whole collection and the Change Dumps of every
+//! day come to about the collection's size: a copy in every worker's folder would give
+//! each worker the object store's disk. A package the object store has is, in the
+//! folder, a *stub* ([`stub_bytes`]: its length and SHA-256, a few lines): a push
+//! replaces each package it copied up (or found there already) by one, a pull writes
+//! one for each package another worker wrote, instead of downloading it. The publish
+//! only ever asks whether a package is there (its sidecar says what it holds) or
+//! removes it, which a stub serves alike; `plikt serve` serves packages from the object
+//! store. A push never copies a stub up: it checks that the object store holds the
+//! package instead. A plikt before this wrote its record of partitions as
+//! `.mirrored-parts.json`, which this one reads and replaces before it writes any stub;
+//! one that finds no record of partitions (an older plikt run after this one) copies the
+//! documents anew, and with them the packages' bytes, rather than take stubs for them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -62,7 +77,15 @@ const SYNCED_STEM: &str = ".mirrored";
 /// The shards of a partition's manifest: `.documents-YYYY-<16 hex>.json` ([`shard_key`]).
 const PART_MANIFEST_STEM: &str = ".documents";
 /// This folder's record of the partitions.
-const PARTS: &str = ".mirrored-parts.json";
+const PARTS: &str = ".mirrored-sets.json";
+/// The same record as a plikt that kept every dump package in the folder wrote it:
+/// read, and replaced by [`PARTS`] before a stub is written. A plikt that knows no
+/// stubs finds no record of partitions then, and copies every document anew.
+const OLD_PARTS: &str = ".mirrored-parts.json";
+/// The first line of a stub of a dump package kept in the object store only.
+const STUB_MAGIC: &str = "plikt: a dump package kept in the object store only";
+/// A stub is at most this long; a package is longer (a ZIP has at least its manifest).
+const STUB_MAX: u64 = 512;
 /// The record of every file, before partitions (removed when seen).
 const OLD_SYNCED: &str = ".synced.json";
 /// The top manifest's format: 3 since the partitions' manifests have shards by year
@@ -122,9 +145,13 @@ struct Manifest {
 /// A local file as last copied.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct Synced {
+    /// The document's length (not the stub's, for a package kept in the object store).
     length: u64,
     modified_ns: u128,
     sha256: String,
+    /// The folder holds a stub of this length: the document is in the object store only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    stub: Option<u64>,
 }
 
 impl Synced {
@@ -133,8 +160,74 @@ impl Synced {
             length,
             modified_ns,
             sha256: sha256.to_string(),
+            stub: None,
         }
     }
+
+    /// A stub of `entry`, with the stub's length and modification time.
+    fn stub_of(entry: &Entry, (stub_length, modified_ns): (u64, u128)) -> Self {
+        Self {
+            length: entry.length,
+            modified_ns,
+            sha256: entry.sha256.clone(),
+            stub: Some(stub_length),
+        }
+    }
+
+    /// The length and modification time the local file had when last copied.
+    fn local_stamp(&self) -> (u64, u128) {
+        (self.stub.unwrap_or(self.length), self.modified_ns)
+    }
+
+    /// The document as the object store has it.
+    fn entry(&self) -> Entry {
+        Entry {
+            length: self.length,
+            sha256: self.sha256.clone(),
+        }
+    }
+}
+
+/// Whether the document `rel` is kept in the object store only: a dump package.
+fn only_in_store(rel: &str) -> bool {
+    rel.ends_with(".zip")
+}
+
+/// The stub of a package kept in the object store only: what it is, its length and its
+/// SHA-256; the same bytes in every worker's folder.
+fn stub_bytes(entry: &Entry) -> String {
+    format!(
+        "{STUB_MAGIC}; plikt serves it from there.\nlength: {}\nsha256: {}\n",
+        entry.length, entry.sha256
+    )
+}
+
+/// The package a stub at `path` stands for (`None`: `path` is not a stub).
+fn read_stub(path: &Path) -> Option<Entry> {
+    if fs::metadata(path).ok()?.len() > STUB_MAX {
+        return None;
+    }
+    let text = fs::read_to_string(path).ok()?;
+    let mut lines = text.strip_prefix(STUB_MAGIC)?.lines().skip(1);
+    let length = lines.next()?.strip_prefix("length: ")?.parse().ok()?;
+    let sha256 = lines.next()?.strip_prefix("sha256: ")?;
+    (sha256.len() == 64 && sha256.bytes().all(|b| b.is_ascii_hexdigit())).then(|| Entry {
+        length,
+        sha256: sha256.to_string(),
+    })
+}
+
+/// Replaces the file at `path` by a stub of `entry`; returns its length and
+/// modification time.
+fn write_stub(path: &Path, entry: &Entry) -> Result<(u64, u128), PublishError> {
+    let bytes = stub_bytes(entry);
+    super::files::atomic_write(path, |out| io::Write::write_all(out, bytes.as_bytes()))?;
+    stamp(path).map_err(write_err(path))
+}
+
+/// The length of the package a stub at `path` stands for (`None`: not a stub).
+pub(super) fn stub_length(path: &Path) -> Option<u64> {
+    read_stub(path).map(|e| e.length)
 }
 
 /// This folder's record of a partition's files as last copied (`.mirrored.json` and
@@ -322,6 +415,7 @@ fn is_own_file(name: &str) -> bool {
         || name == PART_MANIFEST
         || name == SYNCED
         || name == PARTS
+        || name == OLD_PARTS
         || name == OLD_SYNCED
         || shard_year(name).is_some()
         || name.ends_with(".tmp")
@@ -490,7 +584,24 @@ fn rank(rel: &str) -> u8 {
 /// What to do when the object store's lists of published documents are not what plikt
 /// wrote: this worker's folder becomes the source again. (Removing only the object store's
 /// list would make every partition this folder knows look removed, and its copies go.)
-const REBUILD: &str = "to have every set written and copied anew from this worker's folder, remove `www/.mirrored-parts.json` from its data folder and the object `www/.manifest.json`, then publish again";
+const REBUILD: &str = "to have every set written and copied anew from this worker's folder, remove `www/.mirrored-sets.json` from its data folder and the object `www/.manifest.json`, then publish again";
+
+/// A dump package that this folder keeps a stub of and the object store lacks (`found`:
+/// the length of what it holds under that name instead). No worker holds its bytes:
+/// its set is to be written anew.
+fn lost_package(www: &Path, rel: &str, length: u64, found: Option<u64>) -> PublishError {
+    let held = match found {
+        None => "lacks it".to_string(),
+        Some(n) => format!("holds {n} bytes under its name, not {length}"),
+    };
+    PublishError::Write {
+        path: www.join(rel),
+        source: io::Error::other(format!(
+            "a dump package kept in the object store only, and the object store {held}; workers keep only stubs of packages, so it cannot be copied up from here: to have the set written anew from the catalog, move the set's folder `{}` out of this data folder, then publish again (the set's snapshots of past days then leave its archives)",
+            www.join(partition_of(rel)).display()
+        )),
+    }
+}
 
 /// A list of published documents that the object store's lists name and it lacks.
 fn missing(www: &Path, key: &str) -> PublishError {
@@ -525,7 +636,22 @@ fn bad_json(www: &Path, key: &str, e: &serde_json::Error) -> PublishError {
 /// Whether `www` never copied the object store's documents (no record of its
 /// partitions, nor the older record of every document): a new worker's folder.
 pub(super) fn never_copied(www: &Path) -> bool {
-    !www.join(PARTS).exists() && !www.join(OLD_SYNCED).exists()
+    !www.join(PARTS).exists() && !www.join(OLD_PARTS).exists() && !www.join(OLD_SYNCED).exists()
+}
+
+/// This folder's record of its partitions: the one a plikt before stubs wrote, if there
+/// is one (that plikt ran on the folder last), written again under the new name first.
+fn read_parts(www: &Path) -> Result<BTreeMap<String, Part>, PublishError> {
+    let old = www.join(OLD_PARTS);
+    if !old.exists() {
+        return Ok(read_json(&www.join(PARTS)));
+    }
+    let parts: BTreeMap<String, Part> = read_json(&old);
+    write_json(&www.join(PARTS), &parts)?;
+    match fs::remove_file(&old) {
+        Ok(()) => Ok(parts),
+        Err(e) => Err(write_err(&old)(e)),
+    }
 }
 
 /// Brings `www` up to the object store's copy of the documents: downloads what
@@ -536,7 +662,7 @@ pub(super) fn never_copied(www: &Path) -> bool {
 pub(super) fn pull(documents: Documents, www: &Path) -> Result<(Mirror, Copied), PublishError> {
     fs::create_dir_all(www).map_err(write_err(www))?;
     let _ = fs::remove_file(www.join(OLD_SYNCED));
-    let mut parts: BTreeMap<String, Part> = read_json(&www.join(PARTS));
+    let mut parts = read_parts(www)?;
     // The object store's partitions; a manifest of every document (before partitions)
     // is taken apart into them.
     let mut legacy: Option<BTreeMap<String, Entries>> = None;
@@ -664,15 +790,7 @@ fn fetch_part(
                     .files
                     .iter()
                     .filter(|(rel, _)| bucket_of(rel) == year)
-                    .map(|(rel, s)| {
-                        (
-                            rel.clone(),
-                            Entry {
-                                length: s.length,
-                                sha256: s.sha256.clone(),
-                            },
-                        )
-                    }),
+                    .map(|(rel, s)| (rel.clone(), s.entry())),
             );
             continue;
         }
@@ -755,18 +873,33 @@ fn sync_part(
         for (rel, entry) in entries {
             let path = www.join(rel);
             let current = stamp(&path).ok();
-            let known = synced.get(rel).is_some_and(|s| {
-                s.sha256 == entry.sha256 && current == Some((s.length, s.modified_ns))
-            });
+            let known = synced
+                .get(rel)
+                .is_some_and(|s| s.sha256 == entry.sha256 && current == Some(s.local_stamp()));
             if known {
                 continue;
             }
-            // The same bytes already here (a record lost, or written here before).
+            // A stub of the same package already here (a record lost, or written here
+            // before).
+            if let Some(here) = current
+                && only_in_store(rel)
+                && read_stub(&path).as_ref() == Some(entry)
+            {
+                synced.insert(rel.clone(), Synced::stub_of(entry, here));
+                continue;
+            }
+            // The same bytes already here.
             if let Some((length, modified_ns)) = current
                 && length == entry.length
                 && sha256_of(&path).is_ok_and(|sha| sha == entry.sha256)
             {
                 synced.insert(rel.clone(), Synced::of(length, modified_ns, &entry.sha256));
+                continue;
+            }
+            // A package another worker wrote stays in the object store.
+            if only_in_store(rel) {
+                let here = write_stub(&path, entry)?;
+                synced.insert(rel.clone(), Synced::stub_of(entry, here));
                 continue;
             }
             super::files::fill_then_rename(&path, |tmp| {
@@ -835,15 +968,7 @@ impl Mirror {
         let entries: Entries = before
             .files
             .iter()
-            .map(|(rel, s)| {
-                (
-                    rel.clone(),
-                    Entry {
-                        length: s.length,
-                        sha256: s.sha256.clone(),
-                    },
-                )
-            })
+            .map(|(rel, s)| (rel.clone(), s.entry()))
             .collect();
         let mut copied = Copied::default();
         let shards = before.shards.clone();
@@ -888,7 +1013,8 @@ impl Mirror {
             walked.extend(self.remote.keys().cloned());
             walked.extend(self.parts.keys().cloned());
         }
-        let mut changed: Vec<(u8, String, u64)> = Vec::new();
+        // Rank, path, length, and whether the folder holds only a stub of it.
+        let mut changed: Vec<(u8, String, u64, bool)> = Vec::new();
         let mut removed: Vec<String> = Vec::new();
         // Each partition walked: its documents now, as the record will have them, and
         // whether its manifest is to be written.
@@ -905,20 +1031,24 @@ impl Mirror {
             let mut differs = self.legacy || !in_store;
             for rel in part_files(&www, part)? {
                 let path = www.join(&rel);
-                let (length, modified_ns) = stamp(&path).map_err(write_err(&path))?;
-                let sha256 = match synced.get(&rel) {
-                    Some(s) if s.length == length && s.modified_ns == modified_ns => {
-                        s.sha256.clone()
-                    }
-                    _ => sha256_of(&path).map_err(write_err(&path))?,
+                let here = stamp(&path).map_err(write_err(&path))?;
+                let file = match synced.get(&rel) {
+                    Some(s) if s.local_stamp() == here => s.clone(),
+                    _ => match read_stub(&path).filter(|_| only_in_store(&rel)) {
+                        Some(entry) => Synced::stub_of(&entry, here),
+                        None => {
+                            let sha256 = sha256_of(&path).map_err(write_err(&path))?;
+                            Synced::of(here.0, here.1, &sha256)
+                        }
+                    },
                 };
-                let entry = Entry { length, sha256 };
+                let entry = file.entry();
                 let before = synced.get(&rel).filter(|_| in_store);
-                if before.is_none_or(|s| s.length != length || s.sha256 != entry.sha256) {
-                    changed.push((rank(&rel), rel.clone(), length));
+                if before.is_none_or(|s| s.entry() != entry) {
+                    changed.push((rank(&rel), rel.clone(), entry.length, file.stub.is_some()));
                     differs = true;
                 }
-                now_synced.insert(rel.clone(), Synced::of(length, modified_ns, &entry.sha256));
+                now_synced.insert(rel.clone(), file);
                 now.insert(rel, entry);
             }
             for rel in synced.keys().filter(|rel| !now.contains_key(*rel)) {
@@ -932,7 +1062,17 @@ impl Mirror {
         let mut shards: BTreeMap<String, Shards> = BTreeMap::new();
         if walked_now.iter().any(|(_, _, _, differs, _)| *differs) {
             changed.sort();
-            for (_, rel, length) in &changed {
+            for (_, rel, length, stub) in &changed {
+                if *stub {
+                    // Never copied up: the object store is to hold the package already
+                    // (its record was lost, or the object store's lists were removed
+                    // to be written anew from this folder).
+                    let found = self.documents.length(rel).map_err(store_err)?;
+                    if found != Some(*length) {
+                        return Err(lost_package(&www, rel, *length, found));
+                    }
+                    continue;
+                }
                 self.documents
                     .upload(rel, &www.join(rel))
                     .map_err(store_err)?;
@@ -981,11 +1121,19 @@ impl Mirror {
         }
         // This folder's records: what each partition walked now is in the object store.
         let parts_before = self.parts.clone();
-        for (part, now, now_synced, _, before) in walked_now {
+        for (part, now, mut now_synced, _, before) in walked_now {
             if now.is_empty() {
                 Record::default().write(&www, &part, &before)?;
                 self.parts.remove(&part);
                 continue;
+            }
+            // Every package is in the object store now: the folder keeps a stub of it.
+            for (rel, file) in now_synced
+                .iter_mut()
+                .filter(|(rel, file)| only_in_store(rel) && file.stub.is_none())
+            {
+                let entry = file.entry();
+                *file = Synced::stub_of(&entry, write_stub(&www.join(rel), &entry)?);
             }
             let record = Record {
                 files: now_synced,
@@ -1010,6 +1158,43 @@ impl Mirror {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stub_stands_for_its_package_and_nothing_else_is_taken_for_one() {
+        let dir = std::env::temp_dir().join(format!("plikt-mirror-stub-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("2026-11-25.zip");
+        let entry = Entry {
+            length: 123_456_789,
+            sha256: "ab".repeat(32),
+        };
+        // A package, even a tiny one, is no stub.
+        fs::write(&path, b"PK\x05\x06\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0").unwrap();
+        assert_eq!(read_stub(&path), None);
+        let (length, _) = write_stub(&path, &entry).unwrap();
+        assert!(length <= STUB_MAX, "{length}");
+        assert_eq!(read_stub(&path), Some(entry.clone()));
+        assert_eq!(stub_length(&path), Some(123_456_789));
+        // The same bytes in every worker's folder: nothing of the folder or the time.
+        assert_eq!(fs::read_to_string(&path).unwrap(), stub_bytes(&entry));
+        // What begins like a stub but lacks a digest, or is too long, is none.
+        fs::write(&path, format!("{STUB_MAGIC}\nlength: 12\nsha256: xyz\n")).unwrap();
+        assert_eq!(read_stub(&path), None);
+        let long = format!("{}{}", stub_bytes(&entry), " ".repeat(STUB_MAX as usize));
+        fs::write(&path, long).unwrap();
+        assert_eq!(read_stub(&path), None);
+        // Packages only: their manifests and the dumps that list them stay in the folder.
+        assert!(only_in_store("resourcesync/a/changedump/2026-11-25.zip"));
+        assert!(only_in_store(
+            "resourcesync/a/resourcedump/0123456789abcdef.zip"
+        ));
+        assert!(!only_in_store(
+            "resourcesync/a/changedump/2026-11-25-manifest.xml"
+        ));
+        assert!(!only_in_store("resourcesync/a/changedump/.2026-11-25.meta"));
+        fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn each_set_is_a_partition_and_the_rest_another() {
@@ -1040,6 +1225,7 @@ mod tests {
         for rel in [
             ".well-known/resourcesync",
             ".mirrored-parts.json",
+            ".mirrored-sets.json",
             "resourcesync/a/changelist.xml",
             "resourcesync/a/.mirrored.json",
             "resourcesync/a/.documents.json",

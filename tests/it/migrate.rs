@@ -146,7 +146,7 @@ fn migrate_copies_resumes_after_sigkill_verifies_and_the_copy_works() {
                     .unwrap()
             });
     let www = from.join("www");
-    let mut documents = 0;
+    let (mut documents, mut packages) = (0, 0);
     for e in walk(&www) {
         let rel = e.strip_prefix(&www).unwrap().to_string_lossy().into_owned();
         let name = e.file_name().unwrap().to_string_lossy().into_owned();
@@ -160,8 +160,19 @@ fn migrate_copies_resumes_after_sigkill_verifies_and_the_copy_works() {
             "{rel}: {stored:?}"
         );
         documents += 1;
+        // The new folder keeps a stub of each dump package, which the object store has.
+        if rel.ends_with(".zip") {
+            packages += 1;
+            let here = std::fs::read_to_string(target.data().join("www").join(&rel)).unwrap();
+            assert!(
+                here.starts_with("plikt: a dump package kept in the object store only")
+                    && here.contains(&format!("\nlength: {len}\n")),
+                "{rel}: {here}"
+            );
+        }
     }
     assert!(documents > 5, "{documents}");
+    assert!(packages > 0, "no dump package moved");
 
     // The copy is the collection: counts, the journal, an audit that re-reads every
     // object, and a re-harvest of the unchanged feed deposits nothing new.

@@ -52,6 +52,15 @@ fn objects(garage: &Garage, prefix: &str) -> Vec<(String, u64)> {
     })
 }
 
+/// The object `key` of the bucket, whole.
+fn object(garage: &Garage, key: &str) -> Vec<u8> {
+    let (client, key) = (garage.client(), Key::from(key));
+    runtime()
+        .block_on(async move { client.get(&key).await.unwrap().bytes().await })
+        .unwrap()
+        .to_vec()
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -280,12 +289,12 @@ fn s3_harvest_streams_parts_stores_identical_bytes_once_serves_ranges_packs_and_
         .iter()
         .filter(|h| h.starts_with("GET ") && h.contains("/kb/packs/"))
         .count();
-    let dumps = env.data().join("www/resourcesync/test/resourcedump");
+    // The packages are in the object store (the folder keeps stubs of them).
     let mut packed = Vec::new();
-    for e in std::fs::read_dir(&dumps).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_some_and(|x| x == "zip") {
-            let mut z = zip::ZipArchive::new(std::fs::File::open(&p).unwrap()).unwrap();
+    for (key, _) in objects(&garage, "kb/www/resourcesync/test/resourcedump") {
+        if key.ends_with(".zip") {
+            let bytes = object(&garage, &key);
+            let mut z = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
             for i in 0..z.len() {
                 let mut f = z.by_index(i).unwrap();
                 let mut bytes = Vec::new();
@@ -851,6 +860,34 @@ fn documents(www: &std::path::Path) -> Vec<String> {
     out
 }
 
+/// The package a stub in a worker's folder stands for: its length and SHA-256 (`None`:
+/// the file is no stub). Dump packages are kept in the object store only.
+fn stub(path: &std::path::Path) -> Option<(u64, String)> {
+    let text = String::from_utf8(std::fs::read(path).ok()?).ok()?;
+    if !text.starts_with("plikt: a dump package kept in the object store only") {
+        return None;
+    }
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(str::to_string)
+    };
+    Some((field("length: ")?.parse().ok()?, field("sha256: ")?))
+}
+
+/// `body`, served, is the document `rel` of `www` as published: the file's bytes, or,
+/// for a package the folder keeps a stub of, the bytes the stub names.
+fn assert_published(www: &std::path::Path, rel: &str, body: &[u8]) {
+    let path = www.join(rel);
+    match stub(&path) {
+        Some((length, sha256)) => {
+            assert_eq!(body.len() as u64, length, "{rel}: length");
+            assert_eq!(hex::encode(sha2::Sha256::digest(body)), sha256, "{rel}");
+        }
+        None => assert_eq!(body, std::fs::read(&path).unwrap(), "{rel}"),
+    }
+}
+
 /// Whether `plikt serve` answers the document `rel` of `www` at the same path: all but
 /// the Source Description of authenticated Destinations (at `/.well-known/resourcesync`).
 fn served_at_its_path(rel: &str) -> bool {
@@ -1006,6 +1043,159 @@ fn s3_a_listed_document_missing_from_the_object_store_is_named_and_copied_once_b
     }
 }
 
+/// The packages every public dump in `www` lists (URL, length, SHA-256 from its
+/// `hash`), by path below the base URL.
+fn listed_packages(www: &std::path::Path) -> Vec<(String, u64, String)> {
+    let mut out = Vec::new();
+    for rel in documents(www) {
+        if !(rel.contains("dump") && rel.ends_with(".xml")) || rel.ends_with("-manifest.xml") {
+            continue;
+        }
+        let doc = std::fs::read_to_string(www.join(&rel)).unwrap();
+        for url in doc.split("<url>").skip(1) {
+            let loc = &locs(url)[0];
+            if !loc.ends_with(".zip") {
+                continue;
+            }
+            let attr = |name: &str| {
+                let at = url.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+                url[at..at + url[at..].find('"').unwrap()].to_string()
+            };
+            let path = loc[loc.find("resourcesync/").unwrap()..].to_string();
+            // The restricted sets' ask for credentials (tested elsewhere).
+            if path.contains("/restricted/") {
+                continue;
+            }
+            let hash = attr("hash");
+            let sha256 = hash.split("sha-256:").nth(1).unwrap().to_string();
+            out.push((path, attr("length").parse().unwrap(), sha256));
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Dump packages hold the files' bytes again (about the collection's size), so workers
+/// keep no copy of them: the object store has each package, a worker's folder a stub of
+/// it (a few lines), and `plikt serve` serves the package whole from the object store,
+/// as the dumps describe it. A new worker writes stubs for what it pulls, without
+/// downloading a package. A stub is never copied up: with the object store's lists
+/// removed to be written anew from a worker's folder, a package the object store lost is
+/// named, with what to do, and doing it brings it back.
+#[test]
+fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object_store() {
+    // Bound whole: the servers it holds live to the end of the test.
+    let nodes = TwoNodes::start("stubs");
+    let packages: Vec<String> = nodes
+        .published
+        .iter()
+        .filter(|r| r.ends_with(".zip"))
+        .cloned()
+        .collect();
+    assert!(
+        !packages.is_empty(),
+        "no dump package: {:?}",
+        nodes.published
+    );
+    let (garage, a) = (&nodes.garage, &nodes.a);
+    let www_a = a.data().join("www");
+    for rel in &packages {
+        let path = www_a.join(rel);
+        let (length, sha256) =
+            stub(&path).unwrap_or_else(|| panic!("{rel} is kept whole in node A's folder"));
+        assert!(std::fs::metadata(&path).unwrap().len() < 512, "{rel}");
+        let bytes = object(garage, &format!("kb/www/{rel}"));
+        assert_eq!(bytes.len() as u64, length, "{rel}");
+        assert_eq!(hex::encode(sha2::Sha256::digest(&bytes)), sha256, "{rel}");
+    }
+    // Node B's first publish: the same stubs, written, not downloaded.
+    let base_b = nodes.b.listen_on_free_port_keeping_base();
+    let b = &nodes.b;
+    let www_b = b.data().join("www");
+    let o = b.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    for rel in &packages {
+        assert_eq!(
+            std::fs::read(www_b.join(rel)).unwrap(),
+            std::fs::read(www_a.join(rel)).unwrap(),
+            "{rel}"
+        );
+    }
+    // What a Destination gets: every package a dump lists, as the dump describes it,
+    // a ZIP with its manifest.
+    let listed = listed_packages(&www_b);
+    let public: Vec<&String> = packages
+        .iter()
+        .filter(|r| !r.contains("/restricted/"))
+        .collect();
+    assert_eq!(
+        listed.iter().map(|(p, ..)| p).collect::<Vec<_>>(),
+        public,
+        "the packages the dumps list"
+    );
+    let node_b = Serving::start(b, &base_b);
+    for (path, length, sha256) in &listed {
+        let (status, _, body) = get(&format!("{base_b}{path}"), None);
+        assert_eq!(status, 200, "{path}");
+        assert_eq!(body.len() as u64, *length, "{path}");
+        assert_eq!(hex::encode(sha2::Sha256::digest(&body)), *sha256, "{path}");
+        let mut z = zip::ZipArchive::new(std::io::Cursor::new(body)).unwrap();
+        assert!(z.by_name("manifest.xml").is_ok(), "{path}");
+    }
+    node_b.stop();
+
+    // The object store loses a package; the object store's lists are removed to be
+    // written anew from B's folder, which holds only a stub of it.
+    let lost = &packages[0];
+    runtime()
+        .block_on(garage.client().delete(&Key::from(format!("kb/www/{lost}"))))
+        .unwrap();
+    runtime()
+        .block_on(garage.client().delete(&Key::from("kb/www/.manifest.json")))
+        .unwrap();
+    std::fs::remove_file(www_b.join(".mirrored-sets.json")).unwrap();
+    let o = b.cmd(&["publish"]);
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        err.contains(lost.as_str()),
+        "the message does not name {lost}: {err}"
+    );
+    assert!(err.contains("lacks it"), "{err}");
+    let set = "resourcesync/test";
+    assert!(lost.starts_with(set), "{lost}");
+    assert!(
+        err.contains(&format!(
+            "move the set's folder `{}`",
+            www_b.join(set).display()
+        )),
+        "{err}"
+    );
+    // The stub was not copied up in its place.
+    assert!(
+        !objects(garage, &format!("kb/www/{lost}"))
+            .iter()
+            .any(|(k, _)| k == &format!("kb/www/{lost}")),
+        "a stub went up as {lost}"
+    );
+    // As the message says: the set's folder moved away, the next publish writes it anew.
+    std::fs::rename(www_b.join(set), b.dir.join("set-moved-away")).unwrap();
+    let o = b.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let node_b = Serving::start(b, &base_b);
+    let listed = listed_packages(&www_b);
+    assert!(!listed.is_empty());
+    for (path, length, sha256) in &listed {
+        let (status, _, body) = get(&format!("{base_b}{path}"), None);
+        assert_eq!(status, 200, "{path}");
+        assert_eq!(body.len() as u64, *length, "{path}");
+        assert_eq!(hex::encode(sha2::Sha256::digest(&body)), *sha256, "{path}");
+        assert!(stub(&www_b.join(path)).is_some(), "{path} kept whole");
+    }
+    node_b.stop();
+}
+
 /// Issue 17 §2: the published ResourceSync documents and dump packages live in the
 /// object store, so any number of `plikt serve` nodes serve one collection. Two nodes
 /// with their own data folders share one PostgreSQL catalog and one bucket: what node A
@@ -1093,7 +1283,7 @@ fn s3_documents_published_by_one_node_are_served_by_any_node() {
             continue;
         }
         assert_eq!(status, 200, "{rel}");
-        assert_eq!(body, std::fs::read(www_a.join(rel)).unwrap(), "{rel}");
+        assert_published(&www_a, rel, &body);
         served += 1;
     }
     assert!(served >= 4, "{served} documents served of {published:?}");
@@ -1132,12 +1322,8 @@ fn s3_documents_published_by_one_node_are_served_by_any_node() {
         .filter(|r| served_at_its_path(r) && !r.contains("/restricted/"))
     {
         let (status, _, body) = get(&format!("{base_a}{rel}"), None);
-        assert_eq!(status, 200, "{rel}");
-        assert_eq!(
-            body,
-            std::fs::read(www_b.join(rel)).unwrap(),
-            "{rel} served by A"
-        );
+        assert_eq!(status, 200, "{rel} served by A");
+        assert_published(&www_b, rel, &body);
     }
     // Any node answers a Destination's If-None-Match alike: a document's entity tag is
     // the object store's, whichever node serves it (RFC 9110 §13.1.2).

@@ -578,6 +578,18 @@ impl Env {
         base
     }
 
+    /// `listen` on a free loopback port, `base_url` left as it is (the collection's, as
+    /// behind a load balancer); returns where it answers.
+    pub fn listen_on_free_port_keeping_base(&self) -> String {
+        let port = free_port();
+        let cfg = std::fs::read_to_string(&self.config).unwrap().replace(
+            "data_dir = \"data\"",
+            &format!("data_dir = \"data\"\nlisten = \"127.0.0.1:{port}\""),
+        );
+        std::fs::write(&self.config, cfg).unwrap();
+        format!("http://127.0.0.1:{port}/")
+    }
+
     /// `plikt <args>` started in the background, killed when the test ends.
     pub fn spawn(&self, args: &[&str]) -> Running {
         let mut c = plikt();

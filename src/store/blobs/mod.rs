@@ -373,6 +373,11 @@ impl Documents {
         self.0.download_document(path, to)
     }
 
+    /// The length of the document `path` (`None`: there is none), without its bytes.
+    pub fn length(&self, path: &str) -> Result<Option<u64>, BlobError> {
+        self.0.document_length(path)
+    }
+
     /// Removes the document `path`.
     pub fn delete(&self, path: &str) -> Result<(), BlobError> {
         self.0.delete_document(path)

@@ -110,6 +110,21 @@ impl S3 {
         file.sync_all().map_err(io_err)
     }
 
+    /// The length of the document `rel` (`None`: there is none). Blocks.
+    pub(in crate::store::blobs) fn document_length(
+        &self,
+        rel: &str,
+    ) -> Result<Option<u64>, BlobError> {
+        let (s3, key) = (self.clone(), self.document_key(rel));
+        block(async move {
+            match s3.ops.head(&key).await {
+                Ok(meta) => Ok(Some(meta.size)),
+                Err(object_store::Error::NotFound { .. }) => Ok(None),
+                Err(e) => Err(s3.err("reading", &key, e)),
+            }
+        })
+    }
+
     /// Removes the document `rel` (absent already is fine). Blocks.
     pub(in crate::store::blobs) fn delete_document(&self, rel: &str) -> Result<(), BlobError> {
         let (s3, key) = (self.clone(), self.document_key(rel));
