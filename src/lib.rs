@@ -63,7 +63,8 @@
 //!           holds); with an object store the documents are shared through it
 //!           (`mirror`: a manifest per set, its dated documents in a shard per year;
 //!           pull what changed before a publish, push the sets
-//!           written after, leaves first), and served from it; `publish_until` stops
+//!           written after, leaves first; dump packages kept there only, a stub in
+//!           the folder), and served from it; `publish_until` stops
 //!           between sets and dump packages (SIGTERM), and the next publish goes on
 //! notify    Change Notification over WebSub: `enqueue` (after a publish) stores each
 //!           topic's notifications with a delivery per subscriber (an outbox in the
