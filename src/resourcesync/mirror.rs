@@ -871,6 +871,14 @@ fn sync_part(
     let mut as_listed = true;
     let mut copy = |synced: &mut BTreeMap<String, Synced>| -> Result<(), PublishError> {
         for (rel, entry) in entries {
+            // One of the mirror's own files, which a plikt that did not know it took for
+            // a document and copied up (this folder's record of partitions, by a plikt
+            // before stubs): never copied down over the record; recorded, so that the next
+            // push removes it from the object store.
+            if is_own_file(rel.rsplit('/').next().unwrap_or(rel)) {
+                synced.insert(rel.clone(), Synced::of(entry.length, 0, &entry.sha256));
+                continue;
+            }
             let path = www.join(rel);
             let current = stamp(&path).ok();
             let known = synced
