@@ -289,6 +289,7 @@ mod tests {
             now: crate::store::now(),
             retention_days: 0,
             stopping: super::super::Stopping(&super::super::never),
+            mirror: None,
         };
         let days = [
             "2024-12-31",

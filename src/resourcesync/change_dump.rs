@@ -160,7 +160,7 @@ fn write_day(
         let step = (|| {
             if package.as_ref().is_some_and(|p| p.files >= PART_ENTRIES) {
                 let p = package.take().expect("checked");
-                done.push(p.finish(folder_url)?);
+                done.push(p.finish(set, folder_url)?);
             }
             if package.is_none() {
                 let n = done.len() as u64 + 1;
@@ -186,7 +186,7 @@ fn write_day(
         return Err(e);
     }
     if let Some(p) = package {
-        done.push(p.finish(folder_url)?);
+        done.push(p.finish(set, folder_url)?);
     }
     for (n, p) in done.iter().enumerate() {
         p.record(folder, &stem(n as u64 + 1))?;

@@ -63,7 +63,7 @@ use sha2::{Digest, Sha256};
 
 use super::PublishError;
 use super::files::write_err;
-use super::layout::SET_STATE;
+use super::layout::{Kind, SET_STATE};
 use crate::store::{Documents, StoreError};
 
 /// The object store's list of partitions.
@@ -225,6 +225,45 @@ fn write_stub(path: &Path, entry: &Entry) -> Result<(u64, u128), PublishError> {
     stamp(path).map_err(write_err(path))
 }
 
+/// Lookups of one folder past which it is listed whole rather than asked file by file.
+const HEADS_PER_FOLDER: usize = 16;
+
+/// The lengths of documents in the object store: asked one at a time (a HEAD), or, past
+/// [`HEADS_PER_FOLDER`] in one folder, from one listing of that folder (a new worker's
+/// first pull of twenty years of Change Dumps: a listing per set, not a request per day).
+struct Lengths<'a> {
+    documents: &'a Documents,
+    asked: BTreeMap<String, usize>,
+    listed: BTreeMap<String, BTreeMap<String, u64>>,
+}
+
+impl<'a> Lengths<'a> {
+    fn new(documents: &'a Documents) -> Self {
+        Self {
+            documents,
+            asked: BTreeMap::new(),
+            listed: BTreeMap::new(),
+        }
+    }
+
+    /// The length of the document `rel` in the object store (`None`: it lacks it).
+    fn of(&mut self, rel: &str) -> Result<Option<u64>, PublishError> {
+        let (folder, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+        if let Some(listing) = self.listed.get(folder) {
+            return Ok(listing.get(name).copied());
+        }
+        let asked = self.asked.entry(folder.to_string()).or_default();
+        *asked += 1;
+        if *asked <= HEADS_PER_FOLDER {
+            return self.documents.length(rel).map_err(store_err);
+        }
+        let listing = self.documents.lengths_in(folder).map_err(store_err)?;
+        let found = listing.get(name).copied();
+        self.listed.insert(folder.to_string(), listing);
+        Ok(found)
+    }
+}
+
 /// The length of the package a stub at `path` stands for (`None`: not a stub).
 pub(super) fn stub_length(path: &Path) -> Option<u64> {
     read_stub(path).map(|e| e.length)
@@ -381,6 +420,8 @@ pub(super) struct Mirror {
     /// The object store had a manifest of every document (before partitions): the push
     /// writes every partition's.
     legacy: bool,
+    /// The dump packages this publish copied up as it wrote them ([`Mirror::send_package`]).
+    sent: std::sync::Mutex<BTreeSet<String>>,
 }
 
 /// Which partitions a push walks.
@@ -587,20 +628,68 @@ fn rank(rel: &str) -> u8 {
 const REBUILD: &str = "to have every set written and copied anew from this worker's folder, remove `www/.mirrored-sets.json` from its data folder and the object `www/.manifest.json`, then publish again";
 
 /// A dump package that this folder keeps a stub of and the object store lacks (`found`:
-/// the length of what it holds under that name instead). No worker holds its bytes:
-/// its set is to be written anew.
+/// the length of what it holds under that name instead). No worker holds its bytes, but
+/// the catalog does: its stub and sidecar, and the marks that say what of its set was
+/// written (the set's state, the Resource Dump's fingerprint, the Change Dumps' last
+/// closed day), are removed from the folder, so that the next publish writes it anew.
 fn lost_package(www: &Path, rel: &str, length: u64, found: Option<u64>) -> PublishError {
     let held = match found {
         None => "lacks it".to_string(),
         Some(n) => format!("holds {n} bytes under its name, not {length}"),
     };
+    let path = www.join(rel);
+    let forgotten = forget_package(www, rel);
+    let then = match forgotten {
+        Ok(()) => "its stub and the marks of what its set's publish wrote are removed from this folder, so that the next publish writes it anew from the catalog: publish again (a package that only a Resource Dump snapshot of a past day lists cannot be written again; that snapshot stays without it)".to_string(),
+        Err(e) => format!("removing its stub to have it written anew failed ({e}): remove `{}` and the set's `.published`, then publish again", path.display()),
+    };
     PublishError::Write {
-        path: www.join(rel),
+        path,
         source: io::Error::other(format!(
-            "a dump package kept in the object store only, and the object store {held}; workers keep only stubs of packages, so it cannot be copied up from here: to have the set written anew from the catalog, move the set's folder `{}` out of this data folder, then publish again (the set's snapshots of past days then leave its archives)",
-            www.join(partition_of(rel)).display()
+            "a dump package kept in the object store only, and the object store {held}; {then}"
         )),
     }
+}
+
+/// Removes the stub of the package `rel` (`<set>/<kind>/<stem>.zip`), its sidecar, and
+/// the marks that would have the next publish leave it alone: the set's state, and the
+/// Resource Dump's fingerprint (`<set>/.resourcedump.fingerprint`) or the Change Dumps'
+/// last closed day (`<set>/changedump/.closed`); and forgets them in the record, so that
+/// the next publish does not bring them back from the object store as lost by hand
+/// ([`Mirror::restore`]).
+fn forget_package(www: &Path, rel: &str) -> Result<(), PublishError> {
+    let (Some((folder, file)), part) = (rel.rsplit_once('/'), partition_of(rel)) else {
+        return Err(write_err(&www.join(rel))(io::Error::other(
+            "not a package's path",
+        )));
+    };
+    let stem = file.strip_suffix(".zip").unwrap_or(file);
+    let mut gone = vec![
+        rel.to_string(),
+        format!("{folder}/.{stem}.meta"),
+        in_part(part, SET_STATE),
+    ];
+    let kind = folder.rsplit('/').next();
+    if kind == Some(Kind::ResourceDump.capability()) {
+        gone.push(in_part(
+            part,
+            &format!(".{}.fingerprint", Kind::ResourceDump.capability()),
+        ));
+    } else if kind == Some(Kind::ChangeDump.capability()) {
+        gone.push(format!("{folder}/{}", super::layout::CLOSED_MARK));
+    }
+    let before = Record::read(www, part);
+    let mut after = before.clone();
+    for rel in &gone {
+        let path = www.join(rel);
+        match fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(write_err(&path)(e)),
+        }
+        after.files.remove(rel);
+    }
+    after.write(www, part, &before)
 }
 
 /// A list of published documents that the object store's lists name and it lacks.
@@ -756,6 +845,7 @@ pub(super) fn pull(documents: Documents, www: &Path) -> Result<(Mirror, Copied),
             parts,
             remote,
             legacy: legacy.is_some(),
+            sent: Default::default(),
         },
         copied,
     ))
@@ -869,6 +959,7 @@ fn sync_part(
 ) -> Result<bool, PublishError> {
     let mut synced = before.files.clone();
     let mut as_listed = true;
+    let mut lengths = Lengths::new(documents);
     let mut copy = |synced: &mut BTreeMap<String, Synced>| -> Result<(), PublishError> {
         for (rel, entry) in entries {
             // One of the mirror's own files, which a plikt that did not know it took for
@@ -904,11 +995,19 @@ fn sync_part(
                 synced.insert(rel.clone(), Synced::of(length, modified_ns, &entry.sha256));
                 continue;
             }
-            // A package another worker wrote stays in the object store.
+            // A package another worker wrote stays in the object store, if it is there
+            // as listed; one of another length (a publish stopped between copying it up
+            // and writing the manifests) is downloaded, to learn what it holds.
             if only_in_store(rel) {
-                let here = write_stub(&path, entry)?;
-                synced.insert(rel.clone(), Synced::stub_of(entry, here));
-                continue;
+                match lengths.of(rel)? {
+                    None => return Err(missing_document(www, rel)),
+                    Some(length) if length == entry.length => {
+                        let here = write_stub(&path, entry)?;
+                        synced.insert(rel.clone(), Synced::stub_of(entry, here));
+                        continue;
+                    }
+                    Some(_) => {}
+                }
             }
             super::files::fill_then_rename(&path, |tmp| {
                 documents.download(rel, tmp).map_err(|e| {
@@ -992,6 +1091,45 @@ impl Mirror {
         Ok(copied)
     }
 
+    /// Copies the dump package just written at `path` (below `www`; `length` bytes of
+    /// SHA-256 `sha256`) up to the object store and leaves a stub of it in the folder,
+    /// so that a publish holds one package at a time whatever it writes. Nothing links to
+    /// it until the push copies up the dumps that list it, leaves first as ever; the
+    /// push then knows it is there.
+    pub(super) fn send_package(
+        &self,
+        path: &Path,
+        length: u64,
+        sha256: &str,
+    ) -> Result<(), PublishError> {
+        let rel = path
+            .strip_prefix(&self.www)
+            .map_err(|_| {
+                write_err(path)(io::Error::other("a package outside the published folder"))
+            })?
+            .to_string_lossy()
+            .replace('\\', "/");
+        self.documents.upload(&rel, path).map_err(store_err)?;
+        let entry = Entry {
+            length,
+            sha256: sha256.to_string(),
+        };
+        write_stub(path, &entry)?;
+        self.sent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(rel);
+        Ok(())
+    }
+
+    /// Whether this publish copied the package `rel` up as it wrote it.
+    fn was_sent(&self, rel: &str) -> bool {
+        self.sent
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains(rel)
+    }
+
     /// Whether the set in `dir` (below `www`) is as the object store has it: its state
     /// file unchanged since it was last copied up or down. A set written here whose
     /// copy to the object store did not finish is not, and is written again.
@@ -1066,6 +1204,10 @@ impl Mirror {
             walked_now.push((part.clone(), now, now_synced, differs, before));
         }
         let mut copied = Copied::default();
+        // The documents this push copied up.
+        let mut uploaded: BTreeSet<&str> = BTreeSet::new();
+        let documents = self.documents.clone();
+        let mut lengths = Lengths::new(&documents);
         // The shards' digests of the manifests written, by partition.
         let mut shards: BTreeMap<String, Shards> = BTreeMap::new();
         if walked_now.iter().any(|(_, _, _, differs, _)| *differs) {
@@ -1073,9 +1215,12 @@ impl Mirror {
             for (_, rel, length, stub) in &changed {
                 if *stub {
                     // Never copied up: the object store is to hold the package already
-                    // (its record was lost, or the object store's lists were removed
-                    // to be written anew from this folder).
-                    let found = self.documents.length(rel).map_err(store_err)?;
+                    // (sent as it was written, or its record was lost, or the object
+                    // store's lists were removed to be written anew from this folder).
+                    if self.was_sent(rel) {
+                        continue;
+                    }
+                    let found = lengths.of(rel)?;
                     if found != Some(*length) {
                         return Err(lost_package(&www, rel, *length, found));
                     }
@@ -1084,6 +1229,7 @@ impl Mirror {
                 self.documents
                     .upload(rel, &www.join(rel))
                     .map_err(store_err)?;
+                uploaded.insert(rel.as_str());
                 copied.files += 1;
                 copied.bytes += length;
             }
@@ -1136,12 +1282,21 @@ impl Mirror {
                 continue;
             }
             // Every package is in the object store now: the folder keeps a stub of it.
+            // One this push did not copy up (kept whole by a plikt before stubs) is
+            // looked for first, and copied up if the object store lacks it: the folder
+            // may hold its last copy.
             for (rel, file) in now_synced
                 .iter_mut()
                 .filter(|(rel, file)| only_in_store(rel) && file.stub.is_none())
             {
                 let entry = file.entry();
-                *file = Synced::stub_of(&entry, write_stub(&www.join(rel), &entry)?);
+                let path = www.join(rel);
+                if !uploaded.contains(rel.as_str()) && lengths.of(rel)? != Some(entry.length) {
+                    self.documents.upload(rel, &path).map_err(store_err)?;
+                    copied.files += 1;
+                    copied.bytes += entry.length;
+                }
+                *file = Synced::stub_of(&entry, write_stub(&path, &entry)?);
             }
             let record = Record {
                 files: now_synced,

@@ -268,6 +268,7 @@ pub fn publish_until(
                 now,
                 retention_days: config.resourcesync.snapshot_retention_days,
                 stopping: Stopping(stopping),
+                mirror: mirror.as_ref(),
             };
             spec.go_on()?;
             // A set whose state is the one its documents were last written in is left
@@ -540,6 +541,9 @@ struct SetSpec<'a> {
     retention_days: u32,
     /// Whether the publish is to stop ([`publish_until`]).
     stopping: Stopping<'a>,
+    /// With an object store: where each dump package goes as soon as it is written,
+    /// the folder keeping a stub of it ([`mirror::Mirror::send_package`]).
+    mirror: Option<&'a mirror::Mirror>,
 }
 
 /// Whether a publish is to stop ([`publish_until`]).

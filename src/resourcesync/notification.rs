@@ -67,6 +67,7 @@ pub fn write_notification(
         now: crate::store::now(),
         retention_days: 0,
         stopping: super::Stopping(&super::never),
+        mirror: None,
     };
     let set = Set {
         catalog,

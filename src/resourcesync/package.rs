@@ -246,8 +246,15 @@ impl PackageWriter {
 
     /// Ends the manifest, puts it into the package and beside it (byte for byte the
     /// same: `<stem>-manifest.xml`), and moves the package into place as
-    /// `<dir>/<stem>.zip`; `folder_url` is `dir`'s URL.
-    pub(super) fn finish(mut self, folder_url: &str) -> Result<Package, PublishError> {
+    /// `<dir>/<stem>.zip`; `folder_url` is `dir`'s URL. With an object store the package
+    /// goes there at once, and the folder keeps a stub of it: a publish that writes
+    /// every package again (a new `base_url`, a new layout) never holds more than one
+    /// in the folder.
+    pub(super) fn finish(
+        mut self,
+        set: &Set<'_>,
+        folder_url: &str,
+    ) -> Result<Package, PublishError> {
         let manifest_err = write_err(&self.manifest_tmp);
         let mut manifest = self
             .manifest
@@ -289,6 +296,9 @@ impl PackageWriter {
         sync_dir(&dir).map_err(write_err(&dir))?;
         // The package's own digests and length, for the Resource Dump.
         let digests = digest_file(&target).map_err(write_err(&target))?;
+        if let Some(mirror) = set.spec.mirror {
+            mirror.send_package(&target, digests.length, &digests.sha256)?;
+        }
         Ok(Package {
             url: format!("{folder_url}/{name}"),
             manifest_url: format!("{folder_url}/{manifest_name}"),

@@ -70,7 +70,7 @@ fn write_snapshot(set: &Set<'_>, day: &str, package_bytes: u64) -> Result<u64, P
                 for f in group.iter() {
                     w.add(set, f, None)?;
                 }
-                let p = w.finish(&folder_url)?;
+                let p = w.finish(set, &folder_url)?;
                 p.record(&folder, &stem)?;
                 written += 1;
                 p

@@ -378,6 +378,15 @@ impl Documents {
         self.0.document_length(path)
     }
 
+    /// The documents directly in the folder `dir` (a path under `data_dir/www`), by
+    /// name, with their lengths: one listing.
+    pub fn lengths_in(
+        &self,
+        dir: &str,
+    ) -> Result<std::collections::BTreeMap<String, u64>, BlobError> {
+        self.0.document_lengths(dir)
+    }
+
     /// Removes the document `path`.
     pub fn delete(&self, path: &str) -> Result<(), BlobError> {
         self.0.delete_document(path)

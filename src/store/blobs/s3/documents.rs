@@ -125,6 +125,27 @@ impl S3 {
         })
     }
 
+    /// The documents directly in the folder `dir` (below `www/`), by name, with their
+    /// lengths: one listing, in pages. Blocks.
+    pub(in crate::store::blobs) fn document_lengths(
+        &self,
+        dir: &str,
+    ) -> Result<std::collections::BTreeMap<String, u64>, BlobError> {
+        let (s3, key) = (self.clone(), self.document_key(dir));
+        block(async move {
+            let listed = s3
+                .ops
+                .list_with_delimiter(Some(&key))
+                .await
+                .map_err(|e| s3.err("listing", &key, e))?;
+            Ok(listed
+                .objects
+                .into_iter()
+                .filter_map(|o| Some((o.location.filename()?.to_string(), o.size)))
+                .collect())
+        })
+    }
+
     /// Removes the document `rel` (absent already is fine). Blocks.
     pub(in crate::store::blobs) fn delete_document(&self, rel: &str) -> Result<(), BlobError> {
         let (s3, key) = (self.clone(), self.document_key(rel));
