@@ -909,6 +909,12 @@ struct TwoNodes {
 
 impl TwoNodes {
     fn start(name: &str) -> Self {
+        Self::start_with(name, 3, "")
+    }
+
+    /// [`TwoNodes::start`] with `items` in the feed and `toml` added to the
+    /// configuration.
+    fn start_with(name: &str, items: i64, toml: &str) -> Self {
         let garage = Garage::start(name);
         let pg = OwnPostgres::start();
         let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
@@ -916,7 +922,7 @@ impl TwoNodes {
         let publisher = Server::with_handler(move |r| {
             if r.path == "/feed.xml" {
                 let base = b2.get().unwrap();
-                let items: Vec<TestItem> = (1..=3)
+                let items: Vec<TestItem> = (1..=items)
                     .map(|i| {
                         TestItem::new(&format!("n-{i}"), &date(i), &format!("{base}/n-{i}.html"))
                     })
@@ -928,7 +934,7 @@ impl TwoNodes {
         let _ = base.set(publisher.url(""));
         let mut a = Env::plain(&format!("{name}-a"), &publisher.url("/feed.xml"), "");
         own_catalog(&mut a, &pg, name);
-        let a = garage.configure(a, "kb/", "");
+        let a = garage.configure(a.with_config(toml), "kb/", "");
         let o = a.harvest();
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
         let o = a.cmd(&["publish"]);
@@ -1215,6 +1221,57 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
         assert!(stub(&www_b.join(path)).is_some(), "{path} kept whole");
     }
     node_b.stop();
+}
+
+/// A new worker's first publish writes stubs of the packages other workers wrote and
+/// downloads none: it asks the object store for each package's length, one HEAD at a
+/// time, and lists a folder whole once it has asked 16 times in it (here a package per
+/// file, 19 in the restricted set's folder: 16 HEADs and one listing, not 19 HEADs).
+#[test]
+fn s3_a_new_worker_writes_stubs_without_downloading_a_package_and_lists_a_full_folder() {
+    // Bound whole: the servers it holds live to the end of the test.
+    let nodes = TwoNodes::start_with("stublist", 20, "[resourcesync]\ndump_package_bytes = 1");
+    let (garage, a, b) = (&nodes.garage, &nodes.a, &nodes.b);
+    let folder = "resourcesync/test/restricted/resourcedump/";
+    let packages: Vec<&String> = nodes
+        .published
+        .iter()
+        .filter(|r| r.ends_with(".zip"))
+        .collect();
+    let in_folder = packages.iter().filter(|r| r.starts_with(folder)).count();
+    assert!(
+        in_folder > 16,
+        "{in_folder} packages in {folder}: {packages:?}"
+    );
+    let proxy = Proxy::start(garage.port);
+    b.replace_in_config(&garage.endpoint(), &proxy.endpoint());
+    let o = b.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    for rel in &packages {
+        assert_eq!(
+            std::fs::read(b.data().join("www").join(rel)).unwrap(),
+            std::fs::read(a.data().join("www").join(rel)).unwrap(),
+            "{rel}: not A's stub"
+        );
+    }
+    let heads = proxy.heads();
+    let asked = |method: &str, what: &str| {
+        heads
+            .iter()
+            .filter(|h| h.starts_with(method) && h.lines().next().unwrap_or("").contains(what))
+            .count()
+    };
+    assert_eq!(asked("GET ", ".zip "), 0, "a package was downloaded");
+    assert_eq!(asked("HEAD ", &format!("/kb/www/{folder}")), 16);
+    let listings: Vec<&String> = heads
+        .iter()
+        .filter(|h| {
+            h.starts_with("GET ")
+                && h.contains("list-type=2")
+                && h.contains("restricted%2Fresourcedump")
+        })
+        .collect();
+    assert_eq!(listings.len(), 1, "{listings:#?}");
 }
 
 /// Issue 17 §2: the published ResourceSync documents and dump packages live in the
