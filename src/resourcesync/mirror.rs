@@ -40,13 +40,17 @@
 //! again, so that a Resource Dump of the whole collection and the Change Dumps of every
 //! day come to about the collection's size: a copy in every worker's folder would give
 //! each worker the object store's disk. A package the object store has is, in the
-//! folder, a *stub* ([`stub_bytes`]: its length and SHA-256, a few lines): a push
-//! replaces each package it copied up (or found there already) by one, a pull writes
-//! one for each package another worker wrote, instead of downloading it. The publish
-//! only ever asks whether a package is there (its sidecar says what it holds) or
-//! removes it, which a stub serves alike; `plikt serve` serves packages from the object
-//! store. A push never copies a stub up: it checks that the object store holds the
-//! package instead. A plikt before this wrote its record of partitions as
+//! folder, a *stub* ([`stub_bytes`]: its length and SHA-256, a few lines). A package
+//! goes up as soon as it is written ([`Mirror::send_package`]), so that a publish holds
+//! one at a time; a push replaces by a stub any other it finds whole (kept by a plikt
+//! before stubs: looked for in the object store first, and copied up if missing); a
+//! pull writes one for each package another worker wrote once the object store says it
+//! has it ([`Lengths`]), instead of downloading it. The publish only ever asks whether a
+//! package is there (its sidecar says what it holds) or removes it, which a stub serves
+//! alike; `plikt serve` serves packages from the object store. A push never copies a
+//! stub up: it checks that the object store holds the package instead, and one it lost
+//! is forgotten in the folder ([`lost_package`]), so that the next publish writes it
+//! anew from the catalog. A plikt before this wrote its record of partitions as
 //! `.mirrored-parts.json`, which this one reads and replaces before it writes any stub;
 //! one that finds no record of partitions (an older plikt run after this one) copies the
 //! documents anew, and with them the packages' bytes, rather than take stubs for them.
@@ -704,10 +708,16 @@ fn missing(www: &Path, key: &str) -> PublishError {
 
 /// A document that a partition's list in the object store names and the store lacks.
 fn missing_document(www: &Path, rel: &str) -> PublishError {
+    // A package no worker keeps, but the catalog can make again.
+    let whose = if only_in_store(rel) {
+        "on any worker (the push finds the package missing, and the publish after it writes it anew from the catalog)"
+    } else {
+        "on a worker whose folder holds every document"
+    };
     PublishError::Write {
         path: www.join(rel),
         source: io::Error::other(format!(
-            "the object store's list of published documents names `www/{rel}`, which the object store does not have: another worker's publish may have replaced it while this one copied (publish again); if it stays missing, it was lost: on a worker whose folder holds every document, {REBUILD}"
+            "the object store's list of published documents names `www/{rel}`, which the object store does not have: another worker's publish may have replaced it while this one copied (publish again); if it stays missing, it was lost: {whose}, {REBUILD}"
         )),
     }
 }
