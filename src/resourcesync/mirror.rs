@@ -41,11 +41,13 @@
 //! day come to about the collection's size: a copy in every worker's folder would give
 //! each worker the object store's disk. A package the object store has is, in the
 //! folder, a *stub* ([`stub_bytes`]: its length and SHA-256, a few lines). A package
-//! goes up as soon as it is written ([`Mirror::send_package`]), so that a publish holds
-//! one at a time; a push replaces by a stub any other it finds whole (kept by a plikt
-//! before stubs: looked for in the object store first, and copied up if missing); a
-//! pull writes one for each package another worker wrote once the object store says it
-//! has it ([`Lengths`]), instead of downloading it. The publish only ever asks whether a
+//! under a new name goes up as soon as it is written ([`Mirror::send_package`]), so that
+//! a publish holds one at a time; a push replaces by a stub any other it finds whole
+//! (written again under a name the object store has, or kept by a plikt before stubs:
+//! looked for in the object store first, and copied up if missing); a pull writes one
+//! for each package another worker wrote once the object store says it has it
+//! ([`Lengths`]), instead of downloading it, and under the publish lock forgets one it
+//! lacks so that the publish writes it anew ([`Lost`]). The publish only ever asks whether a
 //! package is there (its sidecar says what it holds) or removes it, which a stub serves
 //! alike; `plikt serve` serves packages from the object store. A push never copies a
 //! stub up: it checks that the object store holds the package instead, and one it lost
@@ -631,69 +633,133 @@ fn rank(rel: &str) -> u8 {
 /// list would make every partition this folder knows look removed, and its copies go.)
 const REBUILD: &str = "to have every set written and copied anew from this worker's folder, remove `www/.mirrored-sets.json` from its data folder and the object `www/.manifest.json`, then publish again";
 
-/// A dump package that this folder keeps a stub of and the object store lacks (`found`:
-/// the length of what it holds under that name instead). No worker holds its bytes, but
-/// the catalog does: its stub and sidecar, and the marks that say what of its set was
-/// written (the set's state, the Resource Dump's fingerprint, the Change Dumps' last
-/// closed day), are removed from the folder, so that the next publish writes it anew.
-fn lost_package(www: &Path, rel: &str, length: u64, found: Option<u64>) -> PublishError {
-    let held = match found {
-        None => "lacks it".to_string(),
-        Some(n) => format!("holds {n} bytes under its name, not {length}"),
-    };
-    let path = www.join(rel);
-    let forgotten = forget_package(www, rel);
-    let then = match forgotten {
-        Ok(()) => "its stub and the marks of what its set's publish wrote are removed from this folder, so that the next publish writes it anew from the catalog: publish again (a package that only a Resource Dump snapshot of a past day lists cannot be written again; that snapshot stays without it)".to_string(),
-        Err(e) => format!("removing its stub to have it written anew failed ({e}): remove `{}` and the set's `.published`, then publish again", path.display()),
-    };
-    PublishError::Write {
-        path,
-        source: io::Error::other(format!(
-            "a dump package kept in the object store only, and the object store {held}; {then}"
-        )),
+/// What a pull does with a dump package its lists name and the object store lacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Lost {
+    /// Fails, naming it: a pull before the publish lock, while another worker's publish
+    /// may be replacing it.
+    Fail,
+    /// Forgets it with what was written with it ([`forgotten_with`]), so that this
+    /// publish writes it anew from the catalog: under the publish lock, where nothing
+    /// else changes the object store, a package it lacks was lost.
+    Forget,
+}
+
+/// The documents of the folder that go with the dump package `rel`, which the object
+/// store lost, and are forgotten with it so that the next publish of its set writes it
+/// anew from the catalog (no worker keeps its bytes): the set's state; for a Resource
+/// Dump package, its stub, sidecar and manifest and the Resource Dump's fingerprint (the
+/// snapshot of the day is written again, and the package with it); for a Change Dump
+/// package, every file of its day (its parts, their sidecars and manifests, the day's
+/// Change Dump and marker) and the mark of the last day written, so that the day is
+/// packed again whole and its Change Dump lists what is then in the object store.
+fn forgotten_with(lost: &str) -> impl Fn(&str) -> bool + use<> {
+    let part = partition_of(lost).to_string();
+    let (folder, file) = lost.rsplit_once('/').unwrap_or(("", lost));
+    let folder = folder.to_string();
+    let stem = file.strip_suffix(".zip").unwrap_or(file).to_string();
+    let kind = folder.rsplit('/').next().unwrap_or("").to_string();
+    let state = in_part(&part, SET_STATE);
+    let fingerprint = in_part(
+        &part,
+        &format!(".{}.fingerprint", Kind::ResourceDump.capability()),
+    );
+    let closed = format!("{folder}/{}", super::layout::CLOSED_MARK);
+    move |rel: &str| {
+        if rel == state {
+            return true;
+        }
+        let Some(name) = rel
+            .strip_prefix(folder.as_str())
+            .and_then(|r| r.strip_prefix('/'))
+            .filter(|n| !n.contains('/'))
+        else {
+            return kind == Kind::ResourceDump.capability() && rel == fingerprint;
+        };
+        let bare = name.strip_prefix('.').unwrap_or(name);
+        if kind == Kind::ChangeDump.capability() {
+            let day = stem.get(..10).unwrap_or(&stem);
+            rel == closed
+                || bare
+                    .strip_prefix(day)
+                    .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('-'))
+        } else {
+            bare.strip_prefix(stem.as_str())
+                .is_some_and(|rest| rest == ".zip" || rest == ".meta" || rest == "-manifest.xml")
+        }
     }
 }
 
-/// Removes the stub of the package `rel` (`<set>/<kind>/<stem>.zip`), its sidecar, and
-/// the marks that would have the next publish leave it alone: the set's state, and the
-/// Resource Dump's fingerprint (`<set>/.resourcedump.fingerprint`) or the Change Dumps'
-/// last closed day (`<set>/changedump/.closed`); and forgets them in the record, so that
-/// the next publish does not bring them back from the object store as lost by hand
-/// ([`Mirror::restore`]).
-fn forget_package(www: &Path, rel: &str) -> Result<(), PublishError> {
-    let (Some((folder, file)), part) = (rel.rsplit_once('/'), partition_of(rel)) else {
-        return Err(write_err(&www.join(rel))(io::Error::other(
-            "not a package's path",
-        )));
-    };
-    let stem = file.strip_suffix(".zip").unwrap_or(file);
-    let mut gone = vec![
-        rel.to_string(),
-        format!("{folder}/.{stem}.meta"),
-        in_part(part, SET_STATE),
-    ];
-    let kind = folder.rsplit('/').next();
-    if kind == Some(Kind::ResourceDump.capability()) {
-        gone.push(in_part(
-            part,
-            &format!(".{}.fingerprint", Kind::ResourceDump.capability()),
-        ));
-    } else if kind == Some(Kind::ChangeDump.capability()) {
-        gone.push(format!("{folder}/{}", super::layout::CLOSED_MARK));
-    }
-    let before = Record::read(www, part);
-    let mut after = before.clone();
-    for rel in &gone {
+/// What [`forgotten_with`] gives: whether a document goes with a lost package.
+type Forgets = Box<dyn Fn(&str) -> bool>;
+
+/// Removes from `www` and from `files` (a partition's record) what `forgets` names.
+fn forget(
+    www: &Path,
+    part: &str,
+    files: &mut BTreeMap<String, Synced>,
+    forgets: &dyn Fn(&str) -> bool,
+) -> Result<(), PublishError> {
+    for rel in part_files(www, part)?.iter().filter(|r| forgets(r)) {
         let path = www.join(rel);
         match fs::remove_file(&path) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(write_err(&path)(e)),
         }
-        after.files.remove(rel);
     }
-    after.write(www, part, &before)
+    files.retain(|rel, _| !forgets(rel));
+    Ok(())
+}
+
+/// Dump packages this folder keeps stubs of and the object store lacks (path, and the
+/// length of what it holds under that name instead, if anything): no worker holds their
+/// bytes, but the catalog does. Each is forgotten with what was written with it
+/// ([`forgotten_with`]), in the folder and its record, so that the next publish writes
+/// it anew.
+fn lost_packages(www: &Path, lost: &[(String, u64, Option<u64>)]) -> PublishError {
+    let mut by_part: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (rel, ..) in lost {
+        by_part.entry(partition_of(rel)).or_default().push(rel);
+    }
+    let mut failed = None;
+    for (part, rels) in by_part {
+        let before = Record::read(www, part);
+        let mut after = before.clone();
+        let forgets = |r: &str| rels.iter().any(|lost| forgotten_with(lost)(r));
+        if let Err(e) = forget(www, part, &mut after.files, &forgets)
+            .and_then(|()| after.write(www, part, &before))
+        {
+            failed = Some(e);
+        }
+    }
+    let (rel, length, found) = &lost[0];
+    let held = match found {
+        None => "lacks it".to_string(),
+        Some(n) => format!("holds {n} bytes under its name, not {length}"),
+    };
+    let more = match lost.len() {
+        1 => String::new(),
+        n => format!(
+            " (and {} more: {})",
+            n - 1,
+            lost[1..]
+                .iter()
+                .map(|(r, ..)| r.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let then = match failed {
+        None => "it is forgotten in this folder with what was written with it, so that the next publish writes it anew from the catalog: publish again (snapshots of past days that list it keep its former hash)".to_string(),
+        Some(e) => format!("forgetting it in this folder failed ({e}): remove the set's `.published` and the package's stub, then publish again"),
+    };
+    PublishError::Write {
+        path: www.join(rel),
+        source: io::Error::other(format!(
+            "a dump package kept in the object store only, and the object store {held}{more}; {then}"
+        )),
+    }
 }
 
 /// A list of published documents that the object store's lists name and it lacks.
@@ -758,7 +824,11 @@ fn read_parts(www: &Path) -> Result<BTreeMap<String, Part>, PublishError> {
 /// another publish removed. Under the publish lock, except in a folder that never
 /// copied them ([`never_copied`]): it reads the object store only, and writes nothing
 /// there.
-pub(super) fn pull(documents: Documents, www: &Path) -> Result<(Mirror, Copied), PublishError> {
+pub(super) fn pull(
+    documents: Documents,
+    www: &Path,
+    lost: Lost,
+) -> Result<(Mirror, Copied), PublishError> {
     fs::create_dir_all(www).map_err(write_err(www))?;
     let _ = fs::remove_file(www.join(OLD_SYNCED));
     let mut parts = read_parts(www)?;
@@ -811,8 +881,16 @@ pub(super) fn pull(documents: Documents, www: &Path) -> Result<(Mirror, Copied),
         // A shard's digest is kept in the record only if the shard fetched is the one the
         // manifest names.
         let years = if whole { years } else { Shards::new() };
-        let as_listed =
-            sync_part(&documents, www, part, before, &entries, years, &mut copied)? && whole;
+        let as_listed = sync_part(
+            &documents,
+            www,
+            part,
+            before,
+            &entries,
+            years,
+            lost,
+            &mut copied,
+        )? && whole;
         // Taken apart from a manifest of every document, or fetched newer than its
         // manifest: not in step, so that its sets are written and copied up whole.
         let state = if legacy.is_none() && as_listed {
@@ -843,6 +921,7 @@ pub(super) fn pull(documents: Documents, www: &Path) -> Result<(Mirror, Copied),
             before,
             &Entries::new(),
             BTreeMap::new(),
+            lost,
             &mut copied,
         )?;
         parts.remove(&part);
@@ -958,6 +1037,7 @@ fn put_part(
 /// had the digest the manifest gives it: an object is fetched by its path, and a
 /// publish that stopped between copying a document up and writing the manifests leaves
 /// bytes newer than the manifest says; the set is then not in step, and is written again.
+#[allow(clippy::too_many_arguments)]
 fn sync_part(
     documents: &Documents,
     www: &Path,
@@ -965,13 +1045,19 @@ fn sync_part(
     before: Record,
     entries: &Entries,
     shards: Shards,
+    lost: Lost,
     copied: &mut Copied,
 ) -> Result<bool, PublishError> {
     let mut synced = before.files.clone();
     let mut as_listed = true;
     let mut lengths = Lengths::new(documents);
+    // Packages the object store lost, forgotten with what goes with them (`Lost::Forget`).
+    let mut forgetting: Vec<Forgets> = Vec::new();
     let mut copy = |synced: &mut BTreeMap<String, Synced>| -> Result<(), PublishError> {
         for (rel, entry) in entries {
+            if forgetting.iter().any(|f| f(rel)) {
+                continue;
+            }
             // One of the mirror's own files, which a plikt that did not know it took for
             // a document and copied up (this folder's record of partitions, by a plikt
             // before stubs): never copied down over the record; recorded, so that the next
@@ -1010,7 +1096,13 @@ fn sync_part(
             // and writing the manifests) is downloaded, to learn what it holds.
             if only_in_store(rel) {
                 match lengths.of(rel)? {
-                    None => return Err(missing_document(www, rel)),
+                    None if lost == Lost::Fail => return Err(missing_document(www, rel)),
+                    None => {
+                        tracing::warn!(package = %rel, "a dump package the object store's lists name is missing from it: it is written anew from the catalog");
+                        forgetting.push(Box::new(forgotten_with(rel)));
+                        as_listed = false;
+                        continue;
+                    }
                     Some(length) if length == entry.length => {
                         let here = write_stub(&path, entry)?;
                         synced.insert(rel.clone(), Synced::stub_of(entry, here));
@@ -1037,7 +1129,11 @@ fn sync_part(
         }
         Ok(())
     };
-    if let Err(e) = copy(&mut synced) {
+    let copying = copy(&mut synced);
+    if !forgetting.is_empty() {
+        forget(www, part, &mut synced, &|r| forgetting.iter().any(|f| f(r)))?;
+    }
+    if let Err(e) = copying {
         // What was copied before the failure is recorded (without the shards' digests:
         // not in step), so that the next pull removes it if the object store no longer
         // lists it, rather than a push taking it for this folder's own and copying it
@@ -1096,6 +1192,7 @@ impl Mirror {
             before,
             &entries,
             shards,
+            Lost::Forget,
             &mut copied,
         )?;
         Ok(copied)
@@ -1103,9 +1200,13 @@ impl Mirror {
 
     /// Copies the dump package just written at `path` (below `www`; `length` bytes of
     /// SHA-256 `sha256`) up to the object store and leaves a stub of it in the folder,
-    /// so that a publish holds one package at a time whatever it writes. Nothing links to
-    /// it until the push copies up the dumps that list it, leaves first as ever; the
-    /// push then knows it is there.
+    /// so that a publish holds one package at a time whatever it writes, if the object
+    /// store has nothing under its name: nothing links to it until the push copies up
+    /// the dumps that list it, leaves first as ever, and the push then knows it is there.
+    /// A package written again under a name the object store has (a day packed again)
+    /// stays whole until the push, as every other document: the documents that list the
+    /// bytes there now keep matching them until the push replaces both, and a publish
+    /// stopped before its push leaves the object store as it was.
     pub(super) fn send_package(
         &self,
         path: &Path,
@@ -1119,6 +1220,9 @@ impl Mirror {
             })?
             .to_string_lossy()
             .replace('\\', "/");
+        if self.documents.length(&rel).map_err(store_err)?.is_some() {
+            return Ok(());
+        }
         self.documents.upload(&rel, path).map_err(store_err)?;
         let entry = Entry {
             length,
@@ -1222,20 +1326,24 @@ impl Mirror {
         let mut shards: BTreeMap<String, Shards> = BTreeMap::new();
         if walked_now.iter().any(|(_, _, _, differs, _)| *differs) {
             changed.sort();
-            for (_, rel, length, stub) in &changed {
-                if *stub {
-                    // Never copied up: the object store is to hold the package already
-                    // (sent as it was written, or its record was lost, or the object
-                    // store's lists were removed to be written anew from this folder).
-                    if self.was_sent(rel) {
-                        continue;
-                    }
-                    let found = lengths.of(rel)?;
-                    if found != Some(*length) {
-                        return Err(lost_package(&www, rel, *length, found));
-                    }
+            // Stubs are never copied up: the object store is to hold their packages
+            // already (sent as they were written, or their record was lost, or the
+            // object store's lists were removed to be written anew from this folder).
+            // Those it lacks are named before anything is copied.
+            let mut lost: Vec<(String, u64, Option<u64>)> = Vec::new();
+            for (_, rel, length, _) in changed.iter().filter(|c| c.3) {
+                if self.was_sent(rel) {
                     continue;
                 }
+                let found = lengths.of(rel)?;
+                if found != Some(*length) {
+                    lost.push((rel.clone(), *length, found));
+                }
+            }
+            if !lost.is_empty() {
+                return Err(lost_packages(&www, &lost));
+            }
+            for (_, rel, length, _) in changed.iter().filter(|c| !c.3) {
                 self.documents
                     .upload(rel, &www.join(rel))
                     .map_err(store_err)?;

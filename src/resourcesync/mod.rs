@@ -197,7 +197,8 @@ fn never() -> bool {
 /// file into packages, minutes of work). What was written stays, as after a crash:
 /// every document is replaced whole, and a set's fingerprint only after its documents,
 /// so the next publish finds what is missing. The documents are not copied to the
-/// object store then; the next publish copies them.
+/// object store then (dump packages under new names excepted, which go up as they are
+/// written and which no document lists yet); the next publish copies them.
 pub fn publish_until(
     config: &Config,
     dumps: Dumps,
@@ -209,7 +210,7 @@ pub fn publish_until(
     // published since this one last did (issue 17 §2).
     let mirror = match blobs.documents() {
         Some(documents) => {
-            let (mirror, pulled) = mirror::pull(documents, &www)?;
+            let (mirror, pulled) = mirror::pull(documents, &www, mirror::Lost::Forget)?;
             tracing::debug!(
                 files = pulled.files,
                 bytes = pulled.bytes,
@@ -374,7 +375,7 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
         // What the folder has and the object store not yet, up (the pull brings down
         // only what the object store has that differs).
         Some(documents) => {
-            mirror::pull(documents, &www)?
+            mirror::pull(documents, &www, mirror::Lost::Forget)?
                 .0
                 .push(mirror::Touched::All)?
                 .files
@@ -409,7 +410,7 @@ fn begin(
         && pull == Pull::Early
         && mirror::never_copied(www)
     {
-        match mirror::pull(documents, www) {
+        match mirror::pull(documents, www, mirror::Lost::Fail) {
             Ok((_, copied)) => tracing::info!(
                 files = copied.files,
                 bytes = copied.bytes,

@@ -246,10 +246,9 @@ impl PackageWriter {
 
     /// Ends the manifest, puts it into the package and beside it (byte for byte the
     /// same: `<stem>-manifest.xml`), and moves the package into place as
-    /// `<dir>/<stem>.zip`; `folder_url` is `dir`'s URL. With an object store the package
-    /// goes there at once, and the folder keeps a stub of it: a publish that writes
-    /// every package again (a new `base_url`, a new layout) never holds more than one
-    /// in the folder.
+    /// `<dir>/<stem>.zip`; `folder_url` is `dir`'s URL. With an object store a package
+    /// under a name it does not have goes there at once, and the folder keeps a stub of
+    /// it ([`super::mirror::Mirror::send_package`]).
     pub(super) fn finish(
         mut self,
         set: &Set<'_>,

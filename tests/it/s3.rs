@@ -1169,58 +1169,101 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
     runtime()
         .block_on(garage.client().delete(&Key::from(format!("kb/www/{lost}"))))
         .unwrap();
-    std::fs::remove_file(www_b.join("resourcesync/test/.published")).unwrap();
+    for set in ["resourcesync/test", "resourcesync/test/restricted"] {
+        std::fs::remove_file(www_b.join(set).join(".published")).unwrap();
+    }
     let o = b.cmd(&["publish"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(!www_b.join(".mirrored-parts.json").exists());
     assert!(www_b.join(".mirrored-sets.json").exists());
-    for rel in packages.iter().filter(|r| !r.contains("/restricted/")) {
+    for rel in &packages {
         assert!(stub(&www_b.join(rel)).is_some(), "{rel} kept whole");
     }
     assert_eq!(object(garage, &format!("kb/www/{lost}")), whole);
 
-    // The object store loses a package; the object store's lists are removed to be
-    // written anew from B's folder, which holds only a stub of it.
-    runtime()
-        .block_on(garage.client().delete(&Key::from(format!("kb/www/{lost}"))))
-        .unwrap();
+    // The object store loses both packages (the public set's and the restricted one's);
+    // the object store's lists are removed to be written anew from B's folder, which holds
+    // only stubs of them. The publish names them, copies nothing up, and forgets them in
+    // the folder; the next one writes them anew from the catalog.
+    let other = packages
+        .iter()
+        .find(|r| r.contains("/restricted/"))
+        .expect("a restricted package");
+    for rel in [lost, other] {
+        runtime()
+            .block_on(garage.client().delete(&Key::from(format!("kb/www/{rel}"))))
+            .unwrap();
+    }
     runtime()
         .block_on(garage.client().delete(&Key::from("kb/www/.manifest.json")))
         .unwrap();
     std::fs::remove_file(www_b.join(".mirrored-sets.json")).unwrap();
+    let before = objects(garage, "kb/www");
     let o = b.cmd(&["publish"]);
     assert_ne!(o.status.code(), Some(0), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr).to_string();
-    assert!(
-        err.contains(lost.as_str()),
-        "the message does not name {lost}: {err}"
-    );
+    for rel in [lost, other] {
+        assert!(
+            err.contains(rel.as_str()),
+            "the message does not name {rel}: {err}"
+        );
+    }
     assert!(err.contains("lacks it"), "{err}");
     assert!(err.contains("publish again"), "{err}");
-    // The stub was not copied up in its place.
-    assert!(
-        !objects(garage, &format!("kb/www/{lost}"))
-            .iter()
-            .any(|(k, _)| k == &format!("kb/www/{lost}")),
-        "a stub went up as {lost}"
-    );
-    // As the message says: the next publish writes it anew from the catalog.
+    // Nothing was copied up: no stub in a package's place, no document listing it.
+    assert_eq!(objects(garage, "kb/www"), before);
+    // As the message says: the next publish writes them anew from the catalog.
     let o = b.cmd(&["publish"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let node_b = Serving::start(b, &base_b);
-    let listed = listed_packages(&www_b);
-    assert!(
-        listed.iter().any(|(p, ..)| p == lost),
-        "{lost} is not listed: {listed:?}"
+    let served_as_listed = |lost: &String| {
+        let node_b = Serving::start(b, &base_b);
+        let listed = listed_packages(&www_b);
+        assert!(
+            listed.iter().any(|(p, ..)| p == lost),
+            "{lost} is not listed: {listed:?}"
+        );
+        for (path, length, sha256) in &listed {
+            let (status, _, body) = get(&format!("{base_b}{path}"), None);
+            assert_eq!(status, 200, "{path}");
+            assert_eq!(body.len() as u64, *length, "{path}");
+            assert_eq!(hex::encode(sha2::Sha256::digest(&body)), *sha256, "{path}");
+            assert!(stub(&www_b.join(path)).is_some(), "{path} kept whole");
+        }
+        node_b.stop();
+    };
+    served_as_listed(lost);
+    let (length, sha256) = stub(&www_b.join(other)).unwrap();
+    let bytes = object(garage, &format!("kb/www/{other}"));
+    assert_eq!(
+        (
+            bytes.len() as u64,
+            hex::encode(sha2::Sha256::digest(&bytes))
+        ),
+        (length, sha256),
+        "{other}"
     );
-    for (path, length, sha256) in &listed {
-        let (status, _, body) = get(&format!("{base_b}{path}"), None);
-        assert_eq!(status, 200, "{path}");
-        assert_eq!(body.len() as u64, *length, "{path}");
-        assert_eq!(hex::encode(sha2::Sha256::digest(&body)), *sha256, "{path}");
-        assert!(stub(&www_b.join(path)).is_some(), "{path} kept whole");
-    }
-    node_b.stop();
+
+    // Lost again, while the object store's lists still name it, and B's folder no
+    // longer knows it (as after a push of B's forgot it while another worker's publish
+    // still listed it): B, pulling the lists under the publish lock, forgets it with what
+    // goes with it and writes it anew in the same publish, rather than fail on every
+    // publish.
+    runtime()
+        .block_on(garage.client().delete(&Key::from(format!("kb/www/{lost}"))))
+        .unwrap();
+    std::fs::remove_file(www_b.join(lost)).unwrap();
+    let record = www_b.join("resourcesync/test/.mirrored.json");
+    let mut files: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    assert!(
+        files.remove(lost.as_str()).is_some(),
+        "{lost} not in {files:?}"
+    );
+    std::fs::write(&record, serde_json::to_vec(&files).unwrap()).unwrap();
+    std::fs::remove_file(www_b.join(".mirrored-sets.json")).unwrap();
+    let o = b.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    served_as_listed(lost);
 }
 
 /// A new worker's first publish writes stubs of the packages other workers wrote and
