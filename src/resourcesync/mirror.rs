@@ -70,7 +70,7 @@ use sha2::{Digest, Sha256};
 use super::PublishError;
 use super::files::write_err;
 use super::layout::{Kind, SET_STATE};
-use crate::store::{Documents, StoreError};
+use crate::store::{Documents, Head, StoreError};
 
 /// The object store's list of partitions.
 const MANIFEST: &str = ".manifest.json";
@@ -234,16 +234,17 @@ fn write_stub(path: &Path, entry: &Entry) -> Result<(u64, u128), PublishError> {
 /// Lookups of one folder past which it is listed whole rather than asked file by file.
 const HEADS_PER_FOLDER: usize = 16;
 
-/// The lengths of documents in the object store: asked one at a time (a HEAD), or, past
-/// [`HEADS_PER_FOLDER`] in one folder, from one listing of that folder (a new worker's
-/// first pull of twenty years of Change Dumps: a listing per set, not a request per day).
-struct Lengths<'a> {
+/// What the object store says of documents without their bytes: asked one at a time (a
+/// HEAD: the length, and the SHA-256 kept with a package), or, past [`HEADS_PER_FOLDER`]
+/// in one folder, from one listing of that folder (the length only: a new worker's first
+/// pull of twenty years of Change Dumps is a listing per set, not a request per day).
+struct Heads<'a> {
     documents: &'a Documents,
     asked: BTreeMap<String, usize>,
     listed: BTreeMap<String, BTreeMap<String, u64>>,
 }
 
-impl<'a> Lengths<'a> {
+impl<'a> Heads<'a> {
     fn new(documents: &'a Documents) -> Self {
         Self {
             documents,
@@ -252,22 +253,46 @@ impl<'a> Lengths<'a> {
         }
     }
 
-    /// The length of the document `rel` in the object store (`None`: it lacks it).
-    fn of(&mut self, rel: &str) -> Result<Option<u64>, PublishError> {
+    /// The document `rel` as the object store has it (`None`: it lacks it).
+    fn of(&mut self, rel: &str) -> Result<Option<Head>, PublishError> {
         let (folder, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+        let listed = |length: u64| Head {
+            length,
+            sha256: None,
+        };
         if let Some(listing) = self.listed.get(folder) {
-            return Ok(listing.get(name).copied());
+            return Ok(listing.get(name).copied().map(listed));
         }
         let asked = self.asked.entry(folder.to_string()).or_default();
         *asked += 1;
         if *asked <= HEADS_PER_FOLDER {
-            return self.documents.length(rel).map_err(store_err);
+            return self.documents.head(rel).map_err(store_err);
         }
         let listing = self.documents.lengths_in(folder).map_err(store_err)?;
-        let found = listing.get(name).copied();
+        let found = listing.get(name).copied().map(listed);
         self.listed.insert(folder.to_string(), listing);
         Ok(found)
     }
+}
+
+/// Whether the object store holds `entry`'s bytes as `head` says: its length, and its
+/// SHA-256 where the object store kept one (packages uploaded since it does; a listing
+/// gives lengths only).
+fn holds(head: Option<&Head>, entry: &Entry) -> bool {
+    head.is_some_and(|h| {
+        h.length == entry.length && h.sha256.as_ref().is_none_or(|s| *s == entry.sha256)
+    })
+}
+
+/// Copies the document `rel` of `www` up, a package with its SHA-256 (`entry`'s).
+fn upload(documents: &Documents, www: &Path, rel: &str, entry: &Entry) -> Result<(), PublishError> {
+    let path = www.join(rel);
+    if only_in_store(rel) {
+        documents.upload_with_sha256(rel, &path, &entry.sha256)
+    } else {
+        documents.upload(rel, &path)
+    }
+    .map_err(store_err)
 }
 
 /// The length of the package a stub at `path` stands for (`None`: not a stub).
@@ -717,7 +742,7 @@ fn forget(
 /// bytes, but the catalog does. Each is forgotten with what was written with it
 /// ([`forgotten_with`]), in the folder and its record, so that the next publish writes
 /// it anew.
-fn lost_packages(www: &Path, lost: &[(String, u64, Option<u64>)]) -> PublishError {
+fn lost_packages(www: &Path, lost: &[(String, Option<Head>)]) -> PublishError {
     let mut by_part: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for (rel, ..) in lost {
         by_part.entry(partition_of(rel)).or_default().push(rel);
@@ -733,10 +758,14 @@ fn lost_packages(www: &Path, lost: &[(String, u64, Option<u64>)]) -> PublishErro
             failed = Some(e);
         }
     }
-    let (rel, length, found) = &lost[0];
+    let (rel, found) = &lost[0];
     let held = match found {
         None => "lacks it".to_string(),
-        Some(n) => format!("holds {n} bytes under its name, not {length}"),
+        Some(h) => format!(
+            "holds other bytes under its name ({} bytes, SHA-256 {})",
+            h.length,
+            h.sha256.as_deref().unwrap_or("not kept")
+        ),
     };
     let more = match lost.len() {
         1 => String::new(),
@@ -889,6 +918,7 @@ pub(super) fn pull(
             &entries,
             years,
             lost,
+            false,
             &mut copied,
         )? && whole;
         // Taken apart from a manifest of every document, or fetched newer than its
@@ -922,6 +952,7 @@ pub(super) fn pull(
             &Entries::new(),
             BTreeMap::new(),
             lost,
+            false,
             &mut copied,
         )?;
         parts.remove(&part);
@@ -1046,11 +1077,12 @@ fn sync_part(
     entries: &Entries,
     shards: Shards,
     lost: Lost,
+    only_missing: bool,
     copied: &mut Copied,
 ) -> Result<bool, PublishError> {
     let mut synced = before.files.clone();
     let mut as_listed = true;
-    let mut lengths = Lengths::new(documents);
+    let mut heads = Heads::new(documents);
     // Packages the object store lost, forgotten with what goes with them (`Lost::Forget`).
     let mut forgetting: Vec<Forgets> = Vec::new();
     let mut copy = |synced: &mut BTreeMap<String, Synced>| -> Result<(), PublishError> {
@@ -1068,6 +1100,13 @@ fn sync_part(
             }
             let path = www.join(rel);
             let current = stamp(&path).ok();
+            // A restore brings back what the folder lacks, and leaves what it has: a
+            // document written again since the last push (the push that failed part
+            // way) goes up in the next push, not replaced by the object store's copy,
+            // which may be older than the sidecars and dumps beside it.
+            if only_missing && current.is_some() {
+                continue;
+            }
             let known = synced
                 .get(rel)
                 .is_some_and(|s| s.sha256 == entry.sha256 && current == Some(s.local_stamp()));
@@ -1092,24 +1131,23 @@ fn sync_part(
                 continue;
             }
             // A package another worker wrote stays in the object store, if it is there
-            // as listed; one of another length (a publish stopped between copying it up
-            // and writing the manifests) is downloaded, to learn what it holds.
+            // as listed. One it lacks, or holds other bytes of (a push that stopped part
+            // way, then another worker's publish), was lost: under the publish lock it is
+            // forgotten with what goes with it, and the publish writes it anew.
             if only_in_store(rel) {
-                match lengths.of(rel)? {
-                    None if lost == Lost::Fail => return Err(missing_document(www, rel)),
-                    None => {
-                        tracing::warn!(package = %rel, "a dump package the object store's lists name is missing from it: it is written anew from the catalog");
-                        forgetting.push(Box::new(forgotten_with(rel)));
-                        as_listed = false;
-                        continue;
-                    }
-                    Some(length) if length == entry.length => {
-                        let here = write_stub(&path, entry)?;
-                        synced.insert(rel.clone(), Synced::stub_of(entry, here));
-                        continue;
-                    }
-                    Some(_) => {}
+                let head = heads.of(rel)?;
+                if holds(head.as_ref(), entry) {
+                    let here = write_stub(&path, entry)?;
+                    synced.insert(rel.clone(), Synced::stub_of(entry, here));
+                    continue;
                 }
+                if lost == Lost::Fail {
+                    return Err(missing_document(www, rel));
+                }
+                tracing::warn!(package = %rel, found = ?head, "a dump package the object store's lists name is missing from it or holds other bytes: it is written anew from the catalog");
+                forgetting.push(Box::new(forgotten_with(rel)));
+                as_listed = false;
+                continue;
             }
             super::files::fill_then_rename(&path, |tmp| {
                 documents.download(rel, tmp).map_err(|e| {
@@ -1193,6 +1231,7 @@ impl Mirror {
             &entries,
             shards,
             Lost::Forget,
+            true,
             &mut copied,
         )?;
         Ok(copied)
@@ -1220,10 +1259,12 @@ impl Mirror {
             })?
             .to_string_lossy()
             .replace('\\', "/");
-        if self.documents.length(&rel).map_err(store_err)?.is_some() {
+        if self.documents.head(&rel).map_err(store_err)?.is_some() {
             return Ok(());
         }
-        self.documents.upload(&rel, path).map_err(store_err)?;
+        self.documents
+            .upload_with_sha256(&rel, path, sha256)
+            .map_err(store_err)?;
         let entry = Entry {
             length,
             sha256: sha256.to_string(),
@@ -1273,8 +1314,8 @@ impl Mirror {
             walked.extend(self.remote.keys().cloned());
             walked.extend(self.parts.keys().cloned());
         }
-        // Rank, path, length, and whether the folder holds only a stub of it.
-        let mut changed: Vec<(u8, String, u64, bool)> = Vec::new();
+        // Rank, path, the document, and whether the folder holds only a stub of it.
+        let mut changed: Vec<(u8, String, Entry, bool)> = Vec::new();
         let mut removed: Vec<String> = Vec::new();
         // Each partition walked: its documents now, as the record will have them, and
         // whether its manifest is to be written.
@@ -1305,7 +1346,7 @@ impl Mirror {
                 let entry = file.entry();
                 let before = synced.get(&rel).filter(|_| in_store);
                 if before.is_none_or(|s| s.entry() != entry) {
-                    changed.push((rank(&rel), rel.clone(), entry.length, file.stub.is_some()));
+                    changed.push((rank(&rel), rel.clone(), entry.clone(), file.stub.is_some()));
                     differs = true;
                 }
                 now_synced.insert(rel.clone(), file);
@@ -1321,35 +1362,33 @@ impl Mirror {
         // The documents this push copied up.
         let mut uploaded: BTreeSet<&str> = BTreeSet::new();
         let documents = self.documents.clone();
-        let mut lengths = Lengths::new(&documents);
+        let mut heads = Heads::new(&documents);
         // The shards' digests of the manifests written, by partition.
         let mut shards: BTreeMap<String, Shards> = BTreeMap::new();
         if walked_now.iter().any(|(_, _, _, differs, _)| *differs) {
-            changed.sort();
+            changed.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
             // Stubs are never copied up: the object store is to hold their packages
             // already (sent as they were written, or their record was lost, or the
             // object store's lists were removed to be written anew from this folder).
             // Those it lacks are named before anything is copied.
-            let mut lost: Vec<(String, u64, Option<u64>)> = Vec::new();
-            for (_, rel, length, _) in changed.iter().filter(|c| c.3) {
+            let mut lost: Vec<(String, Option<Head>)> = Vec::new();
+            for (_, rel, entry, _) in changed.iter().filter(|c| c.3) {
                 if self.was_sent(rel) {
                     continue;
                 }
-                let found = lengths.of(rel)?;
-                if found != Some(*length) {
-                    lost.push((rel.clone(), *length, found));
+                let found = heads.of(rel)?;
+                if !holds(found.as_ref(), entry) {
+                    lost.push((rel.clone(), found));
                 }
             }
             if !lost.is_empty() {
                 return Err(lost_packages(&www, &lost));
             }
-            for (_, rel, length, _) in changed.iter().filter(|c| !c.3) {
-                self.documents
-                    .upload(rel, &www.join(rel))
-                    .map_err(store_err)?;
+            for (_, rel, entry, _) in changed.iter().filter(|c| !c.3) {
+                upload(&self.documents, &www, rel, entry)?;
                 uploaded.insert(rel.as_str());
                 copied.files += 1;
-                copied.bytes += length;
+                copied.bytes += entry.length;
             }
             // The partitions' manifests (their shards first), then the list of them.
             let mut stale: Vec<String> = Vec::new();
@@ -1409,8 +1448,8 @@ impl Mirror {
             {
                 let entry = file.entry();
                 let path = www.join(rel);
-                if !uploaded.contains(rel.as_str()) && lengths.of(rel)? != Some(entry.length) {
-                    self.documents.upload(rel, &path).map_err(store_err)?;
+                if !uploaded.contains(rel.as_str()) && !holds(heads.of(rel)?.as_ref(), &entry) {
+                    upload(&self.documents, &www, rel, &entry)?;
                     copied.files += 1;
                     copied.bytes += entry.length;
                 }

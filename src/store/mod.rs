@@ -28,7 +28,7 @@ use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
 pub use blobs::{
-    BlobError, BlobWriter, Blobs, ByteStream, Document, Documents, Fetched, ObjectStoreError,
+    BlobError, BlobWriter, Blobs, ByteStream, Document, Documents, Fetched, Head, ObjectStoreError,
     Packed, Packing, ReadSeek, Written, sync_dir,
 };
 pub use catalog::{

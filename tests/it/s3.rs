@@ -52,6 +52,21 @@ fn objects(garage: &Garage, prefix: &str) -> Vec<(String, u64)> {
     })
 }
 
+/// The SHA-256 kept with the object `key` as its metadata, as a HEAD gives it.
+fn sha256_kept(garage: &Garage, key: &str) -> Option<String> {
+    let (client, key) = (garage.client(), Key::from(key));
+    let options = object_store::GetOptions {
+        head: true,
+        ..Default::default()
+    };
+    let got = runtime()
+        .block_on(async move { client.get_opts(&key, options).await })
+        .unwrap();
+    got.attributes
+        .get(&object_store::Attribute::Metadata("sha256".into()))
+        .map(|v| v.to_string())
+}
+
 /// The object `key` of the bucket, whole.
 fn object(garage: &Garage, key: &str) -> Vec<u8> {
     let (client, key) = (garage.client(), Key::from(key));
@@ -1114,6 +1129,12 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
         let bytes = object(garage, &format!("kb/www/{rel}"));
         assert_eq!(bytes.len() as u64, length, "{rel}");
         assert_eq!(hex::encode(sha2::Sha256::digest(&bytes)), sha256, "{rel}");
+        // Kept with the object, where a HEAD finds it (x-amz-meta-sha256).
+        assert_eq!(
+            sha256_kept(garage, &format!("kb/www/{rel}")).as_deref(),
+            Some(sha256.as_str()),
+            "{rel}"
+        );
     }
     // Node B's first publish: the same stubs, written, not downloaded.
     let base_b = nodes.b.listen_on_free_port_keeping_base();
@@ -1253,6 +1274,42 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
         .unwrap();
     std::fs::remove_file(www_b.join(lost)).unwrap();
     let record = www_b.join("resourcesync/test/.mirrored.json");
+    let mut files: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    assert!(
+        files.remove(lost.as_str()).is_some(),
+        "{lost} not in {files:?}"
+    );
+    std::fs::write(&record, serde_json::to_vec(&files).unwrap()).unwrap();
+    std::fs::remove_file(www_b.join(".mirrored-sets.json")).unwrap();
+    let o = b.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    served_as_listed(lost);
+
+    // The same, but the object store holds other bytes of the same length under its
+    // name (as a push that stopped part way can leave, with their SHA-256 kept): the
+    // length alone would take them for the listed package; the SHA-256 kept with the
+    // object tells them apart, and the package is written anew.
+    let key = format!("kb/www/{lost}");
+    let listed = object(garage, &key);
+    let other: Vec<u8> = listed.iter().map(|b| b ^ 0x5a).collect();
+    let mut attributes = object_store::Attributes::new();
+    attributes.insert(
+        object_store::Attribute::Metadata("sha256".into()),
+        hex::encode(sha2::Sha256::digest(&other)).into(),
+    );
+    let options = object_store::PutOptions {
+        attributes,
+        ..Default::default()
+    };
+    runtime()
+        .block_on(
+            garage
+                .client()
+                .put_opts(&Key::from(key.as_str()), other.into(), options),
+        )
+        .unwrap();
+    std::fs::remove_file(www_b.join(lost)).unwrap();
     let mut files: serde_json::Map<String, serde_json::Value> =
         serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
     assert!(

@@ -365,7 +365,18 @@ impl Documents {
 
     /// Copies the file `from` to the document `path`, streamed in parts.
     pub fn upload(&self, path: &str, from: &Path) -> Result<(), BlobError> {
-        self.0.upload_document(path, from)
+        self.0.upload_document(path, from, None)
+    }
+
+    /// [`Documents::upload`], keeping `sha256` (the file's) with the object, where
+    /// [`Documents::head`] finds it: a dump package, which workers do not keep.
+    pub fn upload_with_sha256(
+        &self,
+        path: &str,
+        from: &Path,
+        sha256: &str,
+    ) -> Result<(), BlobError> {
+        self.0.upload_document(path, from, Some(sha256))
     }
 
     /// Copies the document `path` into the file `to` (created, written, synced).
@@ -373,9 +384,10 @@ impl Documents {
         self.0.download_document(path, to)
     }
 
-    /// The length of the document `path` (`None`: there is none), without its bytes.
-    pub fn length(&self, path: &str) -> Result<Option<u64>, BlobError> {
-        self.0.document_length(path)
+    /// The length of the document `path` and the SHA-256 its upload kept with it
+    /// (`None`: there is none), without its bytes.
+    pub fn head(&self, path: &str) -> Result<Option<Head>, BlobError> {
+        self.0.document_head(path)
     }
 
     /// The documents directly in the folder `dir` (a path under `data_dir/www`), by
@@ -402,6 +414,15 @@ impl Documents {
     ) -> Result<Option<Fetched>, BlobError> {
         self.0.stream_document(path, if_none_match).await
     }
+}
+
+/// What the object store says of a document without its bytes ([`Documents::head`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    /// Its length in bytes.
+    pub length: u64,
+    /// The SHA-256 kept with it ([`Documents::upload_with_sha256`]), if any.
+    pub sha256: Option<String>,
 }
 
 /// A published document asked for on a condition ([`Documents::stream`]).

@@ -15,6 +15,9 @@ use tokio::io::AsyncWriteExt;
 
 use super::{BlobError, S3, block};
 
+/// The user metadata a document's SHA-256 is kept in (`x-amz-meta-sha256`).
+const SHA256_METADATA: &str = "sha256";
+
 impl S3 {
     fn document_key(&self, rel: &str) -> Path {
         Path::from(format!("{}www/{rel}", self.settings.prefix))
@@ -53,20 +56,30 @@ impl S3 {
     }
 
     /// Copies the file `from` to the document `rel`, in parts while it is read (dump
-    /// packages can be large). Blocks.
+    /// packages can be large), with its SHA-256 as the object's metadata
+    /// (`x-amz-meta-sha256`) when it is given. Blocks.
     pub(in crate::store::blobs) fn upload_document(
         &self,
         rel: &str,
         from: &FsPath,
+        sha256: Option<&str>,
     ) -> Result<(), BlobError> {
         let (s3, key, from) = (self.clone(), self.document_key(rel), from.to_path_buf());
+        let mut attributes = object_store::Attributes::new();
+        if let Some(sha256) = sha256 {
+            attributes.insert(
+                object_store::Attribute::Metadata(SHA256_METADATA.into()),
+                sha256.to_string().into(),
+            );
+        }
         block(async move {
             let io_err = |e: io::Error| BlobError::Io {
                 path: from.clone(),
                 source: e,
             };
             let mut file = tokio::fs::File::open(&from).await.map_err(io_err)?;
-            let mut writer = BufWriter::with_capacity(s3.ops.clone(), key.clone(), 8 << 20);
+            let mut writer = BufWriter::with_capacity(s3.ops.clone(), key.clone(), 8 << 20)
+                .with_attributes(attributes);
             let copied = tokio::io::copy(&mut file, &mut writer).await;
             match copied {
                 Ok(_) => writer
@@ -110,15 +123,26 @@ impl S3 {
         file.sync_all().map_err(io_err)
     }
 
-    /// The length of the document `rel` (`None`: there is none). Blocks.
-    pub(in crate::store::blobs) fn document_length(
+    /// The length of the document `rel` and the SHA-256 its upload gave it, if any
+    /// (`None`: there is none): a HEAD. Blocks.
+    pub(in crate::store::blobs) fn document_head(
         &self,
         rel: &str,
-    ) -> Result<Option<u64>, BlobError> {
+    ) -> Result<Option<super::super::Head>, BlobError> {
         let (s3, key) = (self.clone(), self.document_key(rel));
         block(async move {
-            match s3.ops.head(&key).await {
-                Ok(meta) => Ok(Some(meta.size)),
+            let options = object_store::GetOptions {
+                head: true,
+                ..Default::default()
+            };
+            match s3.ops.get_opts(&key, options).await {
+                Ok(r) => Ok(Some(super::super::Head {
+                    length: r.meta.size,
+                    sha256: r
+                        .attributes
+                        .get(&object_store::Attribute::Metadata(SHA256_METADATA.into()))
+                        .map(|v| v.to_string()),
+                })),
                 Err(object_store::Error::NotFound { .. }) => Ok(None),
                 Err(e) => Err(s3.err("reading", &key, e)),
             }
