@@ -780,7 +780,7 @@ fn lost_packages(www: &Path, lost: &[(String, Option<Head>)]) -> PublishError {
         ),
     };
     let then = match failed {
-        None => "it is forgotten in this folder with what was written with it, so that the next publish writes it anew from the catalog: publish again (snapshots of past days that list it keep its former hash)".to_string(),
+        None => "it is forgotten in this folder with what was written with it, so that the next publish writes it anew from the catalog: publish again (snapshots of past days that list it keep its former hash; a package that only they list is not written again, and they stay without it)".to_string(),
         Some(e) => format!("forgetting it in this folder failed ({e}): remove the set's `.published` and the package's stub, then publish again"),
     };
     PublishError::Write {

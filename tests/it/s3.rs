@@ -306,9 +306,17 @@ fn s3_harvest_streams_parts_stores_identical_bytes_once_serves_ranges_packs_and_
         .count();
     // The packages are in the object store (the folder keeps stubs of them).
     let mut packed = Vec::new();
+    let mut multipart = false;
     for (key, _) in objects(&garage, "kb/www/resourcesync/test/resourcedump") {
         if key.ends_with(".zip") {
             let bytes = object(&garage, &key);
+            // Its SHA-256 kept with it, also when it went up in parts (past 8 MiB).
+            assert_eq!(
+                sha256_kept(&garage, &key),
+                Some(hex::encode(sha2::Sha256::digest(&bytes))),
+                "{key}"
+            );
+            multipart |= bytes.len() > 8 << 20;
             let mut z = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
             for i in 0..z.len() {
                 let mut f = z.by_index(i).unwrap();
@@ -318,6 +326,7 @@ fn s3_harvest_streams_parts_stores_identical_bytes_once_serves_ranges_packs_and_
             }
         }
     }
+    assert!(multipart, "no package went up in parts");
     for (what, bytes) in [("the large file", &big[..]), ("the PDF", PDF)] {
         assert!(
             packed.iter().any(|(_, b)| *b == bytes),
