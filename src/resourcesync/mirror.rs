@@ -295,6 +295,26 @@ fn upload(documents: &Documents, www: &Path, rel: &str, entry: &Entry) -> Result
     .map_err(store_err)
 }
 
+/// Whether the file at `path` begins as a ZIP does (a local file header, or the end of
+/// an empty archive's directory).
+fn is_zip(path: &Path) -> bool {
+    let mut head = [0u8; 4];
+    fs::File::open(path)
+        .and_then(|mut f| io::Read::read_exact(&mut f, &mut head))
+        .is_ok_and(|()| head == *b"PK\x03\x04" || head == *b"PK\x05\x06")
+}
+
+/// A `.zip` in the folder that is neither a package nor a stub of one (a stub damaged
+/// by hand): never copied up in place of the package.
+fn not_a_package(www: &Path, rel: &str) -> PublishError {
+    PublishError::Write {
+        path: www.join(rel),
+        source: io::Error::other(
+            "neither a dump package nor a stub of one (damaged?): it is not copied to the object store in the package's place; remove it, and the next publish puts the stub back (or writes the package anew)",
+        ),
+    }
+}
+
 /// The length of the package a stub at `path` stands for (`None`: not a stub).
 pub(super) fn stub_length(path: &Path) -> Option<u64> {
     read_stub(path).map(|e| e.length)
@@ -627,7 +647,13 @@ fn sha256_of(path: &Path) -> io::Result<String> {
 /// The order in which a document is copied up: what others link to first.
 fn rank(rel: &str) -> u8 {
     let name = rel.rsplit('/').next().unwrap_or(rel);
-    if name == SET_STATE || name == super::layout::CLOSED_MARK {
+    if only_in_store(name) {
+        // Packages first, before their sidecars, manifests and the dumps that list them:
+        // a push that stops part way leaves no document naming bytes not yet there (a
+        // package written again under its name goes up in the push), and the SHA-256
+        // kept with a package that went up tells the next pull it is not the one listed.
+        0
+    } else if name == SET_STATE || name == super::layout::CLOSED_MARK {
         // A set's records of the state its documents are in go up after all of
         // them: a worker that pulls them leaves the set (or those days) alone.
         6
@@ -643,9 +669,9 @@ fn rank(rel: &str) -> u8 {
         // An archive's parts (`<kind>-archive/YYYY.xml`) list the dated documents and
         // are listed by the archive: between the two.
         2
-    } else if name.ends_with(".zip") || name.starts_with('.') || name.contains(char::is_numeric) {
-        // Packages, dated and numbered documents (snapshots, closed change lists,
-        // chunks, dump manifests), the publisher's own state files.
+    } else if name.starts_with('.') || name.contains(char::is_numeric) {
+        // Dated and numbered documents (snapshots, closed change lists, chunks, dump
+        // manifests), sidecars, the publisher's own state files.
         1
     } else {
         // Live documents, indexes, archives.
@@ -1100,10 +1126,10 @@ fn sync_part(
             }
             let path = www.join(rel);
             let current = stamp(&path).ok();
-            // A restore brings back what the folder lacks, and leaves what it has: a
-            // document written again since the last push (the push that failed part
-            // way) goes up in the next push, not replaced by the object store's copy,
-            // which may be older than the sidecars and dumps beside it.
+            // A restore of a set not in step brings back what the folder lacks, and
+            // leaves what it has: a document written again since the last push (a push
+            // that failed part way) goes up in the next push, not replaced by the object
+            // store's copy, which may be older than the sidecars and dumps beside it.
             if only_missing && current.is_some() {
                 continue;
             }
@@ -1142,7 +1168,15 @@ fn sync_part(
                     continue;
                 }
                 if lost == Lost::Fail {
-                    return Err(missing_document(www, rel));
+                    return Err(match head {
+                        None => missing_document(www, rel),
+                        Some(_) => PublishError::Write {
+                            path: www.join(rel),
+                            source: io::Error::other(format!(
+                                "the object store holds other bytes under the name of the dump package `www/{rel}` than its lists say: another worker's publish may be replacing it (publish again; under the publish lock the package is written anew)"
+                            )),
+                        },
+                    });
                 }
                 tracing::warn!(package = %rel, found = ?head, "a dump package the object store's lists name is missing from it or holds other bytes: it is written anew from the catalog");
                 forgetting.push(Box::new(forgotten_with(rel)));
@@ -1213,7 +1247,10 @@ impl Mirror {
     /// Puts back what the folder lost of a set's documents as last copied (a file
     /// removed by hand, a folder restored in part), from the object store, before the
     /// set is written: what the publish does not write again (closed days, snapshots)
-    /// would otherwise be taken for removed and deleted from the object store too.
+    /// would otherwise be taken for removed and deleted from the object store too. A set
+    /// in step has in the folder what its record says, and a file that differs is put
+    /// back as well (edited or damaged by hand); a set not in step holds writes the last
+    /// push did not finish, which are left for the next push.
     pub(super) fn restore(&self, dir: &str) -> Result<Copied, PublishError> {
         let before = Record::read(&self.www, dir);
         let entries: Entries = before
@@ -1231,7 +1268,7 @@ impl Mirror {
             &entries,
             shards,
             Lost::Forget,
-            true,
+            !self.in_step(dir),
             &mut copied,
         )?;
         Ok(copied)
@@ -1338,6 +1375,9 @@ impl Mirror {
                     _ => match read_stub(&path).filter(|_| only_in_store(&rel)) {
                         Some(entry) => Synced::stub_of(&entry, here),
                         None => {
+                            if only_in_store(&rel) && !is_zip(&path) {
+                                return Err(not_a_package(&www, &rel));
+                            }
                             let sha256 = sha256_of(&path).map_err(write_err(&path))?;
                             Synced::of(here.0, here.1, &sha256)
                         }
@@ -1672,6 +1712,8 @@ mod tests {
             "resourcesync/a/resourcelist-2026-11-20.xml",
             "resourcesync/a/changelist-2026-11-25.xml",
             "resourcesync/a/changedump/2026-11-25.zip",
+            "resourcesync/a/changedump/.2026-11-25.meta",
+            "resourcesync/a/changedump/2026-11-25.xml",
             "resourcesync/a/.resourcelist.fingerprint",
             "resourcesync/a/.published",
             "resourcesync/a/changedump/.closed",
@@ -1685,6 +1727,15 @@ mod tests {
         before(
             "resourcesync/a/changedump/2026-11-25.zip",
             "resourcesync/a/resourcelist.xml",
+        );
+        // A package before its sidecar and the day's Change Dump, which name its bytes.
+        before(
+            "resourcesync/a/changedump/2026-11-25.zip",
+            "resourcesync/a/changedump/.2026-11-25.meta",
+        );
+        before(
+            "resourcesync/a/changedump/2026-11-25.zip",
+            "resourcesync/a/changedump/2026-11-25.xml",
         );
         before(
             "resourcesync/a/resourcelist-2026-11-20.xml",

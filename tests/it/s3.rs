@@ -1330,6 +1330,35 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
     let o = b.cmd(&["publish"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     served_as_listed(lost);
+
+    // A stub damaged by hand in a set written again is never copied up in the
+    // package's place: the publish says so; removed, the stub comes back.
+    let stub_bytes = std::fs::read(www_b.join(lost)).unwrap();
+    std::fs::write(www_b.join(lost), b"damaged").unwrap();
+    std::fs::remove_file(www_b.join("resourcesync/test/.published")).unwrap();
+    let before = objects(garage, "kb/www");
+    let o = b.cmd(&["publish"]);
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(
+        err.contains(lost.as_str()) && err.contains("neither a dump package nor a stub"),
+        "{err}"
+    );
+    assert_eq!(
+        objects(garage, "kb/www")
+            .into_iter()
+            .filter(|(k, _)| k.ends_with(".zip"))
+            .collect::<Vec<_>>(),
+        before
+            .into_iter()
+            .filter(|(k, _)| k.ends_with(".zip"))
+            .collect::<Vec<_>>()
+    );
+    std::fs::remove_file(www_b.join(lost)).unwrap();
+    let o = b.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(std::fs::read(www_b.join(lost)).unwrap(), stub_bytes);
+    served_as_listed(lost);
 }
 
 /// A new worker's first publish writes stubs of the packages other workers wrote and
