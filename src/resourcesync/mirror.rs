@@ -88,6 +88,10 @@ const PARTS: &str = ".mirrored-sets.json";
 /// read, and replaced by [`PARTS`] before a stub is written. A plikt that knows no
 /// stubs finds no record of partitions then, and copies every document anew.
 const OLD_PARTS: &str = ".mirrored-parts.json";
+/// The dump packages a publish copied up as it wrote them whose push has not yet
+/// listed them ([`Mirror::send_package`]): a publish stopped before its push leaves them
+/// in the object store, and the next push removes those no document lists.
+const SENT: &str = ".mirrored-sent.json";
 /// The first line of a stub of a dump package kept in the object store only.
 const STUB_MAGIC: &str = "plikt: a dump package kept in the object store only";
 /// A stub is at most this long; a package is longer (a ZIP has at least its manifest).
@@ -195,7 +199,7 @@ impl Synced {
 }
 
 /// Whether the document `rel` is kept in the object store only: a dump package.
-fn only_in_store(rel: &str) -> bool {
+pub(super) fn only_in_store(rel: &str) -> bool {
     rel.ends_with(".zip")
 }
 
@@ -313,6 +317,34 @@ fn not_a_package(www: &Path, rel: &str) -> PublishError {
             "neither a dump package nor a stub of one (damaged?): it is not copied to the object store in the package's place; remove it, and the next publish puts the stub back (or writes the package anew)",
         ),
     }
+}
+
+/// A dump package of another folder (`src`: `plikt migrate`'s old folder) moved into
+/// `www` as a stub: put to the object store under `rel` with its SHA-256, unless the
+/// object store keeps the same bytes there already (a migrate run again after an
+/// interruption), then its stub written; so that the new folder never holds the
+/// packages, and a resumed migrate does not copy them up again. Returns false, having
+/// done nothing, when the object store holds other bytes under that name (or bytes of
+/// the same length whose SHA-256 it did not keep): the caller copies the file as any
+/// document, and the push copies it up.
+pub(super) fn move_package(
+    documents: &Documents,
+    www: &Path,
+    rel: &str,
+    src: &Path,
+) -> Result<bool, PublishError> {
+    let length = fs::metadata(src).map_err(write_err(src))?.len();
+    let sha256 = sha256_of(src).map_err(write_err(src))?;
+    let entry = Entry { length, sha256 };
+    match documents.head(rel).map_err(store_err)? {
+        Some(h) if h.sha256.is_some() && holds(Some(&h), &entry) => {}
+        Some(_) => return Ok(false),
+        None => documents
+            .upload_with_sha256(rel, src, &entry.sha256)
+            .map_err(store_err)?,
+    }
+    write_stub(&www.join(rel), &entry)?;
+    Ok(true)
 }
 
 /// The length of the package a stub at `path` stands for (`None`: not a stub).
@@ -508,6 +540,7 @@ fn is_own_file(name: &str) -> bool {
         || name == SYNCED
         || name == PARTS
         || name == OLD_PARTS
+        || name == SENT
         || name == OLD_SYNCED
         || shard_year(name).is_some()
         || name.ends_with(".tmp")
@@ -1299,6 +1332,13 @@ impl Mirror {
         if self.documents.head(&rel).map_err(store_err)?.is_some() {
             return Ok(());
         }
+        // Named before it goes up: a publish stopped before its push leaves it to the
+        // next push, which removes it if nothing lists it by then.
+        let sent_path = self.www.join(SENT);
+        let mut unlisted: BTreeSet<String> = read_json(&sent_path);
+        if unlisted.insert(rel.clone()) {
+            write_json(&sent_path, &unlisted)?;
+        }
         self.documents
             .upload_with_sha256(&rel, path, sha256)
             .map_err(store_err)?;
@@ -1468,6 +1508,34 @@ impl Mirror {
             }
             for key in &stale {
                 self.documents.delete(key).map_err(store_err)?;
+            }
+        }
+        // Packages copied up as they were written: listed now, or, in a partition
+        // walked, no longer in the folder (a publish stopped before its push, then the
+        // package's content changed) and so listed by nothing: removed.
+        let sent_path = www.join(SENT);
+        let unlisted: BTreeSet<String> = read_json(&sent_path);
+        if !unlisted.is_empty() {
+            let mut left = BTreeSet::new();
+            for rel in unlisted {
+                let Some((_, now, ..)) = walked_now.iter().find(|w| w.0 == partition_of(&rel))
+                else {
+                    left.insert(rel);
+                    continue;
+                };
+                if !now.contains_key(&rel) {
+                    self.documents.delete(&rel).map_err(store_err)?;
+                    copied.removed += 1;
+                }
+            }
+            if left.is_empty() {
+                match fs::remove_file(&sent_path) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(write_err(&sent_path)(e)),
+                }
+            } else {
+                write_json(&sent_path, &left)?;
             }
         }
         // This folder's records: what each partition walked now is in the object store.

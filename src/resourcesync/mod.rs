@@ -353,6 +353,7 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
     // No early copy: the old folder's documents go in first, and the pull under the
     // lock brings down only what the object store has that differs.
     let (_lock, _, _catalog, blobs) = begin(config, &www, Pull::UnderLock, &|| false)?;
+    let documents = blobs.documents();
     let mut copied = 0;
     for rel in mirror::local_files(from_www)? {
         let (src, dst) = (from_www.join(&rel), www.join(&rel));
@@ -364,6 +365,15 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
         if same {
             continue;
         }
+        // A dump package goes straight to the object store, the new folder keeping a
+        // stub of it: the packages are about the collection's size again.
+        if let Some(documents) = &documents
+            && mirror::only_in_store(&rel)
+            && mirror::move_package(documents, &www, &rel, &src)?
+        {
+            copied += 1;
+            continue;
+        }
         files::fill_then_rename(&dst, |tmp| {
             std::fs::copy(&src, tmp)
                 .map(drop)
@@ -371,7 +381,7 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
         })?;
         copied += 1;
     }
-    let pushed = match blobs.documents() {
+    let pushed = match documents {
         // What the folder has and the object store not yet, up (the pull brings down
         // only what the object store has that differs).
         Some(documents) => {

@@ -1130,6 +1130,8 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
     );
     let (garage, a) = (&nodes.garage, &nodes.a);
     let www_a = a.data().join("www");
+    // Each went up as it was written, and the push listed it.
+    assert!(!www_a.join(".mirrored-sent.json").exists());
     for rel in &packages {
         let path = www_a.join(rel);
         let (length, sha256) =
@@ -1281,19 +1283,23 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
     runtime()
         .block_on(garage.client().delete(&Key::from(format!("kb/www/{lost}"))))
         .unwrap();
-    std::fs::remove_file(www_b.join(lost)).unwrap();
-    let record = www_b.join("resourcesync/test/.mirrored.json");
-    let mut files: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
-    assert!(
-        files.remove(lost.as_str()).is_some(),
-        "{lost} not in {files:?}"
-    );
-    std::fs::write(&record, serde_json::to_vec(&files).unwrap()).unwrap();
-    std::fs::remove_file(www_b.join(".mirrored-sets.json")).unwrap();
-    let o = b.cmd(&["publish"]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    served_as_listed(lost);
+    // B's folder without the package, its record without it, then B's publish.
+    let unknown_to_b = || {
+        std::fs::remove_file(www_b.join(lost)).unwrap();
+        let record = www_b.join("resourcesync/test/.mirrored.json");
+        let mut files: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+        assert!(
+            files.remove(lost.as_str()).is_some(),
+            "{lost} not in {files:?}"
+        );
+        std::fs::write(&record, serde_json::to_vec(&files).unwrap()).unwrap();
+        std::fs::remove_file(www_b.join(".mirrored-sets.json")).unwrap();
+        let o = b.cmd(&["publish"]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        served_as_listed(lost);
+    };
+    unknown_to_b();
 
     // The same, but the object store holds other bytes of the same length under its
     // name (as a push that stopped part way can leave, with their SHA-256 kept): the
@@ -1318,18 +1324,7 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
                 .put_opts(&Key::from(key.as_str()), other.into(), options),
         )
         .unwrap();
-    std::fs::remove_file(www_b.join(lost)).unwrap();
-    let mut files: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
-    assert!(
-        files.remove(lost.as_str()).is_some(),
-        "{lost} not in {files:?}"
-    );
-    std::fs::write(&record, serde_json::to_vec(&files).unwrap()).unwrap();
-    std::fs::remove_file(www_b.join(".mirrored-sets.json")).unwrap();
-    let o = b.cmd(&["publish"]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    served_as_listed(lost);
+    unknown_to_b();
 
     // A stub damaged by hand in a set written again is never copied up in the
     // package's place: the publish says so; removed, the stub comes back.
@@ -1358,6 +1353,27 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
     let o = b.cmd(&["publish"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_eq!(std::fs::read(www_b.join(lost)).unwrap(), stub_bytes);
+    served_as_listed(lost);
+
+    // A package copied up as it was written by a publish stopped before its push, whose
+    // content then changed (its stub removed as unlisted): the next push of its set
+    // removes it from the object store, where nothing lists it.
+    let orphan = "resourcesync/test/resourcedump/0000000000000000.zip";
+    runtime()
+        .block_on(garage.client().put(
+            &Key::from(format!("kb/www/{orphan}")),
+            b"PK\x05\x06".to_vec().into(),
+        ))
+        .unwrap();
+    std::fs::write(www_b.join(".mirrored-sent.json"), format!("[\"{orphan}\"]")).unwrap();
+    std::fs::remove_file(www_b.join("resourcesync/test/.published")).unwrap();
+    let o = b.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        objects(garage, &format!("kb/www/{orphan}")).is_empty(),
+        "the unlisted package is still in the object store"
+    );
+    assert!(!www_b.join(".mirrored-sent.json").exists());
     served_as_listed(lost);
 }
 
