@@ -33,6 +33,10 @@ pub fn run(args: &AuditArgs) -> Result<Exit, Error> {
     };
     let mut report = store.catalog.audit(&store.blobs, &|_| {})?;
     report.recounted = recounted;
+    if let Some((checked, found)) = crate::resourcesync::audit_packages(&config)? {
+        report.packages_checked = checked;
+        report.packages = found;
+    }
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -62,6 +66,16 @@ pub fn run(args: &AuditArgs) -> Result<Exit, Error> {
         }
         for t in &report.tallies {
             outln!("wrong tally: {t} (plikt audit --recount sets it from the rows)");
+        }
+        if report.packages_checked > 0 || !report.packages.is_empty() {
+            outln!(
+                "checked {} dump packages in the object store: {} missing or other bytes",
+                report.packages_checked,
+                report.packages.len()
+            );
+            for p in &report.packages {
+                outln!("package: {p}");
+            }
         }
     }
     Ok(if report.intact() {

@@ -347,6 +347,58 @@ pub(super) fn move_package(
     Ok(true)
 }
 
+/// The dump packages the object store's lists of published documents name (its list
+/// of partitions, each partition's manifest and shards), each looked up in the object
+/// store (a HEAD: the length, and the SHA-256 kept with it): how many, and a line for
+/// each it lacks or holds other bytes of (`plikt audit`). `www` names the folder in
+/// messages.
+pub(super) fn audit_packages(
+    documents: &Documents,
+    www: &Path,
+) -> Result<(u64, Vec<String>), PublishError> {
+    let Some(bytes) = documents.get(MANIFEST).map_err(store_err)? else {
+        return Ok((0, Vec::new()));
+    };
+    let listed: Vec<(String, Entry)> = match serde_json::from_slice::<Manifest>(&bytes) {
+        Ok(m) => {
+            let mut listed = Vec::new();
+            for part in m.parts.keys() {
+                let (entries, _, _) = fetch_part(documents, www, part, &Record::default())?;
+                listed.extend(entries.into_iter().filter(|(rel, _)| only_in_store(rel)));
+            }
+            listed
+        }
+        // A manifest of every document (before partitions).
+        Err(e) => serde_json::from_slice::<Entries>(&bytes)
+            .map_err(|_| bad_json(www, MANIFEST, &e))?
+            .into_iter()
+            .filter(|(rel, _)| only_in_store(rel))
+            .collect(),
+    };
+    let mut found = Vec::new();
+    for (rel, entry) in &listed {
+        let head = documents.head(rel).map_err(store_err)?;
+        if holds(head.as_ref(), entry) {
+            continue;
+        }
+        let held = match head {
+            None => "the object store lacks it".to_string(),
+            Some(h) => format!(
+                "the object store holds {} bytes, SHA-256 {}",
+                h.length,
+                h.sha256.as_deref().unwrap_or("not kept")
+            ),
+        };
+        found.push(format!(
+            "www/{rel}: listed ({} bytes, SHA-256 {}), and {held}; to have it written anew from the catalog, remove `www/{rel}` (its stub) and `www/{}` from one worker's data folder, and publish there",
+            entry.length,
+            entry.sha256,
+            in_part(partition_of(rel), SET_STATE)
+        ));
+    }
+    Ok((listed.len() as u64, found))
+}
+
 /// The length of the package a stub at `path` stands for (`None`: not a stub).
 pub(super) fn stub_length(path: &Path) -> Option<u64> {
     read_stub(path).map(|e| e.length)

@@ -153,6 +153,12 @@ pub struct AuditReport {
     /// harvest starts: a local folder's at once, an object store's once older than
     /// `stale_upload_secs`). Not a finding: the audit stays clean.
     pub leftovers: Vec<String>,
+    /// Dump packages the object store's lists of published documents name, looked up in
+    /// the object store (0 with the local folder, whose packages are documents there).
+    pub packages_checked: u64,
+    /// Those of them the object store lacks or holds other bytes of (its length, or the
+    /// SHA-256 kept with it): no worker keeps their bytes.
+    pub packages: Vec<String>,
 }
 
 impl PublisherStatus {
@@ -181,6 +187,7 @@ impl AuditReport {
             && self.dangling.is_empty()
             && self.incomplete.is_empty()
             && self.tallies.is_empty()
+            && self.packages.is_empty()
     }
 }
 

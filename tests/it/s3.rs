@@ -1375,6 +1375,43 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
     );
     assert!(!www_b.join(".mirrored-sent.json").exists());
     served_as_listed(lost);
+
+    // `plikt audit` looks up every package the object store's lists name; one lost is
+    // named with what to do, and doing it brings it back.
+    let audit = |node: &Env| {
+        let o = node.cmd(&["audit"]);
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).to_string(),
+        )
+    };
+    let (code, out) = audit(a);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains(&format!(
+            "checked {} dump packages in the object store: 0 missing or other bytes",
+            packages.len()
+        )),
+        "{out}"
+    );
+    runtime()
+        .block_on(garage.client().delete(&Key::from(format!("kb/www/{lost}"))))
+        .unwrap();
+    let (code, out) = audit(a);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains(&format!("package: www/{lost}: listed"))
+            && out.contains("the object store lacks it"),
+        "{out}"
+    );
+    // As it says: the stub and the set's state removed from one worker's folder.
+    std::fs::remove_file(www_b.join(lost)).unwrap();
+    std::fs::remove_file(www_b.join("resourcesync/test/.published")).unwrap();
+    let o = b.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let (code, out) = audit(a);
+    assert_eq!(code, Some(0), "{out}");
+    served_as_listed(lost);
 }
 
 /// A new worker's first publish writes stubs of the packages other workers wrote and
