@@ -33,9 +33,12 @@ pub fn run(args: &AuditArgs) -> Result<Exit, Error> {
     };
     let mut report = store.catalog.audit(&store.blobs, &|_| {})?;
     report.recounted = recounted;
-    if let Some((checked, found)) = crate::resourcesync::audit_packages(&config)? {
-        report.packages_checked = checked;
-        report.packages = found;
+    // The packages' lookup failing (the object store away) loses nothing of the
+    // catalog's audit, which is printed first.
+    let packages = crate::resourcesync::audit_packages(&config);
+    if let Ok(Some((checked, found))) = &packages {
+        report.packages_checked = *checked;
+        report.packages = found.clone();
     }
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
@@ -78,6 +81,7 @@ pub fn run(args: &AuditArgs) -> Result<Exit, Error> {
             }
         }
     }
+    packages?;
     Ok(if report.intact() {
         Exit::Ok
     } else {

@@ -333,6 +333,11 @@ pub(super) fn move_package(
     rel: &str,
     src: &Path,
 ) -> Result<bool, PublishError> {
+    // A stub, or a file that is not a ZIP, is copied as any document: the push then
+    // refuses it rather than put it in a package's place.
+    if read_stub(src).is_some() || !is_zip(src) {
+        return Ok(false);
+    }
     let length = fs::metadata(src).map_err(write_err(src))?.len();
     let sha256 = sha256_of(src).map_err(write_err(src))?;
     let entry = Entry { length, sha256 };
@@ -356,31 +361,36 @@ pub(super) fn audit_packages(
     documents: &Documents,
     www: &Path,
 ) -> Result<(u64, Vec<String>), PublishError> {
-    let Some(bytes) = documents.get(MANIFEST).map_err(store_err)? else {
-        return Ok((0, Vec::new()));
-    };
-    let listed: Vec<(String, Entry)> = match serde_json::from_slice::<Manifest>(&bytes) {
-        Ok(m) => {
-            let mut listed = Vec::new();
-            for part in m.parts.keys() {
-                let (entries, _, _) = fetch_part(documents, www, part, &Record::default())?;
-                listed.extend(entries.into_iter().filter(|(rel, _)| only_in_store(rel)));
+    let listed = listed_packages(documents, www)?;
+    let failing = |listed: &BTreeMap<String, Entry>| -> Result<Vec<(String, Entry, Option<Head>)>, PublishError> {
+        let mut failing = Vec::new();
+        for (rel, entry) in listed {
+            let head = documents.head(rel).map_err(store_err)?;
+            if !holds(head.as_ref(), entry) {
+                failing.push((rel.clone(), entry.clone(), head));
             }
-            listed
         }
-        // A manifest of every document (before partitions).
-        Err(e) => serde_json::from_slice::<Entries>(&bytes)
-            .map_err(|_| bad_json(www, MANIFEST, &e))?
-            .into_iter()
-            .filter(|(rel, _)| only_in_store(rel))
-            .collect(),
+        Ok(failing)
     };
-    let mut found = Vec::new();
-    for (rel, entry) in &listed {
-        let head = documents.head(rel).map_err(store_err)?;
-        if holds(head.as_ref(), entry) {
-            continue;
-        }
+    let mut failed = failing(&listed.packages)?;
+    let mut unread = listed.unread;
+    // A publish under way replaces lists, packages and shards: what failed is looked at
+    // again with the lists as they are now, and reported only if it still fails.
+    if !failed.is_empty() || !unread.is_empty() {
+        let again = listed_packages(documents, www)?;
+        let still: BTreeMap<String, Entry> = failed
+            .iter()
+            .filter(|(rel, entry, _)| again.packages.get(rel) == Some(entry))
+            .map(|(rel, entry, _)| (rel.clone(), entry.clone()))
+            .collect();
+        failed = failing(&still)?;
+        unread = again.unread;
+    }
+    let mut found: Vec<String> = unread
+        .into_iter()
+        .map(|(part, e)| format!("the object store's list of the published documents of `{part}` could not be read: {e}"))
+        .collect();
+    for (rel, entry, head) in failed {
         let held = match head {
             None => "the object store lacks it".to_string(),
             Some(h) => format!(
@@ -390,13 +400,59 @@ pub(super) fn audit_packages(
             ),
         };
         found.push(format!(
-            "www/{rel}: listed ({} bytes, SHA-256 {}), and {held}; to have it written anew from the catalog, remove `www/{rel}` (its stub) and `www/{}` from one worker's data folder, and publish there",
+            "www/{rel}: listed ({} bytes, SHA-256 {}), and {held} (twice, the lists read again between); to have it written anew from the catalog, remove `www/{rel}` (its stub) and `www/{}` from one worker's data folder, and publish there (a package that only snapshots of past days list is not written again)",
             entry.length,
             entry.sha256,
-            in_part(partition_of(rel), SET_STATE)
+            in_part(partition_of(&rel), SET_STATE)
         ));
     }
-    Ok((listed.len() as u64, found))
+    Ok((listed.packages.len() as u64, found))
+}
+
+/// The packages the object store's lists name ([`listed_packages`]), and the
+/// partitions whose list could not be read (a shard or manifest gone: replaced by a
+/// publish meanwhile, or lost).
+struct Listed {
+    packages: BTreeMap<String, Entry>,
+    unread: Vec<(String, PublishError)>,
+}
+
+/// The dump packages the object store's lists of published documents name.
+fn listed_packages(documents: &Documents, www: &Path) -> Result<Listed, PublishError> {
+    let mut listed = Listed {
+        packages: BTreeMap::new(),
+        unread: Vec::new(),
+    };
+    let Some(bytes) = documents.get(MANIFEST).map_err(store_err)? else {
+        return Ok(listed);
+    };
+    match serde_json::from_slice::<Manifest>(&bytes) {
+        Ok(m) if m.format > FORMAT => {
+            return Err(PublishError::NewerDocuments {
+                found: m.format,
+                known: FORMAT,
+            });
+        }
+        Ok(m) => {
+            for part in m.parts.keys() {
+                match fetch_part(documents, www, part, &Record::default()) {
+                    Ok((entries, _, _)) => listed
+                        .packages
+                        .extend(entries.into_iter().filter(|(rel, _)| only_in_store(rel))),
+                    Err(e @ PublishError::Write { .. }) => listed.unread.push((part.clone(), e)),
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        // A manifest of every document (before partitions).
+        Err(e) => listed.packages.extend(
+            serde_json::from_slice::<Entries>(&bytes)
+                .map_err(|_| bad_json(www, MANIFEST, &e))?
+                .into_iter()
+                .filter(|(rel, _)| only_in_store(rel)),
+        ),
+    }
+    Ok(listed)
 }
 
 /// The length of the package a stub at `path` stands for (`None`: not a stub).
