@@ -344,7 +344,8 @@ pub fn publish_until(
 /// when `[blobs]` is there — so that what the archives list (snapshots, closed change
 /// lists, dump packages) moves with the collection (`plikt migrate`). Files already
 /// there with the same length are left alone, so it resumes. Returns the files copied
-/// into the folder, and those copied to the object store.
+/// into the folder, and those copied to the object store (dump packages go straight
+/// there, the folder keeping stubs of them).
 pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), PublishError> {
     let www = www(config);
     if !from_www.is_dir() || from_www == www {
@@ -354,7 +355,8 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
     // lock brings down only what the object store has that differs.
     let (_lock, _, _catalog, blobs) = begin(config, &www, Pull::UnderLock, &|| false)?;
     let documents = blobs.documents();
-    let mut copied = 0;
+    // Copied into the folder; dump packages moved straight to the object store.
+    let (mut copied, mut moved) = (0, 0);
     for rel in mirror::local_files(from_www)? {
         let (src, dst) = (from_www.join(&rel), www.join(&rel));
         // Here already (a migrate run again), or a stub of it: the package went up.
@@ -371,7 +373,7 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
             && mirror::only_in_store(&rel)
             && mirror::move_package(documents, &www, &rel, &src)?
         {
-            copied += 1;
+            moved += 1;
             continue;
         }
         files::fill_then_rename(&dst, |tmp| {
@@ -389,6 +391,7 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
                 .0
                 .push(mirror::Touched::All)?
                 .files
+                + moved
         }
         None => 0,
     };
