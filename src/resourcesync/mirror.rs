@@ -279,6 +279,19 @@ impl<'a> Heads<'a> {
     }
 }
 
+/// What the object store holds under a package's name, as `head` says: "lacks it", or
+/// its length and kept SHA-256.
+fn held(head: Option<&Head>) -> String {
+    match head {
+        None => "lacks it".to_string(),
+        Some(h) => format!(
+            "holds {} bytes under its name, SHA-256 {}",
+            h.length,
+            h.sha256.as_deref().unwrap_or("not kept")
+        ),
+    }
+}
+
 /// Whether the object store holds `entry`'s bytes as `head` says: its length, and its
 /// SHA-256 where the object store kept one (packages uploaded since it does; a listing
 /// gives lengths only).
@@ -391,14 +404,7 @@ pub(super) fn audit_packages(
         .map(|(part, e)| format!("the object store's list of the published documents of `{part}` could not be read: {e}"))
         .collect();
     for (rel, entry, head) in failed {
-        let held = match head {
-            None => "the object store lacks it".to_string(),
-            Some(h) => format!(
-                "the object store holds {} bytes, SHA-256 {}",
-                h.length,
-                h.sha256.as_deref().unwrap_or("not kept")
-            ),
-        };
+        let held = format!("the object store {}", held(head.as_ref()));
         found.push(format!(
             "www/{rel}: listed ({} bytes, SHA-256 {}), and {held} (twice, the lists read again between); to have it written anew from the catalog, remove `www/{rel}` (its stub) and `www/{}` from one worker's data folder, and publish there (a package that only snapshots of past days list is not written again)",
             entry.length,
@@ -926,14 +932,7 @@ fn lost_packages(www: &Path, lost: &[(String, Option<Head>)]) -> PublishError {
         }
     }
     let (rel, found) = &lost[0];
-    let held = match found {
-        None => "lacks it".to_string(),
-        Some(h) => format!(
-            "holds other bytes under its name ({} bytes, SHA-256 {})",
-            h.length,
-            h.sha256.as_deref().unwrap_or("not kept")
-        ),
-    };
+    let held = held(found.as_ref());
     let more = match lost.len() {
         1 => String::new(),
         n => format!(
