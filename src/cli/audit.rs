@@ -35,7 +35,7 @@ pub fn run(args: &AuditArgs) -> Result<Exit, Error> {
     report.recounted = recounted;
     // The packages' lookup failing (the object store away) loses nothing of the
     // catalog's audit, which is printed first.
-    let packages = crate::resourcesync::audit_packages(&config);
+    let packages = crate::resourcesync::audit_packages(&config, &store.blobs);
     if let Ok(Some((checked, found))) = &packages {
         report.packages_checked = *checked;
         report.packages = found.clone();

@@ -573,11 +573,9 @@ impl Record {
                 www.join(in_part(part, &format!("{SYNCED_STEM}-{bucket}.json")))
             };
             match files {
-                None => match fs::remove_file(&path) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(write_err(&path)(e)),
-                },
+                None => {
+                    remove_if_there(&path)?;
+                }
                 Some(files) if bucket.is_empty() => write_json(&path, files)?,
                 Some(files) => write_json(
                     &path,
@@ -774,6 +772,15 @@ fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), PublishError> 
     })
 }
 
+/// Removes the file at `path`; whether it was there.
+fn remove_if_there(path: &Path) -> Result<bool, PublishError> {
+    match fs::remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(write_err(path)(e)),
+    }
+}
+
 /// Length and modification time of `path`.
 fn stamp(path: &Path) -> io::Result<(u64, u128)> {
     let meta = fs::metadata(path)?;
@@ -899,12 +906,7 @@ fn forget(
     forgets: &dyn Fn(&str) -> bool,
 ) -> Result<(), PublishError> {
     for rel in part_files(www, part)?.iter().filter(|r| forgets(r)) {
-        let path = www.join(rel);
-        match fs::remove_file(&path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(write_err(&path)(e)),
-        }
+        remove_if_there(&www.join(rel))?;
     }
     files.retain(|rel, _| !forgets(rel));
     Ok(())
@@ -1365,11 +1367,8 @@ fn sync_part(
         .cloned()
         .collect();
     for rel in gone {
-        let path = www.join(&rel);
-        match fs::remove_file(&path) {
-            Ok(()) => copied.removed += 1,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(write_err(&path)(e)),
+        if remove_if_there(&www.join(&rel))? {
+            copied.removed += 1;
         }
         synced.remove(&rel);
     }
@@ -1446,13 +1445,11 @@ impl Mirror {
         if unlisted.insert(rel.clone()) {
             write_json(&sent_path, &unlisted)?;
         }
-        self.documents
-            .upload_with_sha256(&rel, path, sha256)
-            .map_err(store_err)?;
         let entry = Entry {
             length,
             sha256: sha256.to_string(),
         };
+        upload(&self.documents, &self.www, &rel, &entry)?;
         write_stub(path, &entry)?;
         self.sent
             .lock()
@@ -1636,11 +1633,7 @@ impl Mirror {
                 }
             }
             if left.is_empty() {
-                match fs::remove_file(&sent_path) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(write_err(&sent_path)(e)),
-                }
+                remove_if_there(&sent_path)?;
             } else {
                 write_json(&sent_path, &left)?;
             }

@@ -398,14 +398,14 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
     Ok((copied, pushed))
 }
 
-/// With an object store, the dump packages its lists of published documents name,
-/// each looked up there (`plikt audit`): how many, and a line for each it lacks or
-/// holds other bytes of (no worker keeps their bytes; the next publish under the lock
-/// writes such a package anew). `None` with the local folder, where packages are
-/// documents like the others.
-pub fn audit_packages(config: &Config) -> Result<Option<(u64, Vec<String>)>, PublishError> {
-    let blobs =
-        crate::store::Blobs::open(&config.data_dir, &config.blobs).map_err(StoreError::from)?;
+/// With an object store (`blobs`), the dump packages its lists of published documents
+/// name, each looked up there (`plikt audit`): how many, and a line for each it lacks or
+/// holds other bytes of, saying how to have it written anew (no worker keeps their
+/// bytes). `None` with the local folder, where packages are documents like the others.
+pub fn audit_packages(
+    config: &Config,
+    blobs: &crate::store::Blobs,
+) -> Result<Option<(u64, Vec<String>)>, PublishError> {
     match blobs.documents() {
         Some(documents) => mirror::audit_packages(&documents, &www(config)).map(Some),
         None => Ok(None),

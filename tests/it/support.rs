@@ -568,13 +568,12 @@ impl Env {
     /// `listen` on a free loopback port and the matching `base_url`, for
     /// [`Serving::start`]; returns the base URL.
     pub fn listen_on_free_port(&self) -> String {
-        let port = free_port();
-        let base = format!("http://127.0.0.1:{port}/");
-        let cfg = std::fs::read_to_string(&self.config).unwrap().replace(
-            "data_dir = \"data\"",
-            &format!("data_dir = \"data\"\nlisten = \"127.0.0.1:{port}\"\nbase_url = \"{base}\""),
+        let base = self.listen_on_free_port_keeping_base();
+        let listen = format!(
+            "listen = \"{}\"",
+            base.trim_start_matches("http://").trim_end_matches('/')
         );
-        std::fs::write(&self.config, cfg).unwrap();
+        self.replace_in_config(&listen, &format!("{listen}\nbase_url = \"{base}\""));
         base
     }
 
