@@ -20,6 +20,7 @@ use super::{Secret, load_secret};
 pub struct BlobsConfig {
     /// The object store's S3 endpoint, e.g. `https://s3.kb.example` (absent: the local
     /// folder under `data_dir`). Plain `http` only for a loopback address.
+    #[serde(default, deserialize_with = "endpoint")]
     pub s3_endpoint: Option<Url>,
     /// The bucket (must exist).
     pub bucket: Option<String>,
@@ -219,6 +220,25 @@ impl BlobsConfig {
     }
 }
 
+/// `s3_endpoint` as a URL, refusing an empty port (`http://127.0.0.1:`), which URLs
+/// read as the scheme's default port: a port left out by mistake, not port 80.
+fn endpoint<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Url>, D::Error> {
+    let Some(text) = Option::<String>::deserialize(d)? else {
+        return Ok(None);
+    };
+    let authority = text
+        .split_once("://")
+        .and_then(|(_, rest)| rest.split(['/', '?', '#']).next());
+    if authority.is_some_and(|a| a.ends_with(':')) {
+        return Err(serde::de::Error::custom(format!(
+            "`{text}` has a colon but no port after it; write the object store's port (e.g. http://127.0.0.1:3900), or no colon for the scheme's default"
+        )));
+    }
+    Url::parse(&text)
+        .map(Some)
+        .map_err(|e| serde::de::Error::custom(format!("`{text}` is not a URL: {e}")))
+}
+
 /// `https`, or `http` to a loopback address (a test server, or an object store on the
 /// same machine): credentials and files never cross a network in the clear.
 fn check_endpoint(endpoint: &Url) -> Result<(), String> {
@@ -317,6 +337,7 @@ secret_access_key_env = "SECRET"
                 "use https",
             ),
             (GARAGE.replace(":3900", ":3900/plikt"), "the server alone"),
+            (GARAGE.replace(":3900", ":"), "no port after it"),
             (GARAGE.replace("kb/", "kb"), "ending with `/`"),
             (GARAGE.replace("bucket = \"plikt\"", ""), "needs bucket"),
             (GARAGE.replace("region = \"garage\"", ""), "needs region"),

@@ -348,16 +348,26 @@ pub fn publish_until(
 /// there, the folder keeping stubs of them).
 pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), PublishError> {
     let www = www(config);
-    if !from_www.is_dir() || from_www == www {
+    if !from_www.is_dir() {
         return Ok((0, 0));
     }
+    // The folder itself (the configuration moved up keeps its data_dir): nothing to copy
+    // into it, but its documents still go to the object store, below.
+    let same_folder = matches!(
+        (std::fs::canonicalize(from_www), std::fs::canonicalize(&www)),
+        (Ok(a), Ok(b)) if a == b
+    );
     // No early copy: the old folder's documents go in first, and the pull under the
     // lock brings down only what the object store has that differs.
     let (_lock, _, _catalog, blobs) = begin(config, &www, Pull::UnderLock, &|| false)?;
     let documents = blobs.documents();
     // Copied into the folder; dump packages moved straight to the object store.
     let (mut copied, mut moved) = (0, 0);
-    for rel in mirror::local_files(from_www)? {
+    let from_files = match same_folder {
+        true => Vec::new(),
+        false => mirror::local_files(from_www)?,
+    };
+    for rel in from_files {
         let (src, dst) = (from_www.join(&rel), www.join(&rel));
         // Here already (a migrate run again), or a stub of it: the package went up.
         let same = match (std::fs::metadata(&src), std::fs::metadata(&dst)) {

@@ -198,6 +198,27 @@ pub enum Mode {
     Read,
 }
 
+/// Takes the lock of the data folder `data_dir` (the file `lock` in it), held as long as
+/// the file returned: one process at a time writes to, or moves (`plikt migrate`), a
+/// data folder of the embedded default. `Err(Locked)` at once if another holds it.
+pub fn lock_data_dir(data_dir: &Path) -> Result<File, StoreError> {
+    let path = data_dir.join("lock");
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path);
+    let file = match file {
+        Ok(file) => file,
+        Err(source) => return Err(StoreError::Io { path, source }),
+    };
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::Locked { path }),
+        Err(std::fs::TryLockError::Error(source)) => Err(StoreError::Io { path, source }),
+    }
+}
+
 /// The blob store and catalog of one data folder.
 #[derive(Debug)]
 pub struct Store {
@@ -239,22 +260,7 @@ impl Store {
         // number of workers share the harvest through the catalog's leases.
         let shared = matches!(catalog, Location::Postgres { .. }) && blobs.s3_endpoint.is_some();
         let lock = match mode {
-            Mode::Write if !shared => {
-                let path = data_dir.join("lock");
-                let file = OpenOptions::new()
-                    .create(true)
-                    .truncate(false)
-                    .write(true)
-                    .open(&path)
-                    .map_err(io(&path))?;
-                match file.try_lock() {
-                    Ok(()) => Some(file),
-                    Err(std::fs::TryLockError::WouldBlock) => {
-                        return Err(StoreError::Locked { path });
-                    }
-                    Err(std::fs::TryLockError::Error(e)) => return Err(io(&path)(e)),
-                }
-            }
+            Mode::Write if !shared => Some(lock_data_dir(data_dir)?),
             Mode::Write | Mode::Read => None,
         };
         let blobs = Blobs::open(data_dir, blobs)?;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use object_store::ObjectStore;
 
 use crate::support::{
-    Env, Garage, OwnPostgres, Response, Server, TestItem, date, feed, own_catalog, text,
+    Env, Garage, OwnPostgres, Response, Server, Serving, TestItem, date, feed, own_catalog, text,
 };
 
 // Enough files (two an item) that a copy lasts a few seconds, to be killed in the middle.
@@ -259,4 +259,129 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+/// `plikt migrate` with the configuration that keeps its data folder (`data_dir` the
+/// folder `--from` names, `[catalog]` and `[blobs]` added): the folder's published
+/// documents go to the object store too, so `plikt serve` answers from it at once; and a
+/// folder a `plikt run` is writing to is refused, not copied from under it.
+#[test]
+fn migrate_in_place_sends_the_documents_and_refuses_a_folder_in_use() {
+    let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let server = Server::with_handler(move |r| {
+        let base = b2.get().unwrap();
+        if r.path == "/feed.xml" {
+            let items: Vec<TestItem> = (0..20)
+                .map(|i| {
+                    TestItem::new(&format!("p-{i}"), &date(100 - i), &format!("{base}/p/{i}"))
+                        .content(
+                            &format!("{base}/f/{i}.txt"),
+                            "text/plain",
+                            &file(i as usize),
+                        )
+                })
+                .collect();
+            return Response::ok(feed(&items));
+        }
+        match r
+            .path
+            .strip_prefix("/f/")
+            .and_then(|p| p.strip_suffix(".txt"))
+        {
+            Some(i) => Response::file(file(i.parse().unwrap()), "text/plain"),
+            None => Response::file(format!("<html><body>{}</body></html>", r.path), "text/html"),
+        }
+    });
+    let _ = base.set(server.url(""));
+    let source = Env::plain("migrate-in-place", &server.url("/feed.xml"), "");
+    if let Some(url) = &source.postgres {
+        source.replace_in_config(&format!("[catalog]\nurl = \"{url}\"\n"), "");
+    }
+    let served = source.listen_on_free_port();
+    let o = source.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = source.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+
+    // The same folder under a configuration that moves up.
+    let pg = OwnPostgres::start();
+    let mut moved = Env {
+        dir: source.dir.clone(),
+        config: source.dir.join("moved.toml"),
+        env: Vec::new(),
+        postgres: None,
+    };
+    std::fs::copy(&source.config, &moved.config).unwrap();
+    own_catalog(&mut moved, &pg, "in_place");
+    let garage = Garage::start("migrate-in-place");
+    let moved = garage.configure(moved, "kb/", "");
+    let migrate = || moved.cmd(&["migrate", "--from", source.data().to_str().unwrap()]);
+
+    // While `plikt run` writes to the folder, migrate refuses it and copies nothing.
+    let mut run = source.spawn(&["run"]);
+    let lock = source.data().join("lock");
+    let held = (0..200).any(|_| {
+        std::thread::sleep(Duration::from_millis(50));
+        std::fs::File::open(&lock)
+            .is_ok_and(|f| matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock)))
+    });
+    assert!(held, "plikt run never took {}", lock.display());
+    let o = migrate();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("locked by another plikt process"),
+        "{}",
+        text(&o)
+    );
+    // Refused before the target was touched: not even its tables were made.
+    assert_eq!(
+        moved.one("SELECT count(*) FROM information_schema.tables WHERE table_name = 'versions'"),
+        "0"
+    );
+    run.kill().unwrap();
+    run.wait().unwrap();
+
+    // Stopped: the copy, and the folder's documents in the object store.
+    let o = migrate();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let sent: u64 = out
+        .split("documents: 0 copied into ")
+        .nth(1)
+        .and_then(|rest| rest.split(", ").nth(1))
+        .and_then(|n| n.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no documents line: {out}"));
+    assert!(sent > 5, "{out}");
+    // Served from the object store, as by any node: the Source Description, and a dump
+    // package whole (the folder now keeps a stub of it).
+    let serving = Serving::start(&moved, &served);
+    let (status, _, body) = crate::support::get(&format!("{served}.well-known/resourcesync"), None);
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    let www = source.data().join("www");
+    let package = walk(&www)
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|e| e == "zip"))
+        .expect("a dump package");
+    let rel = package
+        .strip_prefix(&www)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let stub = std::fs::read_to_string(&package).unwrap();
+    assert!(
+        stub.starts_with("plikt: a dump package kept in the object store only"),
+        "{stub}"
+    );
+    let (status, _, body) = crate::support::get(&format!("{served}{rel}"), None);
+    assert_eq!(status, 200, "{rel}");
+    assert!(body.starts_with(b"PK"), "{rel} is not served whole");
+    assert!(
+        stub.contains(&format!("\nlength: {}\n", body.len())),
+        "{stub}"
+    );
+    serving.stop();
+    let o = moved.cmd(&["audit"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
