@@ -38,9 +38,12 @@ pub struct FileOutcome {
     pub postpone: Option<Duration>,
     /// H-* findings.
     pub findings: Vec<StoredFinding>,
-    /// When it ended.
     /// Why it failed, in one word (`plikt_file_failures_total`), if it did.
     pub failure: Option<&'static str>,
+    /// It failed because the blob store could not keep it: the deposit's failure, not
+    /// the publisher's (not an attempt of its version's).
+    pub unstored: bool,
+    /// When it ended.
     pub at: crate::store::Timestamp,
 }
 
@@ -72,6 +75,7 @@ pub async fn fetch_file(
     let mut attempt = 0;
     let mut blob = None;
     let mut failure = None;
+    let mut unstored = false;
     let (result, postpone) = loop {
         match fetch_once(client, blobs, &job, &mut findings, bytes).await {
             Ok((stored, written)) => {
@@ -110,6 +114,7 @@ pub async fn fetch_file(
                 }
             },
             Err(e) => {
+                unstored = matches!(e, FileError::Store { .. });
                 failure = Some(match e {
                     FileError::Md5 { .. } => "md5",
                     FileError::Store { .. } => "store",
@@ -135,6 +140,7 @@ pub async fn fetch_file(
         postpone,
         findings,
         failure,
+        unstored,
         at: crate::store::now(),
     }
 }

@@ -82,6 +82,7 @@ impl<'a> Downloads<'a> {
                 committing: None,
                 recording: None,
                 unrecorded: Arc::new(HashSet::new()),
+                unstored: Arc::default(),
                 blobs,
                 config: config.harvest.clone(),
                 run,
@@ -248,6 +249,9 @@ impl<'a> Downloads<'a> {
         if let Some(d) = outcome.postpone {
             self.postponed.insert(v, d);
         }
+        if outcome.unstored {
+            Arc::make_mut(&mut self.settler.unstored).insert(v);
+        }
         // A stored file with a harvest-time error (H-DRM) makes its version
         // non-conforming, as a profile error in the item would.
         if matches!(outcome.result, FileResult::Stored(_)) {
@@ -263,9 +267,13 @@ impl<'a> Downloads<'a> {
         if let Some(blob) = outcome.blob {
             let job = &outcome.job;
             self.batch.held += blob.held_bytes();
-            self.batch
-                .written
-                .push((job.file_id, job.guid.clone(), job.file.url.clone(), blob));
+            self.batch.written.push((
+                job.file_id,
+                job.version,
+                job.guid.clone(),
+                job.file.url.clone(),
+                blob,
+            ));
         }
         self.batch
             .results
@@ -286,9 +294,9 @@ impl<'a> Downloads<'a> {
 /// File results waiting to be recorded, and versions whose files are all done.
 #[derive(Debug, Default)]
 struct Batch {
-    /// Verified blobs of the stored files in `results` (file row, guid, URL, blob),
-    /// committed before those are recorded.
-    written: Vec<(i64, String, String, Written)>,
+    /// Verified blobs of the stored files in `results` (file row, version, guid, URL,
+    /// blob), committed before those are recorded.
+    written: Vec<(i64, i64, String, String, Written)>,
     results: Vec<(i64, FileResult, Timestamp)>,
     ready: Vec<i64>,
     findings: Vec<StoredFinding>,
@@ -324,6 +332,8 @@ struct Settler {
     /// The new blobs of the batch being recorded: stored, not in the catalog yet. The
     /// next batch does not store them again.
     unrecorded: Arc<HashSet<String>>,
+    /// The versions of the run with a file the blob store could not keep.
+    unstored: Arc<HashSet<i64>>,
     blobs: Blobs,
     config: HarvestConfig,
     run: i64,
@@ -352,8 +362,13 @@ impl SettledBatch {
 struct Committed {
     batch: Batch,
     not_stored: Vec<(String, String, String)>,
+    /// The versions of those files.
+    unstored: Vec<i64>,
     /// The SHA-256 of the blobs this batch stored.
     new_blobs: HashSet<String>,
+    /// Every version of the run with a file the blob store could not keep (this batch's
+    /// and the batches' before): not an attempt of the publisher's ([`Catalog::record`]).
+    spared: Arc<HashSet<i64>>,
 }
 
 fn joined<T>(
@@ -398,6 +413,10 @@ impl Settler {
         let mut committed = committed?;
         let done = done.and(before?);
         self.unrecorded = Arc::new(std::mem::take(&mut committed.new_blobs));
+        if !committed.unstored.is_empty() {
+            Arc::make_mut(&mut self.unstored).extend(committed.unstored.iter().copied());
+        }
+        committed.spared = self.unstored.clone();
         let mut catalog = self.recorder.take().expect("recorded() before recording");
         let (config, run) = (self.config.clone(), self.run);
         self.recording = Some(tokio::task::spawn_blocking(move || {
@@ -449,7 +468,7 @@ fn commit(
     // §2).
     let (files, blobs_written): (Vec<_>, Vec<_>) = written
         .into_iter()
-        .map(|(id, guid, url, w)| ((id, guid, url), w))
+        .map(|(id, version, guid, url, w)| ((id, version, guid, url), w))
         .unzip();
     let shas: Vec<String> = blobs_written
         .iter()
@@ -472,14 +491,14 @@ fn commit(
         .filter(|(sha, placed)| placed.is_ok() && !known(sha))
         .map(|(sha, _)| sha.clone())
         .collect();
-    let mut not_stored = Vec::new();
+    let (mut not_stored, mut unstored) = (Vec::new(), Vec::new());
     let results = &mut batch.results;
     let at: HashMap<i64, usize> = results
         .iter()
         .enumerate()
         .map(|(i, (f, _, _))| (*f, i))
         .collect();
-    for ((id, guid, url), placed) in files.into_iter().zip(committed) {
+    for ((id, version, guid, url), placed) in files.into_iter().zip(committed) {
         let Some(r) = at.get(&id).and_then(|&i| results.get_mut(i)) else {
             continue;
         };
@@ -495,13 +514,16 @@ fn commit(
                 let reason = format!("{url}: storing the file failed: {e}");
                 r.1 = FileResult::Failed(reason.clone());
                 not_stored.push((guid, url, reason));
+                unstored.push(version);
             }
         }
     }
     Ok(Committed {
         batch,
         not_stored,
+        unstored,
         new_blobs,
+        spared: Arc::default(),
     })
 }
 
@@ -515,7 +537,8 @@ fn record(
     let Committed {
         batch,
         not_stored,
-        new_blobs: _,
+        spared,
+        ..
     } = committed;
     let Batch {
         results,
@@ -548,6 +571,7 @@ fn record(
             crate::store::now(),
             h.max_failed_runs.max(1),
             &retry_at,
+            &|v| spared.contains(&v),
         )
     })?;
     let deposited = settled

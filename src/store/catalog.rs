@@ -544,6 +544,7 @@ impl Catalog {
         now: Timestamp,
         max_attempts: u32,
         retry_at: &dyn Fn(u32) -> Timestamp,
+        unstored: &dyn Fn(i64) -> bool,
     ) -> Result<Vec<Settled>, StoreError> {
         let tx = self.db.transaction().map_err(sql("recording files"))?;
         let stored: Vec<(i64, &StoredFile, Timestamp)> = files
@@ -584,6 +585,13 @@ impl Catalog {
                     settled.push(Settled::Deposited(version));
                 }
                 None => {}
+                // The publisher served every file, the blob store could not keep one:
+                // the deposit's own failure is not the publisher's, so it does not count
+                // towards `max_failed_runs` (an object store away for hours would
+                // otherwise give up every version of that time for good).
+                Some(error) if unstored(version) => {
+                    settled.push(retry_unstored(&tx, version, error.clone(), retry_at(1))?);
+                }
                 Some(error) => settled.push(failed_attempt(
                     &tx,
                     version,
@@ -1106,6 +1114,22 @@ fn tally(tx: &Db, changes: &[(i64, &Deposited, Change)]) -> Result<(), StoreErro
 
 /// Counts a failed attempt of a pending version: retried at `retry_at(attempts)`, or
 /// failed for good after `max_attempts`.
+/// A version the blob store could not keep a file of: retried at `at`, its attempts
+/// unchanged.
+fn retry_unstored(
+    tx: &Db,
+    version: i64,
+    error: Option<String>,
+    at: Timestamp,
+) -> Result<Settled, StoreError> {
+    tx.execute(
+        "UPDATE versions SET last_error = ?2, next_attempt_at = ?3 WHERE id = ?1 AND state = ?4",
+        params![version, error, at, VersionState::Pending],
+    )
+    .map_err(sql("scheduling a retry"))?;
+    Ok(Settled::Retry(version))
+}
+
 fn failed_attempt(
     tx: &Db,
     version: i64,
@@ -1290,9 +1314,15 @@ mod tests {
                     let barrier = barrier.clone();
                     std::thread::spawn(move || {
                         barrier.wait();
-                        c.record(&results, &[version], &[], super::super::now(), 5, &|_| {
-                            super::super::now()
-                        })
+                        c.record(
+                            &results,
+                            &[version],
+                            &[],
+                            super::super::now(),
+                            5,
+                            &|_| super::super::now(),
+                            &|_| false,
+                        )
                     })
                 })
                 .collect();

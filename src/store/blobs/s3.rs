@@ -236,7 +236,10 @@ impl S3 {
             builder
                 .with_retry(RetryConfig {
                     backoff: BackoffConfig::default(),
-                    max_retries: 10,
+                    // `retry_timeout_secs` bounds the retries, as the README says: ten
+                    // (the client's own default) ran out after about 2 s of backoff,
+                    // so a store restarting for a few seconds failed files.
+                    max_retries: usize::MAX,
                     retry_timeout: s.retry_timeout,
                 })
                 .with_client_options(options)
