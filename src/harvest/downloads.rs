@@ -19,7 +19,8 @@ use crate::config::{HarvestConfig, PublisherConfig};
 use crate::fetch::Client;
 use crate::profile::Severity;
 use crate::store::{
-    Blobs, Catalog, FileResult, Packing, Settled, StoreError, StoredFinding, Timestamp, Written,
+    Blobs, Catalog, FileResult, Packing, Retries, Settled, StoreError, StoredFinding, Timestamp,
+    Written,
 };
 
 /// The download loop of one run.
@@ -569,9 +570,11 @@ fn record(
             &ready,
             &nonconforming,
             crate::store::now(),
-            h.max_failed_runs.max(1),
-            &retry_at,
-            &|v| spared.contains(&v),
+            &Retries {
+                max_attempts: h.max_failed_runs.max(1),
+                retry_at: &retry_at,
+                unstored: &|v| spared.contains(&v),
+            },
         )
     })?;
     let deposited = settled

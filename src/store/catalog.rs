@@ -542,10 +542,13 @@ impl Catalog {
         settle: &[i64],
         nonconforming: &[(i64, StoredFinding)],
         now: Timestamp,
-        max_attempts: u32,
-        retry_at: &dyn Fn(u32) -> Timestamp,
-        unstored: &dyn Fn(i64) -> bool,
+        retries: &Retries<'_>,
     ) -> Result<Vec<Settled>, StoreError> {
+        let Retries {
+            max_attempts,
+            retry_at,
+            unstored,
+        } = *retries;
         let tx = self.db.transaction().map_err(sql("recording files"))?;
         let stored: Vec<(i64, &StoredFile, Timestamp)> = files
             .iter()
@@ -1114,6 +1117,18 @@ fn tally(tx: &Db, changes: &[(i64, &Deposited, Change)]) -> Result<(), StoreErro
 
 /// Counts a failed attempt of a pending version: retried at `retry_at(attempts)`, or
 /// failed for good after `max_attempts`.
+/// How a version with a file not stored is retried ([`Catalog::record`]).
+#[derive(Clone, Copy)]
+pub struct Retries<'a> {
+    /// Failed attempts after which a version is given up (`max_failed_runs`).
+    pub max_attempts: u32,
+    /// When a version that failed `n` times is tried again.
+    pub retry_at: &'a dyn Fn(u32) -> Timestamp,
+    /// Whether the blob store could not keep a file of this version (fetched and
+    /// verified): retried without counting an attempt.
+    pub unstored: &'a dyn Fn(i64) -> bool,
+}
+
 /// A version the blob store could not keep a file of: retried at `at`, its attempts
 /// unchanged.
 fn retry_unstored(
@@ -1319,9 +1334,11 @@ mod tests {
                             &[version],
                             &[],
                             super::super::now(),
-                            5,
-                            &|_| super::super::now(),
-                            &|_| false,
+                            &Retries {
+                                max_attempts: 5,
+                                retry_at: &|_| super::super::now(),
+                                unstored: &|_| false,
+                            },
                         )
                     })
                 })

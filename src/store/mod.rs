@@ -32,7 +32,7 @@ pub use blobs::{
     Packed, Packing, ReadSeek, Written, sync_dir,
 };
 pub use catalog::{
-    Catalog, DueFile, DueVersion, FileResult, KnownVersion, Location, NewFile, NewVersion,
+    Catalog, DueFile, DueVersion, FileResult, KnownVersion, Location, NewFile, NewVersion, Retries,
     RunCounts, Settled, StoredFile, StoredFinding,
 };
 pub use connection::Connection;
