@@ -1129,6 +1129,14 @@ pub struct Retries<'a> {
     pub unstored: &'a dyn Fn(i64) -> bool,
 }
 
+impl std::fmt::Debug for Retries<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Retries")
+            .field("max_attempts", &self.max_attempts)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A version the blob store could not keep a file of: retried at `at`, its attempts
 /// unchanged.
 fn retry_unstored(
