@@ -26,8 +26,12 @@ impl Set<'_> {
     /// package). Written straight to `w`, without building an [`Entry`]: the large lists
     /// are made of these.
     ///
-    /// §10.1, §14.8: `lastmod` is when plikt stored the version (in a Change List the
-    /// change's time, also on `rs:md` for 1.1 readers, §12); `rel="via"` is the
+    /// §10.1, §14.8: `lastmod` is when the version was deposited, the instant the
+    /// resource took these bytes at the Source: the same in a Resource List, a dump's
+    /// manifest and a Change List (there the change's time, also on `rs:md` for 1.1
+    /// readers, §12), so that a Destination that applied the change audits in sync
+    /// against the list; `rel="memento"`'s `modified` is when plikt stored the bytes;
+    /// `rel="via"` is the
     /// publisher's original with its pubDate; `rel="memento"` the version-specific URI
     /// (§14.6, first approach), retrievable after the resource changes again;
     /// `describedby` the deposit's record (§14.5) and `collection` the deposit (§14.7).
@@ -63,7 +67,7 @@ impl Set<'_> {
         }
         let mut e = w.url(loc)?;
         let mut md = Attrs::default();
-        lastmod(&mut e, &mut md, change, &f.stored_at)?;
+        lastmod(&mut e, &mut md, change, &f.deposited_at)?;
         md.extend(described.as_slice());
         if let Some(p) = path {
             md.push("path", p);
@@ -168,19 +172,19 @@ impl Set<'_> {
 
 /// An entry's `<lastmod>`, and the start of its `<rs:md>`: in a Change List (`change`)
 /// the change's time, also on `rs:md` with the change for 1.1 readers (§12); otherwise
-/// `stored`.
+/// `deposited`.
 fn lastmod<'a, W: Write>(
     e: &mut EntryWriter<'_, W>,
     md: &mut Attrs<'a>,
     change: Option<(&'a str, &'a str)>,
-    stored: &str,
+    deposited: &str,
 ) -> io::Result<()> {
     match change {
         Some((change, at)) => {
             md.push("change", change).push("datetime", at);
             e.lastmod(at)
         }
-        None => e.lastmod(stored),
+        None => e.lastmod(deposited),
     }
 }
 

@@ -149,7 +149,7 @@ pub struct Published {
 
 /// The version of the documents' layout, part of every set's fingerprint: a plikt
 /// that writes them differently writes them again.
-const LAYOUT: &str = "layout-3";
+const LAYOUT: &str = "layout-4";
 
 /// The path of a resource below `base_url`.
 pub fn resource_path(publisher: &str, deposit: i64, url: &str) -> String {

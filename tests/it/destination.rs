@@ -508,7 +508,7 @@ fn resync_syncs_day_by_day_and_audits_over_several_days() {
     // Today: the audit finds the mirror in sync, over the whole history.
     assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
     let out = resync_at(&env, None, &["--audit", "--capabilitylist", &cap, &mapping]);
-    assert!(out.contains("IN SYNC"), "{out}");
+    assert_in_sync(&out);
     // And a fresh baseline today equals the mirror kept day by day.
     let fresh = env.dir.join("fresh");
     let out = resync_at(
@@ -523,6 +523,142 @@ fn resync_syncs_day_by_day_and_audits_over_several_days() {
     );
     assert!(out.contains("SYNCED (same=0, created=9,"), "{out}");
     assert_eq!(mirror_is_current(&fresh, &base), 9);
+}
+
+/// `resync-sync --audit`'s verdict is "IN SYNC" (its other verdict, "NOT IN SYNC",
+/// contains those words too).
+fn assert_in_sync(out: &str) {
+    let status = out
+        .lines()
+        .find(|l| l.starts_with("Status:"))
+        .unwrap_or_else(|| panic!("no status: {out}"));
+    assert!(
+        status.contains("IN SYNC") && !status.contains("NOT IN SYNC"),
+        "{out}"
+    );
+}
+
+/// Each `<url>`'s `<loc>` and `<lastmod>` in a Sitemap document.
+fn lastmods(doc: &str) -> Vec<(String, String)> {
+    doc.split("<url>")
+        .skip(1)
+        .map(|u| {
+            let between = |open: &str, close: &str| {
+                let from = u
+                    .find(open)
+                    .map(|i| i + open.len())
+                    .unwrap_or_else(|| panic!("{u}"));
+                u[from..from + u[from..].find(close).unwrap()].to_string()
+            };
+            (
+                between("<loc>", "</loc>"),
+                between("<lastmod>", "</lastmod>"),
+            )
+        })
+        .collect()
+}
+
+/// A resource has one `lastmod`, the instant its version was deposited, in the Resource
+/// List and the Change List alike: a Destination that applied the Change List audits in
+/// sync. Here a version's page is stored seconds before its slow PDF, and so before the
+/// version is deposited; the lists once gave the page the time it was stored, and
+/// `resync --audit` found the mirror out of sync although every byte matched.
+#[test]
+fn a_destination_that_applied_the_change_list_audits_in_sync_against_the_resource_list() {
+    let generation = Arc::new(AtomicU32::new(1));
+    let g2 = generation.clone();
+    let base: Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let slow = pdf("s", 1).repeat(2000);
+    let publisher = Server::with_handler(move |r| {
+        let b = b2.get().expect("base set");
+        let path = r.path.trim_start_matches('/');
+        if path == "feed.xml" {
+            let mut items = vec![
+                TestItem::new("a", &date(100), &format!("{b}/a.html")).content(
+                    &format!("{b}/a.pdf"),
+                    "application/pdf",
+                    &pdf("a", 1),
+                ),
+            ];
+            if g2.load(Ordering::SeqCst) >= 2 {
+                items.insert(
+                    0,
+                    TestItem::new("s", &date(200), &format!("{b}/s.html")).content(
+                        &format!("{b}/s.pdf"),
+                        "application/pdf",
+                        &slow,
+                    ),
+                );
+            }
+            return Response::ok(feed(&items));
+        }
+        match path {
+            "a.pdf" => Response::file(pdf("a", 1), "application/pdf"),
+            // About 2.5 s: the page is stored long before.
+            "s.pdf" => {
+                Response::file(Vec::new(), "application/pdf").body(crate::support::Body::Paced {
+                    bytes: slow.clone(),
+                    chunk: slow.len() / 10 + 1,
+                    every: std::time::Duration::from_millis(250),
+                })
+            }
+            _ => Response::file(format!("<html>{path}</html>"), "text/html"),
+        }
+    });
+    let _ = base.set(publisher.url(""));
+    let (env, base) = destination_env("lastmod", &publisher.url("/feed.xml"), "");
+    let dest = env.dir.join("dest");
+    let mapping = format!("{base}={}", dest.display());
+    let cap = format!("{base}resourcesync/test/capabilitylist.xml");
+    let changes = format!("{base}resourcesync/test/changelist.xml");
+    let step = || {
+        for args in [&["harvest"][..], &["publish"][..]] {
+            let o = env.cmd(args);
+            assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o));
+        }
+    };
+    step();
+    let serving = Serving::start(&env, &base);
+    let out = resync_at(
+        &env,
+        None,
+        &["--baseline", "--capabilitylist", &cap, &mapping],
+    );
+    assert!(out.contains("Status:          SYNCED"), "{out}");
+    generation.store(2, Ordering::SeqCst);
+    step();
+    let stored: Vec<String> = env
+        .sql("SELECT f.fetched_at FROM files f JOIN versions v ON v.id = f.version_id JOIN deposits d ON d.id = v.deposit_id WHERE d.guid = 's' ORDER BY f.fetched_at")
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+    assert_eq!(stored.len(), 2);
+    assert!(
+        stored[0][..19] != stored[1][..19],
+        "the page and the PDF were stored within one second: {stored:?}"
+    );
+    let out = resync_at(
+        &env,
+        None,
+        &["--incremental", "--changelist-uri", &changes, &mapping],
+    );
+    assert!(out.contains("Status: CHANGES APPLIED"), "{out}");
+    let out = resync_at(&env, None, &["--audit", "--capabilitylist", &cap, &mapping]);
+    assert_in_sync(&out);
+    // The same instant in both lists, for every resource the Change List names.
+    let (_, _, list) = get(&format!("{base}resourcesync/test/resourcelist.xml"), None);
+    let (_, _, change_list) = get(&changes, None);
+    let listed: std::collections::HashMap<String, String> =
+        lastmods(&String::from_utf8(list).unwrap())
+            .into_iter()
+            .collect();
+    let changed = lastmods(&String::from_utf8(change_list).unwrap());
+    assert!(changed.len() >= 3, "{changed:?}");
+    for (loc, at) in &changed {
+        assert_eq!(listed.get(loc), Some(at), "{loc}");
+    }
+    serving.stop();
 }
 
 #[test]
