@@ -113,6 +113,16 @@ boxed_from!(
     Store: crate::store::StoreError,
     Harvest: crate::harvest::HarvestError,
     Publish: crate::resourcesync::PublishError,
-    Notify: crate::notify::NotifyError,
     Move: crate::store::moving::MoveError
 );
+
+impl From<crate::notify::NotifyError> for Error {
+    /// The catalog's or blob store's failure as such (opening `plikt serve`'s store is
+    /// not a change notification that failed).
+    fn from(e: crate::notify::NotifyError) -> Self {
+        match e {
+            crate::notify::NotifyError::Store(e) => Error::Store(Box::new(e)),
+            e => Error::Notify(Box::new(e)),
+        }
+    }
+}

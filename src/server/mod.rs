@@ -59,6 +59,15 @@ impl AppState {
     /// Opens the data folder of `config` for reading (creating it if needed).
     pub fn open(config: Arc<Config>) -> Result<Self, crate::notify::NotifyError> {
         let store = crate::store::Store::open(&config, crate::store::Mode::Read)?;
+        // An object store that refuses plikt's requests would answer every Destination
+        // with 503 for good: the server does not start. One away now may come back.
+        match store.blobs.check_access() {
+            Err(e) if e.is_refused() => return Err(crate::store::StoreError::from(e).into()),
+            Err(e) => {
+                tracing::warn!(error = %e, "the object store does not answer now; documents and files are served once it does")
+            }
+            Ok(()) => {}
+        }
         let location = crate::store::Location::of(&config)?;
         let local =
             store.catalog.backend() == crate::store::Backend::Sqlite && !store.blobs.is_remote();
@@ -222,10 +231,12 @@ pub(crate) fn store_failed(e: crate::store::StoreError) -> AppError {
 /// a Destination is to try again later, as for the catalog), else 500.
 pub(crate) fn blob_failed(what: impl std::fmt::Display, e: crate::store::BlobError) -> AppError {
     match e {
-        crate::store::BlobError::ObjectStore(o) if !o.not_found => AppError::Unavailable {
-            what: "object store",
-            cause: format!("{what}: {o}"),
-        },
+        crate::store::BlobError::ObjectStore(o) if o.failure != crate::store::Failure::NotFound => {
+            AppError::Unavailable {
+                what: "object store",
+                cause: format!("{what}: {o}"),
+            }
+        }
         e => internal(format!("{what}: {e}")),
     }
 }

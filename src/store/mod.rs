@@ -28,8 +28,8 @@ use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
 pub use blobs::{
-    BlobError, BlobWriter, Blobs, ByteStream, Document, Documents, Fetched, Head, ObjectStoreError,
-    Packed, Packing, ReadSeek, Written, sync_dir,
+    BlobError, BlobWriter, Blobs, ByteStream, Document, Documents, Failure, Fetched, Head,
+    ObjectStoreError, Packed, Packing, ReadSeek, Written, sync_dir,
 };
 pub use catalog::{
     Catalog, DueFile, DueVersion, FileResult, KnownVersion, Location, NewFile, NewVersion, Retries,
@@ -266,11 +266,20 @@ impl Store {
         let blobs = Blobs::open(data_dir, blobs)?;
         let catalog = Catalog::open(catalog)?;
         if mode == Mode::Write {
-            match blobs.clean_tmp() {
+            // An object store that refuses plikt's requests (credentials, bucket, region)
+            // would fail every file: the command stops here and says why. One away now
+            // fails the files of this run (they stay pending); its leftovers wait.
+            let reachable = match blobs.check_access() {
+                Ok(()) => true,
+                Err(e) if e.is_refused() => return Err(e.into()),
+                Err(e) => {
+                    tracing::warn!(error = %e, "the object store does not answer now; files stay pending until it does");
+                    false
+                }
+            };
+            match if reachable { blobs.clean_tmp() } else { Ok(0) } {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(removed = n, "temporary blobs a crash left removed"),
-                // An object store that cannot be reached now fails the files of this run
-                // (they stay pending); its leftovers wait for the next start.
                 Err(e) if blobs.is_remote() => {
                     tracing::warn!(error = %e, "temporary objects a crash left could not be removed");
                 }

@@ -867,6 +867,76 @@ fn s3_credentials_come_from_the_environment_or_a_file_and_are_never_shown() {
     );
 }
 
+/// An object store that refuses plikt's requests (a wrong secret, a bucket that does not
+/// exist, another region) stops `plikt harvest` and `plikt serve` at their start with exit
+/// 2 and what to check: before, the harvest downloaded every file and threw it away
+/// (exit 0), and `plikt serve` answered every Destination 503 for good. Nothing is asked
+/// of the publisher, and the secret is never shown.
+#[test]
+fn s3_an_object_store_that_refuses_plikt_stops_harvest_and_serve_at_their_start() {
+    let garage = Garage::start("refused");
+    let publisher = serve(|base| {
+        let items = [TestItem::new("r-1", &date(0), &format!("{base}/r-1.html"))];
+        vec![
+            ("/feed.xml".into(), Response::ok(feed(&items))),
+            ("/r-1.html".into(), Response::file(HTML, "text/html")),
+        ]
+    });
+    let env = Env::plain("s3-refused", &publisher.url("/feed.xml"), "");
+    env.listen_on_free_port();
+    let env = garage
+        .configure(env, "kb/", "")
+        .with_env("WRONG_SECRET", &"0".repeat(64));
+    for (right, wrong, why) in [
+        (
+            "secret_access_key_file = \"s3-secret\"",
+            "secret_access_key_env = \"WRONG_SECRET\"",
+            "403 Forbidden",
+        ),
+        ("bucket = \"plikt\"", "bucket = \"nosuch\"", "NoSuchBucket"),
+        (
+            "region = \"garage\"",
+            "region = \"eu-north-1\"",
+            "AuthorizationHeaderMalformed",
+        ),
+    ] {
+        env.replace_in_config(right, wrong);
+        for args in [&["harvest"][..], &["serve"][..]] {
+            let mut c = crate::support::plikt();
+            c.args(args)
+                .arg("--config")
+                .arg(&env.config)
+                .env("RUST_LOG", "debug");
+            for (k, v) in &env.env {
+                c.env(k, v);
+            }
+            let o = c.output().unwrap();
+            let all = text(&o);
+            assert_eq!(o.status.code(), Some(2), "{wrong}, {args:?}: {all}");
+            assert!(
+                all.contains("the object store refused plikt's request")
+                    && all.contains(why)
+                    && all.contains("check that [blobs] bucket"),
+                "{wrong}, {args:?}: {all}"
+            );
+            assert!(
+                !all.contains(crate::support::GARAGE_SECRET),
+                "the secret was shown"
+            );
+            assert!(!all.contains("change notification failed"), "{all}");
+        }
+        assert!(
+            publisher.received().is_empty(),
+            "{wrong}: the publisher was asked"
+        );
+        env.replace_in_config(wrong, right);
+    }
+    // Set right, the same harvest deposits.
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(env.one("SELECT state FROM versions"), "deposited");
+}
+
 /// The documents of `www` (not the publisher's own state files or temporaries), by
 /// path relative to it.
 fn documents(www: &std::path::Path) -> Vec<String> {

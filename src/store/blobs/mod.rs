@@ -71,8 +71,21 @@ pub struct ObjectStoreError {
     pub reason: String,
     /// What to do about it.
     pub advice: &'static str,
+    /// What kind of failure it is.
+    pub failure: Failure,
+}
+
+/// What kind of failure an object store's request had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// No answer, or a server error, after the client's retries: a later request may
+    /// succeed.
+    Unreachable,
     /// The object does not exist.
-    pub not_found: bool,
+    NotFound,
+    /// The object store refused the request (credentials, permissions, a bucket that
+    /// does not exist): no request succeeds until `[blobs]` or the store is changed.
+    Refused,
 }
 
 impl BlobError {
@@ -80,9 +93,15 @@ impl BlobError {
     pub fn is_not_found(&self) -> bool {
         match self {
             BlobError::Io { source, .. } => source.kind() == io::ErrorKind::NotFound,
-            BlobError::ObjectStore(e) => e.not_found,
+            BlobError::ObjectStore(e) => e.failure == Failure::NotFound,
             BlobError::Config(_) => false,
         }
+    }
+
+    /// The object store refused plikt's requests (not an outage): its settings or its
+    /// credentials must change before anything is stored.
+    pub fn is_refused(&self) -> bool {
+        matches!(self, BlobError::ObjectStore(e) if e.failure == Failure::Refused)
     }
 
     fn io(path: &Path) -> impl FnOnce(io::Error) -> BlobError + '_ {
@@ -198,6 +217,15 @@ impl Blobs {
                     .collect();
                 Ok(s.commit(batch, packing))
             }
+        }
+    }
+
+    /// Whether the blob store takes requests: with an object store, one listing (a
+    /// refusal is [`BlobError::is_refused`]); the local folder always does. Blocks.
+    pub fn check_access(&self) -> Result<(), BlobError> {
+        match &self.0 {
+            Backend::Local(_) => Ok(()),
+            Backend::S3(s) => s.check_access(),
         }
     }
 

@@ -55,7 +55,7 @@ use object_store::path::Path;
 use object_store::{BackoffConfig, ClientOptions, GetOptions, GetRange, ObjectStore, RetryConfig};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{BlobError, ByteStream};
+use super::{BlobError, ByteStream, Failure};
 use crate::config::S3Settings;
 
 mod documents;
@@ -153,6 +153,10 @@ struct HeldPacks {
 
 const NOT_FOUND: &str = "the object does not exist (removed behind plikt's back?): `plikt audit` lists every blob the catalog names that is missing";
 const UNREACHABLE: &str = "check that the object store is running and reachable at this endpoint, that the bucket exists and that the credentials of [blobs] may read and write it; a file being harvested stays pending and a later run fetches it again";
+/// How long [`S3::check_access`] waits for the object store.
+const CHECK_WITHIN: Duration = Duration::from_secs(10);
+
+const REFUSED: &str = "the object store refused plikt's request: check that [blobs] bucket names a bucket that exists, that region is the one the object store signs with (Garage: its s3_region), and that the key of access_key_id_… / secret_access_key_… is right and may read and write the bucket; nothing can be stored until it accepts them";
 const CERTIFICATE: &str = "the object store's TLS certificate was not accepted: if the deposit's own authority signed it, name that authority's PEM file in [blobs] extra_root_certificates; check that s3_endpoint names a host the certificate is for; a file being harvested stays pending and a later run fetches it again";
 
 /// What the client's error `e` says, with its causes (the client names only the kind,
@@ -291,8 +295,11 @@ impl S3 {
         e: impl std::fmt::Display,
         not_found: bool,
     ) -> BlobError {
-        let advice = if not_found { NOT_FOUND } else { UNREACHABLE };
-        self.failure(op, key, (e.to_string(), advice), not_found)
+        let (advice, failure) = match not_found {
+            true => (NOT_FOUND, Failure::NotFound),
+            false => (UNREACHABLE, Failure::Unreachable),
+        };
+        self.failure(op, key, (e.to_string(), advice), failure)
     }
 
     /// The error of `op` on `key` for `cause` ([`describe`]).
@@ -301,7 +308,7 @@ impl S3 {
         op: &'static str,
         key: &str,
         (reason, advice): (String, &'static str),
-        not_found: bool,
+        failure: Failure,
     ) -> BlobError {
         BlobError::ObjectStore(Box::new(super::ObjectStoreError {
             endpoint: self.settings.endpoint.to_string(),
@@ -310,15 +317,43 @@ impl S3 {
             key: key.to_string(),
             reason,
             advice,
-            not_found,
+            failure,
         }))
     }
 
     fn err(&self, op: &'static str, key: &Path, e: object_store::Error) -> BlobError {
         match e {
             object_store::Error::NotFound { .. } => self.error(op, key.as_ref(), e, true),
-            e => self.failure(op, key.as_ref(), describe(&e), false),
+            object_store::Error::PermissionDenied { .. }
+            | object_store::Error::Unauthenticated { .. } => self.refused(op, key, &e),
+            e => self.failure(op, key.as_ref(), describe(&e), Failure::Unreachable),
         }
+    }
+
+    fn refused(&self, op: &'static str, key: &Path, e: &object_store::Error) -> BlobError {
+        let reason = crate::store::with_causes(e);
+        self.failure(op, key.as_ref(), (reason, REFUSED), Failure::Refused)
+    }
+
+    /// Whether the object store takes plikt's requests (endpoint, bucket, region,
+    /// credentials), before a command relies on it: one listing of the unfinished
+    /// uploads under `<prefix>tmp/`, whose HTTP status plikt reads itself (the client's
+    /// listings report a refusal as any other failure). Blocks.
+    pub(super) fn check_access(&self) -> Result<(), BlobError> {
+        let s3 = self.clone();
+        block(async move {
+            let prefix = s3.tmp_prefix();
+            // Not retried: an object store away now is not waited for here.
+            match tokio::time::timeout(CHECK_WITHIN, s3.list_uploads(&prefix)).await {
+                Ok(listed) => listed.map(drop),
+                Err(_) => Err(s3.error(
+                    "listing unfinished uploads under",
+                    &prefix,
+                    format_args!("no answer within {} s", CHECK_WITHIN.as_secs()),
+                    false,
+                )),
+            }
+        })
     }
 
     /// A reading error of the blob `sha256` (from [`S3::reader`]).
@@ -485,7 +520,7 @@ impl S3 {
                                     "storing a pack of new blobs",
                                     key.as_ref(),
                                     cause.clone(),
-                                    false,
+                                    Failure::Unreachable,
                                 ),
                             );
                         }
@@ -557,7 +592,7 @@ impl S3 {
                             format!("an identical blob of the same batch failed: {reason}"),
                             advice,
                         ),
-                        false,
+                        Failure::Unreachable,
                     )),
                     None => Ok(packed.get(&f).cloned()),
                 },
@@ -704,7 +739,7 @@ impl S3 {
                     "listing unfinished uploads under",
                     prefix,
                     describe(&e),
-                    false,
+                    Failure::Unreachable,
                 )
             };
             let response = get.send().await.map_err(sending)?;
@@ -712,7 +747,20 @@ impl S3 {
             let body = response.bytes().await.map_err(sending)?;
             if !status.is_success() {
                 let text = String::from_utf8_lossy(&body[..body.len().min(500)]).into_owned();
-                return Err(failed(&format!("HTTP {status}: {text}")));
+                // A 4xx other than a timeout or throttling (a wrong key or secret, a
+                // bucket that does not exist, another region), or a redirect (AWS
+                // sends one for another region): the request will never succeed.
+                let refused = status.is_redirection()
+                    || (status.is_client_error() && !matches!(status.as_u16(), 408 | 429));
+                return Err(match refused {
+                    true => self.failure(
+                        "listing unfinished uploads under",
+                        prefix,
+                        (format!("HTTP {status}: {text}"), REFUSED),
+                        Failure::Refused,
+                    ),
+                    false => failed(&format!("HTTP {status}: {text}")),
+                });
             }
             let page = parse_uploads(&body).map_err(|e| failed(&e))?;
             out.extend(page.uploads);
