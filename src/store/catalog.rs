@@ -732,18 +732,61 @@ fn connect_postgres(
     };
     match connected {
         Ok(client) => Ok(Db::postgres(client)),
-        Err(e) => Err(super::tls::explain(&e, tls).unwrap_or_else(|| {
-            // The server's own refusals (a password, a database) speak for themselves;
-            // a connection that was never made needs the where.
-            let context = match e.as_db_error() {
-                Some(_) => "connecting to PostgreSQL",
-                None => {
-                    "connecting to PostgreSQL (is it running, and listening at the host and port of [catalog] url?)"
-                }
-            };
-            sql(context)(e)
-        })),
+        Err(e) => Err(super::tls::explain(&e, tls)
+            .or_else(|| refused(&e, &config))
+            .unwrap_or_else(|| {
+                // The server's other refusals speak for themselves; a connection that
+                // was never made needs the where.
+                let context = match e.as_db_error() {
+                    Some(_) => "connecting to PostgreSQL",
+                    None => {
+                        "connecting to PostgreSQL (is it running, and listening at the host and port of [catalog] url?)"
+                    }
+                };
+                sql(context)(e)
+            })),
     }
+}
+
+/// A connection PostgreSQL refused for its settings (the password, the database): who
+/// plikt connected as, where, and what to change.
+fn refused(e: &postgres::Error, config: &postgres::Config) -> Option<StoreError> {
+    use postgres::error::SqlState;
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .zip(config.get_ports().iter().chain(std::iter::repeat(&5432)))
+        .map(|(h, port)| match h {
+            postgres::config::Host::Tcp(h) => format!("{h}:{port}"),
+            postgres::config::Host::Unix(p) => format!("{}", p.display()),
+        })
+        .collect();
+    let user = config.get_user().unwrap_or("(none)");
+    let who = format!(
+        "user `{user}`, database `{}` at {}",
+        config.get_dbname().unwrap_or(user),
+        hosts.join(", ")
+    );
+    let advice = match e.as_db_error().map(|d| d.code()) {
+        Some(c) if *c == SqlState::INVALID_PASSWORD => {
+            "check the password [catalog] password_env or password_file gives (a file's first line)"
+        }
+        Some(c) if *c == SqlState::INVALID_CATALOG_NAME => {
+            "the database must exist before plikt starts (plikt makes its tables, not the database): as PostgreSQL's superuser, `createuser --pwprompt plikt` and `createdb --owner plikt plikt` (README, \"Beyond one machine\")"
+        }
+        // The client's own refusal, before any request (tokio-postgres names it only in
+        // its message).
+        None if super::with_causes(e).contains("password missing") => {
+            "the server asks for a password and [catalog] gives none: set password_env or password_file"
+        }
+        _ => return None,
+    };
+    Some(StoreError::Refused {
+        reason: format!(
+            "catalog: PostgreSQL refused {who}: {}; {advice}",
+            super::with_causes(e)
+        ),
+    })
 }
 
 /// How a version was settled by [`Catalog::record`].

@@ -65,6 +65,13 @@ pub enum StoreError {
         /// The database's error.
         source: DbError,
     },
+    /// PostgreSQL refused the connection for its settings (the password, the
+    /// database): who plikt connected as, where, and what to change.
+    #[error("{reason}")]
+    Refused {
+        /// All of it, the server's words included.
+        reason: String,
+    },
     /// The catalog's password cannot be loaded.
     #[error("{reason}")]
     Secret {

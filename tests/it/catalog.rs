@@ -178,6 +178,43 @@ fn a_catalog_over_tls_is_encrypted_and_its_certificate_checked_as_sslmode_asks()
             }
         }
     }
+    // The server's refusals of the settings: who plikt connected as, where, and what
+    // to change.
+    let wrong = env.dir.join("wrong-password");
+    std::fs::write(&wrong, "not-the-password\n").unwrap();
+    let tls = format!("sslmode=verify-full&sslrootcert={ca}");
+    for (database, setting, said) in [
+        (
+            "postgres",
+            format!("password_file = \"{}\"", wrong.display()),
+            "check the password [catalog] password_env or password_file gives",
+        ),
+        (
+            "postgres",
+            String::new(),
+            "the server asks for a password and [catalog] gives none: set password_env or password_file",
+        ),
+        (
+            "nosuch",
+            format!("password_file = \"{}/password\"", pg.dir),
+            "`createdb --owner plikt plikt`",
+        ),
+    ] {
+        with_catalog(
+            &env,
+            &format!("url = \"postgres://postgres@localhost:{port}/{database}?{tls}\"\n{setting}"),
+        );
+        let o = env.cmd(&["status"]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{said}: {}", text(&o));
+        assert!(
+            stderr.contains(&format!(
+                "PostgreSQL refused user `postgres`, database `{database}` at localhost:{port}"
+            )) && stderr.contains(said),
+            "wanted `{said}`: {stderr}"
+        );
+        assert!(!stderr.contains(password), "{stderr}");
+    }
 }
 
 /// A catalog that cannot be reached: the error names the cause the driver found (its
