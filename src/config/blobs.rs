@@ -156,6 +156,17 @@ impl BlobsConfig {
             "[blobs]: s3_endpoint needs region (the region the object store signs with; Garage: its s3_region, often `garage`)".to_string(),
         )?;
         let prefix = self.prefix.clone().unwrap_or_default();
+        // Only S3's safe characters (its object key naming guidelines): others are
+        // percent-encoded in the keys the client sends, so a bucket policy, lifecycle
+        // rule or backup written for the prefix as configured would not match.
+        if let Some(c) = prefix
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || "/!-_.*'()".contains(*c)))
+        {
+            return Err(format!(
+                "[blobs]: prefix `{prefix}` has `{c}`; use letters a–z, A–Z, digits and / ! - _ . * ' ( ) only (other characters are encoded in object names, which policies and backups written for the prefix would then miss)"
+            ));
+        }
         if !prefix.is_empty()
             && (!prefix.ends_with('/')
                 || prefix.starts_with('/')
@@ -339,6 +350,9 @@ secret_access_key_env = "SECRET"
             (GARAGE.replace(":3900", ":3900/plikt"), "the server alone"),
             (GARAGE.replace(":3900", ":"), "no port after it"),
             (GARAGE.replace("kb/", "kb"), "ending with `/`"),
+            (GARAGE.replace("kb/", "kö/"), "has `ö`; use letters"),
+            (GARAGE.replace("kb/", "k#b/"), "has `#`"),
+            (GARAGE.replace("kb/", "k b/"), "has ` `"),
             (GARAGE.replace("bucket = \"plikt\"", ""), "needs bucket"),
             (GARAGE.replace("region = \"garage\"", ""), "needs region"),
             (
