@@ -66,7 +66,10 @@ impl AppState {
             Err(e) => {
                 tracing::warn!(error = %e, "the object store does not answer now; documents and files are served once it does")
             }
-            Ok(()) => {}
+            Ok(()) => store
+                .blobs
+                .claim(&store.catalog.identity()?)
+                .map_err(crate::store::StoreError::from)?,
         }
         let location = crate::store::Location::of(&config)?;
         let local =

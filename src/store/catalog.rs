@@ -428,6 +428,14 @@ impl Catalog {
         Ok(last)
     }
 
+    /// The catalog's identity: made once, at random, when its schema reached version
+    /// 17; it moves with the collection (`plikt migrate`, a backup).
+    pub fn identity(&self) -> Result<String, StoreError> {
+        self.db
+            .one("SELECT id FROM catalog_identity", params![])
+            .map_err(sql("reading the catalog's identity"))
+    }
+
     /// Starts the transaction that stages one feed: findings, rejections, new
     /// deposits, versions and files, and the feed's validators, all or nothing.
     pub fn stage(&mut self) -> Result<Stage<'_>, StoreError> {

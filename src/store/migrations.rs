@@ -196,6 +196,22 @@ UPDATE tallies SET restricted = r.n FROM (
 /// changes after a position through it too.
 const CHANGES_BY_PUBLISHER: &str = "CREATE INDEX changes_publisher_seq ON changes(publisher, seq);";
 
+/// Migration 17: the catalog's identity, one row made once with a random id. The object
+/// store keeps it under `<prefix>catalog-id` ([`crate::store::Store::open`]): a second
+/// catalog given the same bucket and prefix (a staging deployment pointed at
+/// production's) is refused instead of overwriting the other's published documents.
+macro_rules! catalog_identity {
+    ($collate:literal, $random:literal) => {
+        concat!(
+            "CREATE TABLE catalog_identity (one INTEGER PRIMARY KEY CHECK (one = 1), id TEXT ",
+            $collate,
+            " NOT NULL); INSERT INTO catalog_identity (one, id) VALUES (1, ",
+            $random,
+            ");"
+        )
+    };
+}
+
 /// SQLite's schema versions, applied in order; index + 1 is the `user_version` after
 /// each.
 const SQLITE: &[&str] = &[
@@ -361,6 +377,8 @@ CREATE TABLE record_digests (
     RESTRICTED_TALLY,
     // 16: a publisher's changes in journal order.
     CHANGES_BY_PUBLISHER,
+    // 17: the catalog's identity.
+    catalog_identity!("", "lower(hex(randomblob(16)))"),
 ];
 
 /// Migration 10, the same on both backends: the index of versions by `state` is
@@ -619,6 +637,8 @@ ALTER TABLE files SET (fillfactor = 50);"#,
     RESTRICTED_TALLY,
     // 16: a publisher's changes in journal order.
     CHANGES_BY_PUBLISHER,
+    // 17: the catalog's identity.
+    catalog_identity!("COLLATE \"C\"", "replace(gen_random_uuid()::text, '-', '')"),
 ];
 
 #[cfg(test)]

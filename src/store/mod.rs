@@ -277,7 +277,10 @@ impl Store {
             // would fail every file: the command stops here and says why. One away now
             // fails the files of this run (they stay pending); its leftovers wait.
             let reachable = match blobs.check_access() {
-                Ok(()) => true,
+                Ok(()) => {
+                    blobs.claim(&catalog.identity()?)?;
+                    true
+                }
                 Err(e) if e.is_refused() => return Err(e.into()),
                 Err(e) => {
                     tracing::warn!(error = %e, "the object store does not answer now; files stay pending until it does");

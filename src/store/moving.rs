@@ -46,6 +46,7 @@ pub const TABLES: &[&str] = &[
     "notifications",
     "deliveries",
     "leases",
+    "catalog_identity",
 ];
 
 /// Where a copy went wrong.
@@ -364,6 +365,15 @@ pub fn copy_rows(
         progress(table, n);
         counts.push(((*table).to_owned(), n));
     }
+    // The collection's identity moves with it (its row conflicts with the one the
+    // target made, and was left out above): the object store a catalog of the embedded
+    // default used knows it by this id.
+    dst.db()
+        .execute(
+            "UPDATE catalog_identity SET id = ?1",
+            params![src.identity()?],
+        )
+        .map_err(sql("copying the catalog's identity"))?;
     if dst.backend() == Backend::Postgres {
         // The next ids a worker makes come after the copied ones.
         let identities: Vec<(String, String)> = dst

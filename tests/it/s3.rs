@@ -937,6 +937,58 @@ fn s3_an_object_store_that_refuses_plikt_stops_harvest_and_serve_at_their_start(
     assert_eq!(env.one("SELECT state FROM versions"), "deposited");
 }
 
+/// Two catalogs given one bucket and prefix (a staging deployment pointed at
+/// production's) would overwrite each other's published documents: the prefix names its
+/// catalog (`<prefix>catalog-id`), and a harvest or `plikt serve` of another catalog is
+/// refused with what to do. Under a prefix of its own, the second deployment works.
+#[test]
+fn s3_a_second_catalog_on_the_same_prefix_is_refused() {
+    let garage = Garage::start("two-catalogs");
+    let publisher = serve(|base| {
+        let items = [TestItem::new("t-1", &date(0), &format!("{base}/t-1.html"))];
+        vec![
+            ("/feed.xml".into(), Response::ok(feed(&items))),
+            ("/t-1.html".into(), Response::file(HTML, "text/html")),
+        ]
+    });
+    let production = garage.configure(
+        Env::plain("s3-production", &publisher.url("/feed.xml"), ""),
+        "kb/",
+        "",
+    );
+    let o = production.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let claimed = object(&garage, "kb/catalog-id");
+    // Its own catalog: another database on PostgreSQL, another data folder on SQLite.
+    let staging = Env::plain("s3-staging", &publisher.url("/feed.xml"), "");
+    staging.listen_on_free_port();
+    let staging = garage.configure(staging, "kb/", "");
+    let asked = publisher.received().len();
+    for args in [&["harvest"][..], &["serve"][..]] {
+        let o = staging.cmd(args);
+        let all = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {all}");
+        assert!(
+            all.contains("s3://plikt/kb/catalog-id says this bucket and prefix hold the collection of catalog")
+                && all.contains("give this deployment a [blobs] prefix (or bucket) of its own"),
+            "{args:?}: {all}"
+        );
+    }
+    assert_eq!(
+        publisher.received().len(),
+        asked,
+        "staging asked the publisher"
+    );
+    assert_eq!(object(&garage, "kb/catalog-id"), claimed);
+    // Production goes on as before; staging under its own prefix works.
+    let o = production.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    staging.replace_in_config("prefix = \"kb/\"", "prefix = \"staging/\"");
+    let o = staging.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(staging.one("SELECT state FROM versions"), "deposited");
+}
+
 /// The documents of `www` (not the publisher's own state files or temporaries), by
 /// path relative to it.
 fn documents(www: &std::path::Path) -> Vec<String> {

@@ -53,6 +53,18 @@ pub enum BlobError {
     /// `[blobs]` cannot be used (a credential could not be read).
     #[error("{0}")]
     Config(String),
+    /// The object store's prefix holds another catalog's collection.
+    #[error(
+        "{location} says this bucket and prefix hold the collection of catalog `{found}`, but this catalog is `{ours}`: two catalogs under one prefix overwrite each other's published documents; give this deployment a [blobs] prefix (or bucket) of its own, or, if that catalog is gone for good and this one takes its place, remove {location}"
+    )]
+    OtherCatalog {
+        /// `s3://bucket/<prefix>catalog-id`.
+        location: String,
+        /// The catalog it names.
+        found: String,
+        /// This catalog.
+        ours: String,
+    },
 }
 
 /// A request to the object store that failed: where, what, why, and what to do.
@@ -94,7 +106,7 @@ impl BlobError {
         match self {
             BlobError::Io { source, .. } => source.kind() == io::ErrorKind::NotFound,
             BlobError::ObjectStore(e) => e.failure == Failure::NotFound,
-            BlobError::Config(_) => false,
+            BlobError::Config(_) | BlobError::OtherCatalog { .. } => false,
         }
     }
 
@@ -226,6 +238,16 @@ impl Blobs {
         match &self.0 {
             Backend::Local(_) => Ok(()),
             Backend::S3(s) => s.check_access(),
+        }
+    }
+
+    /// Claims the object store's prefix for the catalog `id` (`<prefix>catalog-id`):
+    /// `Err(OtherCatalog)` if another catalog's collection is there. The local folder
+    /// belongs to its data folder's catalog already. Blocks.
+    pub fn claim(&self, id: &str) -> Result<(), BlobError> {
+        match &self.0 {
+            Backend::Local(_) => Ok(()),
+            Backend::S3(s) => s.claim(id),
         }
     }
 

@@ -356,6 +356,41 @@ impl S3 {
         })
     }
 
+    /// Claims the prefix for the catalog `id`: `<prefix>catalog-id` names the catalog
+    /// whose collection is under the prefix; written by the first process to find it
+    /// missing, and any other catalog is refused. Blocks.
+    pub(super) fn claim(&self, id: &str) -> Result<(), BlobError> {
+        let s3 = self.clone();
+        let id = id.to_string();
+        block(async move {
+            let key = Path::from(format!("{}catalog-id", s3.settings.prefix));
+            match s3.ops.get(&key).await {
+                Ok(found) => {
+                    let bytes = found
+                        .bytes()
+                        .await
+                        .map_err(|e| s3.err("reading", &key, e))?;
+                    let found = String::from_utf8_lossy(&bytes).trim().to_string();
+                    match found == id {
+                        true => Ok(()),
+                        false => Err(BlobError::OtherCatalog {
+                            location: format!("s3://{}/{key}", s3.settings.bucket),
+                            found,
+                            ours: id,
+                        }),
+                    }
+                }
+                Err(object_store::Error::NotFound { .. }) => s3
+                    .ops
+                    .put(&key, format!("{id}\n").into())
+                    .await
+                    .map(drop)
+                    .map_err(|e| s3.err("writing", &key, e)),
+                Err(e) => Err(s3.err("reading", &key, e)),
+            }
+        })
+    }
+
     /// A reading error of the blob `sha256` (from [`S3::reader`]).
     pub(super) fn read_error(&self, sha256: &str, e: io::Error) -> BlobError {
         match e.into_inner().map(|e| e.downcast::<BlobError>()) {
