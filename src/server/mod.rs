@@ -59,18 +59,10 @@ impl AppState {
     /// Opens the data folder of `config` for reading (creating it if needed).
     pub fn open(config: Arc<Config>) -> Result<Self, crate::notify::NotifyError> {
         let store = crate::store::Store::open(&config, crate::store::Mode::Read)?;
-        // An object store that refuses plikt's requests would answer every Destination
-        // with 503 for good: the server does not start. One away now may come back.
-        match store.blobs.check_access() {
-            Err(e) if e.is_refused() => return Err(crate::store::StoreError::from(e).into()),
-            Err(e) => {
-                tracing::warn!(error = %e, "the object store does not answer now; documents and files are served once it does")
-            }
-            Ok(()) => store
-                .blobs
-                .claim(&store.catalog.identity()?)
-                .map_err(crate::store::StoreError::from)?,
-        }
+        // An object store that refuses plikt's requests, or holds another catalog's
+        // collection, would answer every Destination 503 for good, or with documents of
+        // another collection: the server does not start. One away now may come back.
+        crate::store::check_object_store(&store.blobs, &store.catalog)?;
         let location = crate::store::Location::of(&config)?;
         let local =
             store.catalog.backend() == crate::store::Backend::Sqlite && !store.blobs.is_remote();

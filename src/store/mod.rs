@@ -205,6 +205,31 @@ pub enum Mode {
     Read,
 }
 
+/// Whether the object store takes plikt's requests, and its prefix holds this catalog's
+/// collection ([`Blobs::check_access`], [`Blobs::claim`]), as a command that writes or
+/// serves starts: `Err` if it refuses them or holds another catalog's collection (no
+/// request can succeed: the command stops and says why); `Ok(false)` if it does not
+/// answer now (it may come back: files stay pending, a Destination is told to come back);
+/// `Ok(true)` otherwise, and always with the local folder.
+pub fn check_object_store(blobs: &Blobs, catalog: &Catalog) -> Result<bool, StoreError> {
+    let unanswered = |e: &BlobError| {
+        tracing::warn!(error = %e, "the object store does not answer now; files stay pending and documents unserved until it does");
+        Ok(false)
+    };
+    match blobs.check_access() {
+        Ok(()) => {}
+        Err(e) if e.is_refused() => return Err(e.into()),
+        Err(e) => return unanswered(&e),
+    }
+    match blobs.claim(&catalog.identity()?) {
+        Ok(()) => Ok(true),
+        Err(e @ BlobError::OtherCatalog { .. }) => Err(e.into()),
+        Err(e) if e.is_refused() => Err(e.into()),
+        // Not written now (a request that failed): the next start writes it.
+        Err(e) => unanswered(&e),
+    }
+}
+
 /// Takes the lock of the data folder `data_dir` (the file `lock` in it), held as long as
 /// the file returned: one process at a time writes to, or moves (`plikt migrate`), a
 /// data folder of the embedded default. `Err(Locked)` at once if another holds it.
@@ -276,17 +301,7 @@ impl Store {
             // An object store that refuses plikt's requests (credentials, bucket, region)
             // would fail every file: the command stops here and says why. One away now
             // fails the files of this run (they stay pending); its leftovers wait.
-            let reachable = match blobs.check_access() {
-                Ok(()) => {
-                    blobs.claim(&catalog.identity()?)?;
-                    true
-                }
-                Err(e) if e.is_refused() => return Err(e.into()),
-                Err(e) => {
-                    tracing::warn!(error = %e, "the object store does not answer now; files stay pending until it does");
-                    false
-                }
-            };
+            let reachable = check_object_store(&blobs, &catalog)?;
             match if reachable { blobs.clean_tmp() } else { Ok(0) } {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(removed = n, "temporary blobs a crash left removed"),

@@ -207,7 +207,17 @@ fn s3_harvest_streams_parts_stores_identical_bytes_once_serves_ranges_packs_and_
         .iter()
         .filter(|h| h.lines().next().unwrap().starts_with("PUT /plikt/kb/"))
         .filter(|h| !h.to_ascii_lowercase().contains("x-amz-copy-source:"))
+        .filter(|h| !h.starts_with("PUT /plikt/kb/catalog-id "))
         .collect();
+    // And once, the prefix's catalog (`<prefix>catalog-id`).
+    assert_eq!(
+        heads
+            .iter()
+            .filter(|h| h.starts_with("PUT /plikt/kb/catalog-id "))
+            .count(),
+        1,
+        "{heads:#?}"
+    );
     let direct: Vec<&&String> = puts
         .iter()
         .filter(|h| h.starts_with("PUT /plikt/kb/blobs/"))
@@ -756,11 +766,25 @@ fn s3_a_crash_mid_upload_leaves_no_orphan_after_cleanup_and_a_live_upload_surviv
             ("/x-2.bin".into(), paced(&t2)),
         ]
     });
-    let env = Env::plain("s3-crash", &publisher.url("/feed.xml"), "");
+    // Two workers of one deployment: one catalog on PostgreSQL (whatever the run's
+    // backend: two processes share an object store's prefix only so) and one bucket.
+    let pg = OwnPostgres::start();
+    let mut env = Env::plain("s3-crash", &publisher.url("/feed.xml"), "");
+    own_catalog(&mut env, &pg, "crash");
     let env = garage.configure(env, "kb/", "part_size_mib = 5\nstale_upload_secs = 3");
-    // Another worker on the same bucket (its own catalog), with the default threshold.
-    let other = Env::plain("s3-crash-other", &publisher.url("/tiny.xml"), "");
+    // The other worker, with the default threshold, harvests another publisher.
+    let mut other = Env::plain("s3-crash-other", &publisher.url("/tiny.xml"), "");
+    let shared = env.postgres.clone().unwrap();
+    match other.postgres.take() {
+        Some(own) => other.replace_in_config(&own, &shared),
+        None => other = other.with_config(&format!("[catalog]\nurl = \"{shared}\"")),
+    }
+    other.postgres = Some(shared);
+    other.replace_in_config("id = \"test\"", "id = \"other\"");
     let other = garage.configure(other, "kb/", "");
+    let deposited = || {
+        env.one("SELECT count(*) FROM versions v JOIN deposits d ON d.id = v.deposit_id WHERE d.publisher = 'test' AND v.state = 'deposited'")
+    };
 
     // 1. While this worker's upload is in flight, the other starts and sweeps: the live
     //    upload is younger than its threshold and survives; the file is deposited.
@@ -782,10 +806,7 @@ fn s3_a_crash_mid_upload_leaves_no_orphan_after_cleanup_and_a_live_upload_surviv
         "{}",
         log(&env)
     );
-    assert_eq!(
-        env.one("SELECT count(*) FROM versions WHERE state = 'deposited'"),
-        "1"
-    );
+    assert_eq!(deposited(), "1");
 
     // 2. Killed mid-upload: its multipart upload is left behind.
     env.replace_in_config("/feed.xml", "/feed2.xml");
@@ -803,10 +824,7 @@ fn s3_a_crash_mid_upload_leaves_no_orphan_after_cleanup_and_a_live_upload_surviv
     std::thread::sleep(Duration::from_secs(4));
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert_eq!(
-        env.one("SELECT count(*) FROM versions WHERE state = 'deposited'"),
-        "2"
-    );
+    assert_eq!(deposited(), "2");
     assert_eq!(env.blobs().leftovers().unwrap(), Vec::<String>::new());
     assert_eq!(objects(&garage, "kb/tmp"), Vec::new());
     let o = env.cmd(&["audit"]);
