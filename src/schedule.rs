@@ -518,9 +518,22 @@ pub fn status(config: &Config) -> Result<Vec<PublisherStatus>, StoreError> {
         Some(c) => c.statuses(&ids)?,
         None => ids.iter().map(|id| PublisherStatus::empty(id)).collect(),
     };
+    let now = Timestamp::from(Utc::now());
     for (s, p) in out.iter_mut().zip(&config.publishers) {
-        s.next_run = match leases.get(&p.id) {
-            Some(l) if l.due_at.is_some() => l.due_at,
+        let lease = leases.get(&p.id);
+        s.harvesting =
+            lease
+                .and_then(|l| l.holder.clone())
+                .map(|(worker, until)| crate::store::Harvesting {
+                    worker,
+                    lease_until: until,
+                    expired: until <= now,
+                });
+        // A held lease is due again when it runs out (to be taken over): while it is
+        // renewed, the next run is the schedule's next slot.
+        s.next_run = match (lease, &s.harvesting) {
+            (_, Some(h)) if !h.expired => next_slot(p, Utc::now()).map(Timestamp::from),
+            (Some(l), _) if l.due_at.is_some() => l.due_at,
             _ => next_slot(p, Utc::now()).map(Timestamp::from),
         };
     }

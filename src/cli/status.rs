@@ -82,6 +82,23 @@ fn text(p: &PublisherStatus) -> String {
         "  collection {} deposits, {} versions, {} files; {} pending, {} failed",
         p.deposits, p.versions, p.files, p.pending, p.failed
     );
+    match &p.harvesting {
+        Some(h) if h.expired => {
+            let _ = writeln!(
+                s,
+                "  harvesting stopped: the lease of worker {} ran out at {}; the next worker to look takes the run over",
+                h.worker, h.lease_until
+            );
+        }
+        Some(h) => {
+            let _ = writeln!(
+                s,
+                "  harvesting now, by worker {} (lease until {})",
+                h.worker, h.lease_until
+            );
+        }
+        None => {}
+    }
     let _ = writeln!(
         s,
         "  next run   {}",

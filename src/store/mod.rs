@@ -44,8 +44,8 @@ pub use notify::{
 };
 pub use published::{JournalEntry, JournalKey, JournalPage, Page, PublishedFile, SetPositions};
 pub use query::{
-    AuditReport, DayDeposits, DayFindings, Gauges, LastRun, PublisherGauges, PublisherStatus,
-    Unsettled, UnsettledState,
+    AuditReport, DayDeposits, DayFindings, Gauges, Harvesting, LastRun, PublisherGauges,
+    PublisherStatus, Unsettled, UnsettledState,
 };
 pub use sql::{Backend, DbError};
 pub use stage::{NewItem, Stage};

@@ -104,6 +104,8 @@ pub struct PublisherStatus {
     pub last_run: Option<LastRun>,
     /// Next scheduled run (filled in by the caller from the schedule).
     pub next_run: Option<Timestamp>,
+    /// The run a worker is carrying out now, as its lease says (filled in by the caller).
+    pub harvesting: Option<Harvesting>,
     /// Pending, failed and rejected items with the reason (at most [`UNSETTLED_SHOWN`]).
     pub items: Vec<Unsettled>,
     /// Errors and warnings of the last run that read the feed.
@@ -161,6 +163,18 @@ pub struct AuditReport {
     pub packages: Vec<String>,
 }
 
+/// A run a worker holds the lease of ([`PublisherStatus::harvesting`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Harvesting {
+    /// The worker (`host:pid:…`, as its log names it).
+    pub worker: String,
+    /// Until when the lease holds: a live worker renews it every third of `lease_secs`.
+    pub lease_until: Timestamp,
+    /// The lease has run out: the worker stopped (or lost the catalog), and the next
+    /// worker to look for due runs takes the run over.
+    pub expired: bool,
+}
+
 impl PublisherStatus {
     /// A publisher that was never harvested.
     pub fn empty(id: &str) -> Self {
@@ -173,6 +187,7 @@ impl PublisherStatus {
             failed: 0,
             last_run: None,
             next_run: None,
+            harvesting: None,
             items: Vec::new(),
             findings: Vec::new(),
         }
@@ -217,6 +232,7 @@ impl Catalog {
                     failed: failed + rejected,
                     last_run: self.last_run(publisher)?,
                     next_run: None,
+                    harvesting: None,
                     items,
                     findings: self.open_findings(publisher)?,
                 })

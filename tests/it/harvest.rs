@@ -2017,3 +2017,79 @@ fn plikt_run_publishes_what_its_runs_deposit_and_leaves_unchanged_sets_alone() {
     served_entries(6);
     assert!(stop_with_sigterm(&mut service, "after the runs").success());
 }
+
+/// `plikt status` says which worker is harvesting a publisher now and until when its
+/// lease holds; once a killed worker's lease has run out, it says so and that the next
+/// worker to look takes the run over (before, it showed a run "(running)" and the lease's
+/// expiry as the next run, for a worker that was dead).
+#[test]
+fn status_names_the_worker_harvesting_now_and_a_killed_workers_lease() {
+    let slow = crate::support::noise(64 << 10, 7);
+    let s2 = slow.clone();
+    let publisher = serve(move |base| {
+        let items = [
+            TestItem::new("w-1", &date(0), &format!("{base}/w-1.html")).content(
+                &format!("{base}/w-1.bin"),
+                "application/octet-stream",
+                &s2,
+            ),
+        ];
+        vec![
+            ("/feed.xml".into(), Response::ok(feed(&items))),
+            (
+                "/w-1.html".into(),
+                Response::file(b"<html><body>w</body></html>".to_vec(), "text/html"),
+            ),
+            // About 16 s: the run holds its lease all along.
+            (
+                "/w-1.bin".into(),
+                Response::file(Vec::new(), "application/octet-stream").body(Body::Paced {
+                    bytes: s2.clone(),
+                    chunk: 2 << 10,
+                    every: Duration::from_millis(500),
+                }),
+            ),
+        ]
+    });
+    let env = Env::plain("status-worker", &publisher.url("/feed.xml"), "");
+    env.replace_in_config("schedule = \"0 0 3 * * *\"", "schedule = \"* * * * * *\"");
+    env.listen_on_free_port();
+    let mut run = env.spawn(&["run"]);
+    let harvesting = || env.status()["harvesting"].clone();
+    let started = std::time::Instant::now();
+    while !harvesting().is_object() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no worker harvesting after 30 s: {}",
+            env.status()
+        );
+        assert!(run.try_wait().unwrap().is_none(), "plikt run exited");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let h = harvesting();
+    let worker = h["worker"].as_str().unwrap().to_string();
+    assert!(worker.contains(&run.id().to_string()), "{h}");
+    assert_eq!(h["expired"], false, "{h}");
+    let o = env.cmd(&["status"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains(&format!("harvesting now, by worker {worker} (lease until ")),
+        "{out}"
+    );
+    // Killed: its lease (3 s here) runs out and is not renewed.
+    run.kill().unwrap();
+    run.wait().unwrap();
+    std::thread::sleep(Duration::from_secs(4));
+    let h = harvesting();
+    assert_eq!(h["worker"], worker.as_str(), "{h}");
+    assert_eq!(h["expired"], true, "{h}");
+    let o = env.cmd(&["status"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains(&format!(
+            "harvesting stopped: the lease of worker {worker} ran out at "
+        )) && out.contains("the next worker to look takes the run over"),
+        "{out}"
+    );
+    drop(slow);
+}
