@@ -138,10 +138,20 @@ pub(super) fn remove_unlisted(
             listed.extend(read_sidecar(&folder.join(n)).unwrap_or_default());
         }
     }
+    let own_tmp = format!(".{}.tmp", std::process::id());
     for n in &names {
         let bare = n.strip_prefix('.').unwrap_or(n);
-        // A day's own files (`<day>.xml`, `.<day>.meta` …) and temporary files stay.
-        if bare.get(..10).is_some_and(is_day) || bare.ends_with(".tmp") {
+        // Another process's temporary file (`.<name>.<pid>.tmp`): under the publish lock
+        // no other process writes here, so a process stopped mid-write (a publish or a
+        // `plikt migrate` killed) left it. This process's own stay.
+        if bare.ends_with(".tmp") {
+            if !bare.ends_with(&own_tmp) {
+                fs::remove_file(folder.join(n)).map_err(write_err(&folder.join(n)))?;
+            }
+            continue;
+        }
+        // A day's own files (`<day>.xml`, `.<day>.meta` …) stay.
+        if bare.get(..10).is_some_and(is_day) {
             continue;
         }
         let stem = bare.split(['.', '-']).next().unwrap_or(bare);

@@ -467,7 +467,16 @@ fn resync_syncs_day_by_day_and_audits_over_several_days() {
     let mut serving = None;
     // Each day: a harvest and a publish, then the Destination syncs (a baseline on the
     // first day, then the day's Change List).
+    // What a publish killed while it wrote a package leaves (`.<name>.<pid>.tmp`, the pid
+    // of no living process): the next publish that writes the set removes it.
+    let stray = env
+        .data()
+        .join("www/resourcesync/test/resourcedump/.0123456789abcdef.zip.4194304.tmp");
     for (n, (g, d)) in [(1, 4), (2, 3), (3, 2), (4, 1)].into_iter().enumerate() {
+        if n == 1 {
+            assert!(stray.parent().unwrap().is_dir());
+            std::fs::write(&stray, b"half a package").unwrap();
+        }
         generation.store(g, Ordering::SeqCst);
         let when = format!("{} 10:00:00", day(d));
         for args in [&["harvest"][..], &["publish"][..]] {
@@ -505,6 +514,7 @@ fn resync_syncs_day_by_day_and_audits_over_several_days() {
         // Public items that day: a, then b, then c (each a record, a page and a PDF).
         assert_eq!(files, 3 * [1, 2, 3, 3][n], "day -{d}");
     }
+    assert!(!stray.exists(), "a dead process's temporary file stayed");
     // Today: the audit finds the mirror in sync, over the whole history.
     assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
     let out = resync_at(&env, None, &["--audit", "--capabilitylist", &cap, &mapping]);

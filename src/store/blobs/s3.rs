@@ -152,12 +152,12 @@ struct HeldPacks {
 }
 
 const NOT_FOUND: &str = "the object does not exist (removed behind plikt's back?): `plikt audit` lists every blob the catalog names that is missing";
-const UNREACHABLE: &str = "check that the object store is running and reachable at this endpoint, that the bucket exists and that the credentials of [blobs] may read and write it; a file being harvested stays pending and a later run fetches it again";
+const UNREACHABLE: &str = "check that the object store is running and reachable at this endpoint, that the bucket exists and that the credentials of [blobs] may read and write it; nothing is lost: a file being harvested stays pending for a later run, and `plikt migrate` run again goes on where it stopped";
 /// How long [`S3::check_access`] waits for the object store.
 const CHECK_WITHIN: Duration = Duration::from_secs(10);
 
 const REFUSED: &str = "the object store refused plikt's request: check that [blobs] bucket names a bucket that exists, that region is the one the object store signs with (Garage: its s3_region), and that the key of access_key_id_… / secret_access_key_… is right and may read and write the bucket; nothing can be stored until it accepts them";
-const CERTIFICATE: &str = "the object store's TLS certificate was not accepted: if the deposit's own authority signed it, name that authority's PEM file in [blobs] extra_root_certificates; check that s3_endpoint names a host the certificate is for; a file being harvested stays pending and a later run fetches it again";
+const CERTIFICATE: &str = "the object store's TLS certificate was not accepted: if the deposit's own authority signed it, name that authority's PEM file in [blobs] extra_root_certificates; check that s3_endpoint names a host the certificate is for; nothing is lost: a file being harvested stays pending for a later run, and `plikt migrate` run again goes on where it stopped";
 
 /// What the client's error `e` says, with its causes (the client names only the kind,
 /// "error sending request"), and what to do: a refused certificate needs
