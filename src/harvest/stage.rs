@@ -106,6 +106,7 @@ pub(super) fn stage(
     tx.findings(ctx.run, &findings)?;
     tx.prune_findings(&p.id, ctx.keep_runs)?;
     tx.feed_validators(&p.id, ctx.etag.as_deref(), ctx.last_modified.as_deref())?;
+    tx.counts(ctx.run, staged.items, staged.new_versions, staged.rejected)?;
     tx.commit()?;
     Ok(staged)
 }

@@ -275,6 +275,26 @@ impl Stage<'_> {
         Ok(())
     }
 
+    /// Records on the run's row what it staged (its feed's items, the new versions, the
+    /// rejected items), with the feed: a run that does not end (a worker killed) still
+    /// shows them; the run's end writes its whole count.
+    pub fn counts(
+        &self,
+        run: i64,
+        items: u64,
+        new_versions: u64,
+        rejected: u64,
+    ) -> Result<(), StoreError> {
+        let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        self.tx
+            .execute(
+                "UPDATE runs SET items = ?2, new_versions = ?3, rejected = ?4 WHERE id = ?1",
+                params![run, n(items), n(new_versions), n(rejected)],
+            )
+            .map_err(sql("recording what the run staged"))?;
+        Ok(())
+    }
+
     /// Makes everything staged durable.
     pub fn commit(self) -> Result<(), StoreError> {
         self.tx.commit().map_err(sql("committing the feed"))

@@ -2083,6 +2083,10 @@ fn status_names_the_worker_harvesting_now_and_a_killed_workers_lease() {
     let h = harvesting();
     assert_eq!(h["worker"], worker.as_str(), "{h}");
     assert_eq!(h["expired"], true, "{h}");
+    // What the killed run staged is on its row.
+    let counts = env.status()["last_run"].clone();
+    assert_eq!(counts["items"], 1, "{counts}");
+    assert_eq!(counts["new_versions"], 1, "{counts}");
     let o = env.cmd(&["status"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
