@@ -156,15 +156,19 @@ impl BlobsConfig {
             "[blobs]: s3_endpoint needs region (the region the object store signs with; Garage: its s3_region, often `garage`)".to_string(),
         )?;
         let prefix = self.prefix.clone().unwrap_or_default();
-        // Only S3's safe characters (its object key naming guidelines): others are
-        // percent-encoded in the keys the client sends, so a bucket policy, lifecycle
-        // rule or backup written for the prefix as configured would not match.
-        if let Some(c) = prefix
-            .chars()
-            .find(|c| !(c.is_ascii_alphanumeric() || "/!-_.*'()".contains(*c)))
+        // Characters the object store's client percent-encodes in object names (`#`, `*`,
+        // `%`, non-ASCII …): the objects would live under another prefix than the one
+        // written here, which a bucket policy, lifecycle rule or backup, and plikt's own
+        // listing of unfinished uploads, would miss. Others (a space, `+`, `=` …) are
+        // kept as written, as an earlier release kept them.
+        let segments = prefix.trim_end_matches('/');
+        if let Some(c) = prefix.chars().find(|c| {
+            let one = c.to_string();
+            object_store::path::Path::from(one.as_str()).as_ref() != one && *c != '/'
+        }) && object_store::path::Path::from(segments).as_ref() != segments
         {
             return Err(format!(
-                "[blobs]: prefix `{prefix}` has `{c}`; use letters a–z, A–Z, digits and / ! - _ . * ' ( ) only (other characters are encoded in object names, which policies and backups written for the prefix would then miss)"
+                "[blobs]: prefix `{prefix}` has `{c}`, which object names would carry encoded; use letters, digits and characters such as / - _ . only"
             ));
         }
         if !prefix.is_empty()
@@ -350,9 +354,9 @@ secret_access_key_env = "SECRET"
             (GARAGE.replace(":3900", ":3900/plikt"), "the server alone"),
             (GARAGE.replace(":3900", ":"), "no port after it"),
             (GARAGE.replace("kb/", "kb"), "ending with `/`"),
-            (GARAGE.replace("kb/", "kö/"), "has `ö`; use letters"),
+            (GARAGE.replace("kb/", "kö/"), "has `ö`, which object names"),
             (GARAGE.replace("kb/", "k#b/"), "has `#`"),
-            (GARAGE.replace("kb/", "k b/"), "has ` `"),
+            (GARAGE.replace("kb/", "k*b/"), "has `*`"),
             (GARAGE.replace("bucket = \"plikt\"", ""), "needs bucket"),
             (GARAGE.replace("region = \"garage\"", ""), "needs region"),
             (
@@ -377,6 +381,8 @@ secret_access_key_env = "SECRET"
             .is_ok()
         );
         assert!(check(&GARAGE.replace("127.0.0.1", "localhost"), &env).is_ok());
+        // Kept as written in object names (an earlier release accepted them).
+        assert!(check(&GARAGE.replace("kb/", "k b+c=d/"), &env).is_ok());
         // Unknown keys are refused by name (serde).
         let e = check(&format!("{GARAGE}endpoint = \"x\"\n"), &env).unwrap_err();
         assert!(e.contains("unknown field `endpoint`"), "{e}");

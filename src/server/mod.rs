@@ -62,7 +62,7 @@ impl AppState {
         // An object store that refuses plikt's requests, or holds another catalog's
         // collection, would answer every Destination 503 for good, or with documents of
         // another collection: the server does not start. One away now may come back.
-        crate::store::check_object_store(&store.blobs, &store.catalog)?;
+        crate::store::check_object_store(&store.blobs, &store.catalog, false)?;
         let location = crate::store::Location::of(&config)?;
         let local =
             store.catalog.backend() == crate::store::Backend::Sqlite && !store.blobs.is_remote();

@@ -211,17 +211,27 @@ pub enum Mode {
 /// request can succeed: the command stops and says why); `Ok(false)` if it does not
 /// answer now (it may come back: files stay pending, a Destination is told to come back);
 /// `Ok(true)` otherwise, and always with the local folder.
-pub fn check_object_store(blobs: &Blobs, catalog: &Catalog) -> Result<bool, StoreError> {
+///
+/// `writes`: the command writes to the object store (a harvest, a publish). A server only
+/// reads: it makes no listing of uploads (a read-only key may not), and does not name the
+/// prefix's catalog where none is named yet.
+pub fn check_object_store(
+    blobs: &Blobs,
+    catalog: &Catalog,
+    writes: bool,
+) -> Result<bool, StoreError> {
     let unanswered = |e: &BlobError| {
         tracing::warn!(error = %e, "the object store does not answer now; files stay pending and documents unserved until it does");
         Ok(false)
     };
-    match blobs.check_access() {
-        Ok(()) => {}
-        Err(e) if e.is_refused() => return Err(e.into()),
-        Err(e) => return unanswered(&e),
+    if writes {
+        match blobs.check_access() {
+            Ok(()) => {}
+            Err(e) if e.is_refused() => return Err(e.into()),
+            Err(e) => return unanswered(&e),
+        }
     }
-    match blobs.claim(&catalog.identity()?) {
+    match blobs.claim(&catalog.identity()?, writes) {
         Ok(()) => Ok(true),
         Err(e @ BlobError::OtherCatalog { .. }) => Err(e.into()),
         Err(e) if e.is_refused() => Err(e.into()),
@@ -301,7 +311,7 @@ impl Store {
             // An object store that refuses plikt's requests (credentials, bucket, region)
             // would fail every file: the command stops here and says why. One away now
             // fails the files of this run (they stay pending); its leftovers wait.
-            let reachable = check_object_store(&blobs, &catalog)?;
+            let reachable = check_object_store(&blobs, &catalog, true)?;
             match if reachable { blobs.clean_tmp() } else { Ok(0) } {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(removed = n, "temporary blobs a crash left removed"),

@@ -120,6 +120,13 @@ fn migrate_copies_resumes_after_sigkill_verifies_and_the_copy_works() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("verified: every row count"), "{out}");
     assert!(out.contains(&format!("versions: {ITEMS} rows")), "{out}");
+    // The collection's identity moved with it (the object store knows it by that).
+    let source_id: String = rusqlite::Connection::open(source.data().join("catalog.sqlite"))
+        .unwrap()
+        .query_row("SELECT id FROM catalog_identity", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(source_id.len(), 32, "{source_id}");
+    assert_eq!(target.one("SELECT id FROM catalog_identity"), source_id);
     // The numbers status shows moved with the rows.
     target.assert_tallies_match_a_recount();
     assert_eq!(

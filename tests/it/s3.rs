@@ -981,8 +981,11 @@ fn s3_a_second_catalog_on_the_same_prefix_is_refused() {
     let staging = Env::plain("s3-staging", &publisher.url("/feed.xml"), "");
     staging.listen_on_free_port();
     let staging = garage.configure(staging, "kb/", "");
+    let o = production.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let published = objects(&garage, "kb/www");
     let asked = publisher.received().len();
-    for args in [&["harvest"][..], &["serve"][..]] {
+    for args in [&["harvest"][..], &["serve"][..], &["publish"][..]] {
         let o = staging.cmd(args);
         let all = text(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {all}");
@@ -998,6 +1001,11 @@ fn s3_a_second_catalog_on_the_same_prefix_is_refused() {
         "staging asked the publisher"
     );
     assert_eq!(object(&garage, "kb/catalog-id"), claimed);
+    assert_eq!(
+        objects(&garage, "kb/www"),
+        published,
+        "staging wrote production's documents"
+    );
     // Production goes on as before; staging under its own prefix works.
     let o = production.harvest();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
@@ -1827,8 +1835,9 @@ fn s3_documents_published_by_one_node_are_served_by_any_node() {
     node_a.stop();
 
     // A publish with nothing new (what `plikt run` does after a run of an unchanged
-    // feed) reads the object store's list of partitions and writes nothing there: its
-    // cost does not grow with the documents published over the years.
+    // feed) checks that the object store takes its requests and that the prefix is its
+    // catalog's, reads the object store's list of partitions and writes nothing there:
+    // three requests, whatever the documents published over the years.
     let asked_before = proxy.heads().len();
     let o = b.cmd(&["publish"]);
     assert!(
@@ -1840,9 +1849,11 @@ fn s3_documents_published_by_one_node_are_served_by_any_node() {
         .iter()
         .map(|h| h.lines().next().unwrap_or_default().to_string())
         .collect();
-    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked.len(), 3, "{asked:?}");
     assert!(
-        asked[0].starts_with("GET /plikt/kb/www/.manifest.json "),
+        asked[0].starts_with("GET /plikt?prefix=kb%2Ftmp%2F&uploads= ")
+            && asked[1].starts_with("GET /plikt/kb/catalog-id ")
+            && asked[2].starts_with("GET /plikt/kb/www/.manifest.json "),
         "{asked:?}"
     );
 

@@ -244,10 +244,11 @@ impl Blobs {
     /// Claims the object store's prefix for the catalog `id` (`<prefix>catalog-id`):
     /// `Err(OtherCatalog)` if another catalog's collection is there. The local folder
     /// belongs to its data folder's catalog already. Blocks.
-    pub fn claim(&self, id: &str) -> Result<(), BlobError> {
+    /// Without `write` (a server), a prefix that names no catalog yet is left so.
+    pub fn claim(&self, id: &str, write: bool) -> Result<(), BlobError> {
         match &self.0 {
             Backend::Local(_) => Ok(()),
-            Backend::S3(s) => s.claim(id),
+            Backend::S3(s) => s.claim(id, write),
         }
     }
 

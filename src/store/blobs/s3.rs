@@ -153,6 +153,30 @@ struct HeldPacks {
 
 const NOT_FOUND: &str = "the object does not exist (removed behind plikt's back?): `plikt audit` lists every blob the catalog names that is missing";
 const UNREACHABLE: &str = "check that the object store is running and reachable at this endpoint, that the bucket exists and that the credentials of [blobs] may read and write it; nothing is lost: a file being harvested stays pending for a later run, and `plikt migrate` run again goes on where it stopped";
+/// Whether the object store refused the request for plikt's settings: a 401 or 403, or
+/// an S3 error code that says the credentials, the bucket or the region are wrong (the
+/// client reports a 404 of a bucket that does not exist, or a 400 of another region, as
+/// any failure; the code is in the answer's body, which its message quotes).
+fn refusal(e: &object_store::Error) -> bool {
+    const CODES: &[&str] = &[
+        "NoSuchBucket",
+        "AuthorizationHeaderMalformed",
+        "InvalidAccessKeyId",
+        "SignatureDoesNotMatch",
+        "AccessDenied",
+        "PermanentRedirect",
+    ];
+    matches!(
+        e,
+        object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. }
+    ) || {
+        let text = crate::store::with_causes(e);
+        CODES
+            .iter()
+            .any(|c| text.contains(&format!("<Code>{c}</Code>")))
+    }
+}
+
 /// How long [`S3::check_access`] waits for the object store.
 const CHECK_WITHIN: Duration = Duration::from_secs(10);
 
@@ -210,7 +234,7 @@ impl S3 {
                     unusable(&format_args!("holds no usable PEM certificate: {e}"))
                 })?);
         }
-        let build = |timeout: Option<Duration>, checksum: bool| {
+        let build = |timeout: Option<Duration>, checksum: bool, max_retries: usize| {
             let mut options = ClientOptions::new()
                 .with_allow_http(s.endpoint.scheme() == "http")
                 .with_connect_timeout(Duration::from_secs(10));
@@ -243,7 +267,7 @@ impl S3 {
                     // `retry_timeout_secs` bounds the retries, as the README says: ten
                     // (the client's own default) ran out after about 2 s of backoff,
                     // so a store restarting for a few seconds failed files.
-                    max_retries: usize::MAX,
+                    max_retries,
                     retry_timeout: s.retry_timeout,
                 })
                 .with_client_options(options)
@@ -264,9 +288,11 @@ impl S3 {
             .build()
             .map_err(|e| BlobError::Config(format!("[blobs]: {e}")))?;
         Ok(Self {
-            ops: build(Some(s.timeout), true)?,
-            parts: build(Some(s.timeout), false)?,
-            reads: build(None, true)?,
+            ops: build(Some(s.timeout), true, usize::MAX)?,
+            parts: build(Some(s.timeout), false, usize::MAX)?,
+            // What `plikt serve` reads for a Destination: the client's ten retries (about
+            // 2 s), not `retry_timeout_secs`, before it answers 503 and Retry-After.
+            reads: build(None, true, 10)?,
             settings: Arc::new(s.clone()),
             http,
             held: Arc::default(),
@@ -323,9 +349,8 @@ impl S3 {
 
     fn err(&self, op: &'static str, key: &Path, e: object_store::Error) -> BlobError {
         match e {
+            e if refusal(&e) => self.refused(op, key, &e),
             object_store::Error::NotFound { .. } => self.error(op, key.as_ref(), e, true),
-            object_store::Error::PermissionDenied { .. }
-            | object_store::Error::Unauthenticated { .. } => self.refused(op, key, &e),
             e => self.failure(op, key.as_ref(), describe(&e), Failure::Unreachable),
         }
     }
@@ -359,7 +384,7 @@ impl S3 {
     /// Claims the prefix for the catalog `id`: `<prefix>catalog-id` names the catalog
     /// whose collection is under the prefix; written by the first process to find it
     /// missing, and any other catalog is refused. Blocks.
-    pub(super) fn claim(&self, id: &str) -> Result<(), BlobError> {
+    pub(super) fn claim(&self, id: &str, write: bool) -> Result<(), BlobError> {
         let s3 = self.clone();
         let id = id.to_string();
         block(async move {
@@ -380,7 +405,9 @@ impl S3 {
                         }),
                     }
                 }
-                Err(object_store::Error::NotFound { .. }) => s3
+                // A server only reads: the next writer names the prefix's catalog.
+                Err(e @ object_store::Error::NotFound { .. }) if !refusal(&e) && !write => Ok(()),
+                Err(e @ object_store::Error::NotFound { .. }) if !refusal(&e) => s3
                     .ops
                     .put(&key, format!("{id}\n").into())
                     .await
