@@ -336,6 +336,12 @@ impl S3 {
         (reason, advice): (String, &'static str),
         failure: Failure,
     ) -> BlobError {
+        // A certificate the client does not accept is the deposit's setting to change
+        // (`extra_root_certificates`, the endpoint's name), not an outage to wait out.
+        let failure = match failure {
+            Failure::Unreachable if advice == CERTIFICATE => Failure::Refused,
+            f => f,
+        };
         BlobError::ObjectStore(Box::new(super::ObjectStoreError {
             endpoint: self.settings.endpoint.to_string(),
             bucket: self.settings.bucket.clone(),
