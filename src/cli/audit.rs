@@ -20,12 +20,22 @@ pub struct AuditArgs {
     /// `plikt run` harvests.
     #[arg(long)]
     pub recount: bool,
+    /// Then fetch every blob found missing or damaged again from its publisher, and
+    /// store it if its bytes are the ones recorded (takes the data folder's lock, as a
+    /// harvest does). Exit 0 only if every one was stored again.
+    #[arg(long)]
+    pub refetch: bool,
 }
 
 /// Re-reads every blob; exit 0 only when everything the catalog points at is intact.
 pub fn run(args: &AuditArgs) -> Result<Exit, Error> {
     let config = super::load(&args.config)?;
-    let mut store = Store::open(&config, Mode::Read)?;
+    let mode = if args.refetch {
+        Mode::Write
+    } else {
+        Mode::Read
+    };
+    let mut store = Store::open(&config, mode)?;
     let recounted = if args.recount {
         store.catalog.recount()?
     } else {
@@ -82,7 +92,49 @@ pub fn run(args: &AuditArgs) -> Result<Exit, Error> {
         }
     }
     packages?;
+    if args.refetch && !report.lost.is_empty() {
+        return refetch(config, &store, &report);
+    }
     Ok(if report.intact() {
+        Exit::Ok
+    } else {
+        Exit::Invalid
+    })
+}
+
+/// `--refetch`: the lost blobs fetched again, each reported; exit 0 only if every one
+/// was stored again and nothing else was wrong.
+fn refetch(
+    config: std::sync::Arc<crate::config::Config>,
+    store: &Store,
+    report: &crate::store::AuditReport,
+) -> Result<Exit, Error> {
+    use crate::harvest::{Harvester, NoProgress, Refetched};
+    let rt = super::runtime()?;
+    let (_keep, shutdown) = tokio::sync::watch::channel(false);
+    let harvester = Harvester::new(config, shutdown, std::sync::Arc::new(NoProgress))?;
+    let done = rt.block_on(harvester.refetch(&store.catalog, &store.blobs, &report.lost))?;
+    let stored = done
+        .iter()
+        .filter(|r| matches!(r, Refetched::Stored { .. }))
+        .count();
+    for r in &done {
+        match r {
+            Refetched::Stored { sha256, url } => outln!("fetched again: blob {sha256} from {url}"),
+            Refetched::NotStored { sha256, reason } => {
+                outln!("not fetched again: blob {sha256}: {reason}");
+            }
+        }
+    }
+    outln!(
+        "fetched again and stored {stored} of {} missing or damaged blobs; `plikt audit` checks them",
+        done.len()
+    );
+    let rest_intact = report.dangling.is_empty()
+        && report.incomplete.is_empty()
+        && report.tallies.is_empty()
+        && report.packages.is_empty();
+    Ok(if stored == done.len() && rest_intact {
         Exit::Ok
     } else {
         Exit::Invalid

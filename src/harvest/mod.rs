@@ -22,6 +22,7 @@ mod download;
 mod downloads;
 mod drm;
 mod item;
+mod refetch;
 mod stage;
 
 use std::sync::Arc;
@@ -30,6 +31,7 @@ use tokio::sync::watch;
 
 pub use download::safe_filename;
 pub use item::{Candidate, Plan, organisation_id, plan};
+pub use refetch::Refetched;
 
 use crate::config::{Config, PublisherConfig};
 use crate::fetch::{
@@ -249,21 +251,7 @@ impl Harvester {
         p: &PublisherConfig,
         state: &mut RunState,
     ) -> Result<Outcome, HarvestError> {
-        let credentials = match &p.auth {
-            Some(a) => Some(Credentials {
-                username: a.username.clone(),
-                password: a.password.clone().map_err(HarvestError::Config)?,
-                origin: p.feed.origin(),
-            }),
-            None => None,
-        };
-        let client = Client::new(
-            self.policy.clone().with_publisher(p),
-            &self.user_agent,
-            credentials,
-            self.limits.clone(),
-        )
-        .map_err(HarvestError::Setup)?;
+        let client = self.client_for(p)?;
 
         // 1. Fetch.
         let started = std::time::Instant::now();
@@ -286,6 +274,26 @@ impl Harvester {
             .run(state)
             .await?;
         Ok(outcome)
+    }
+
+    /// The HTTP client of `p`'s runs: its policy, its credentials (for its feed's origin
+    /// only), the per-host limits shared with the other runs.
+    fn client_for(&self, p: &PublisherConfig) -> Result<Client, HarvestError> {
+        let credentials = match &p.auth {
+            Some(a) => Some(Credentials {
+                username: a.username.clone(),
+                password: a.password.clone().map_err(HarvestError::Config)?,
+                origin: p.feed.origin(),
+            }),
+            None => None,
+        };
+        Client::new(
+            self.policy.clone().with_publisher(p),
+            &self.user_agent,
+            credentials,
+            self.limits.clone(),
+        )
+        .map_err(HarvestError::Setup)
     }
 
     /// The feed, by a conditional GET (retried after connection errors, time-outs,

@@ -112,6 +112,21 @@ pub struct NewFile {
     pub declared_md5: Option<String>,
 }
 
+/// Where a blob came from ([`Catalog::blob_source`]).
+#[derive(Debug, Clone)]
+pub struct BlobSource {
+    /// The publisher's id.
+    pub publisher: String,
+    /// The version's row.
+    pub version: i64,
+    /// The file's row.
+    pub file_id: i64,
+    /// The item's guid.
+    pub guid: String,
+    /// The file as its feed declared it.
+    pub file: NewFile,
+}
+
 /// A version waiting for its files, with those still missing.
 #[derive(Debug, Clone)]
 pub struct DueVersion {
@@ -426,6 +441,51 @@ impl Catalog {
             last = last.max(id);
         }
         Ok(last)
+    }
+
+    /// Where the blob `sha256` came from: the latest stored file with these bytes, with
+    /// its publisher, version, guid and what its feed declared (`plikt audit --refetch`).
+    pub fn blob_source(&self, sha256: &str) -> Result<Option<BlobSource>, StoreError> {
+        self.db
+            .query_opt(
+                "SELECT d.publisher, v.id, f.id, d.guid, f.role, f.url, f.declared_type,
+                        f.declared_size, f.declared_md5
+                 FROM files f JOIN versions v ON v.id = f.version_id
+                 JOIN deposits d ON d.id = v.deposit_id
+                 WHERE f.sha256 = ?1 AND f.state = ?2 ORDER BY f.id DESC LIMIT 1",
+                params![sha256, FileState::Stored],
+                |r| {
+                    Ok(BlobSource {
+                        publisher: r.get(0)?,
+                        version: r.get(1)?,
+                        file_id: r.get(2)?,
+                        guid: r.get(3)?,
+                        file: NewFile {
+                            role: r.get(4)?,
+                            url: r.get(5)?,
+                            declared_type: r.get(6)?,
+                            declared_size: r
+                                .get::<Option<i64>>(7)?
+                                .map(|v| v.max(0).unsigned_abs()),
+                            declared_md5: r.get(8)?,
+                        },
+                    })
+                },
+            )
+            .map_err(sql("looking up a blob's file"))
+    }
+
+    /// Records where the blob `sha256` is now (stored again: at its own name, or in a
+    /// pack).
+    pub fn place_blob(&self, sha256: &str, pack: Option<&super::Packed>) -> Result<(), StoreError> {
+        let offset = pack.map(|p| i64::try_from(p.offset).unwrap_or(i64::MAX));
+        self.db
+            .execute(
+                "UPDATE blobs SET pack = ?2, pack_offset = ?3 WHERE sha256 = ?1",
+                params![sha256, pack.map(|p| p.pack.as_str()), offset],
+            )
+            .map_err(sql("recording where a blob is"))?;
+        Ok(())
     }
 
     /// The catalog's identity: made once, at random, when its schema reached version

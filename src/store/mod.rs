@@ -32,8 +32,8 @@ pub use blobs::{
     ObjectStoreError, Packed, Packing, ReadSeek, Written, sync_dir,
 };
 pub use catalog::{
-    Catalog, DueFile, DueVersion, FileResult, KnownVersion, Location, NewFile, NewVersion, Retries,
-    RunCounts, Settled, StoredFile, StoredFinding,
+    BlobSource, Catalog, DueFile, DueVersion, FileResult, KnownVersion, Location, NewFile,
+    NewVersion, Retries, RunCounts, Settled, StoredFile, StoredFinding,
 };
 pub use connection::Connection;
 pub use digest::{Digester, Digests, INLINE_LIMIT, digest_file};

@@ -161,6 +161,10 @@ pub struct AuditReport {
     /// Those of them the object store lacks or holds other bytes of (its length, or the
     /// SHA-256 kept with it): no worker keeps their bytes.
     pub packages: Vec<String>,
+    /// The SHA-256 of each blob found missing or damaged (`plikt audit --refetch`
+    /// fetches them again from their publishers).
+    #[serde(skip)]
+    pub lost: Vec<String>,
 }
 
 /// A run a worker holds the lease of ([`PublisherStatus::harvesting`]).
@@ -716,11 +720,13 @@ fn check_blob(
     let d = match blobs.digest(sha, pack) {
         Err(e) if e.is_not_found() => {
             report.missing.push(format!("{path}: no such file"));
+            report.lost.push(sha.to_string());
             return Ok(());
         }
         Err(e) if blobs.is_remote() => return Err(e),
         Err(e) => {
             report.missing.push(format!("{path}: {e}"));
+            report.lost.push(sha.to_string());
             return Ok(());
         }
         Ok(d) => d,
@@ -739,6 +745,7 @@ fn check_blob(
     }
     if !wrong.is_empty() {
         report.corrupt.push(format!("{path}: {}", wrong.join("; ")));
+        report.lost.push(sha.to_string());
     }
     Ok(())
 }

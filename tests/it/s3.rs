@@ -1011,6 +1011,108 @@ fn s3_a_second_catalog_on_the_same_prefix_is_refused() {
     assert_eq!(staging.one("SELECT state FROM versions"), "deposited");
 }
 
+/// Blobs the object store lost (a pack of small files and a large file's object,
+/// removed behind plikt's back): `plikt audit` names them, and `plikt audit --refetch`
+/// fetches them again from the publisher, stores those with the recorded bytes (the
+/// small ones in a new pack), and the next audit is clean. A publisher that serves other
+/// bytes now is reported, and nothing of it is stored.
+#[test]
+fn s3_blobs_the_object_store_lost_are_fetched_again_from_the_publisher() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let garage = Garage::start("refetch");
+    let big = noise(2 << 20, 9);
+    let changed = std::sync::Arc::new(AtomicBool::new(false));
+    let (b2, c2) = (big.clone(), changed.clone());
+    let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
+    let base2 = base.clone();
+    let publisher = Server::with_handler(move |r| {
+        let base = base2.get().unwrap();
+        match r.path.as_str() {
+            "/feed.xml" => Response::ok(feed(&[
+                TestItem::new("f-1", &date(1), &format!("{base}/f-1.html")).content(
+                    &format!("{base}/f-1.bin"),
+                    "application/octet-stream",
+                    &b2,
+                ),
+                TestItem::new("f-2", &date(0), &format!("{base}/f-2.html")),
+            ])),
+            "/f-1.bin" if c2.load(Ordering::SeqCst) => {
+                Response::file(noise(2 << 20, 10), "application/octet-stream")
+            }
+            "/f-1.bin" => Response::file(b2.clone(), "application/octet-stream"),
+            "/f-2.html" => Response::file(b"<html><body>f-2</body></html>".to_vec(), "text/html"),
+            _ => Response::file(HTML, "text/html"),
+        }
+    });
+    let _ = base.set(publisher.url(""));
+    let env = garage.configure(
+        Env::plain("s3-refetch", &publisher.url("/feed.xml"), ""),
+        "kb/",
+        "",
+    );
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // Lost: every pack and the large file's object.
+    let big_sha = hex::encode(sha2::Sha256::digest(&big));
+    let big_key = format!("kb/blobs/{}/{big_sha}", &big_sha[..2]);
+    let packs: Vec<String> = objects(&garage, "kb/packs")
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    assert!(!packs.is_empty());
+    let client = garage.client();
+    for key in packs.iter().chain([&big_key]) {
+        runtime()
+            .block_on(client.delete(&Key::from(key.as_str())))
+            .unwrap();
+    }
+    let o = env.cmd(&["audit"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains(" 3 missing, 0 corrupt"), "{out}");
+    let asked = publisher.received().len();
+    let o = env.cmd(&["audit", "--refetch"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains(&format!("fetched again: blob {big_sha} from "))
+            && out.contains("fetched again and stored 3 of 3 missing or damaged blobs"),
+        "{out}"
+    );
+    // Three files asked again, not the feed.
+    assert_eq!(publisher.received().len(), asked + 3);
+    let o = env.cmd(&["audit"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains(" 0 missing, 0 corrupt"));
+    assert!(
+        objects(&garage, "kb/blobs")
+            .iter()
+            .any(|(k, _)| *k == big_key)
+    );
+
+    // Lost again, while the publisher serves other bytes: reported, nothing stored.
+    changed.store(true, Ordering::SeqCst);
+    runtime()
+        .block_on(client.delete(&Key::from(big_key.as_str())))
+        .unwrap();
+    let o = env.cmd(&["audit", "--refetch"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    // (The feed's media:hash catches it first: H-MD5.)
+    assert!(
+        out.contains(&format!("not fetched again: blob {big_sha}: "))
+            && out.contains("but media:hash says")
+            && out.contains("fetched again and stored 0 of 1"),
+        "{out}"
+    );
+    assert!(
+        !objects(&garage, "kb/blobs")
+            .iter()
+            .any(|(k, _)| *k == big_key)
+    );
+    assert_eq!(objects(&garage, "kb/tmp"), Vec::new());
+}
+
 /// The documents of `www` (not the publisher's own state files or temporaries), by
 /// path relative to it.
 fn documents(www: &std::path::Path) -> Vec<String> {
