@@ -41,11 +41,16 @@
 //!           each publisher's tally and the blobs' (kept where versions are
 //!           deposited and blobs recorded; `plikt audit` checks them), the journal
 //!           position up to which records are digested;
+//!           `store::check_object_store`: a writer or server starts only if the object
+//!           store takes its requests and its prefix names this catalog
+//!           (`<prefix>catalog-id`, the catalog's identity);
 //!           `store::Connection` is a long-lived loop's connection, made again after
 //!           PostgreSQL went away; `store::moving` copies a catalog and its blobs to
 //!           another backend (`plikt migrate`); the only module with SQL
 //! harvest   one run of one publisher: fetch → validate (two passes: verdict, then
-//!           diff in one transaction) → download + verify (H-*) → deposit
+//!           diff in one transaction) → download + verify (H-*) → deposit; a file the
+//!           blob store could not keep is no attempt of the publisher's; `refetch`
+//!           brings back blobs `plikt audit` found lost, from their publishers
 //! schedule  cron → runs shared by any number of workers through run leases in the
 //!           catalog (claim due runs, renew, release with the next slot; a dead
 //!           worker's runs are taken over), per-host limits kept together; status
