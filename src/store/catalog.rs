@@ -661,7 +661,7 @@ impl Catalog {
                 // towards `max_failed_runs` (an object store away for hours would
                 // otherwise give up every version of that time for good).
                 Some(error) if unstored(version) => {
-                    settled.push(retry_unstored(&tx, version, error.clone(), retry_at(1))?);
+                    settled.push(retry_unstored(&tx, version, error.clone(), retry_at)?);
                 }
                 Some(error) => settled.push(failed_attempt(
                     &tx,
@@ -1248,17 +1248,27 @@ impl std::fmt::Debug for Retries<'_> {
     }
 }
 
-/// A version the blob store could not keep a file of: retried at `at`, its attempts
-/// unchanged.
+/// A version the blob store could not keep a file of: its attempts unchanged (it is
+/// never given up for it), retried after a backoff that grows with its store failures
+/// (migration 18) as a publisher's failures' does.
 fn retry_unstored(
     tx: &Db,
     version: i64,
     error: Option<String>,
-    at: Timestamp,
+    retry_at: &dyn Fn(u32) -> Timestamp,
 ) -> Result<Settled, StoreError> {
+    let failures: u32 = tx
+        .query_opt(
+            "UPDATE versions SET store_failures = store_failures + 1, last_error = ?2
+             WHERE id = ?1 AND state = ?3 RETURNING store_failures",
+            params![version, error, VersionState::Pending],
+            |r| r.get::<i64>(0),
+        )
+        .map_err(sql("recording a failure to store"))?
+        .map_or(1, |n| u32::try_from(n).unwrap_or(u32::MAX));
     tx.execute(
-        "UPDATE versions SET last_error = ?2, next_attempt_at = ?3 WHERE id = ?1 AND state = ?4",
-        params![version, error, at, VersionState::Pending],
+        "UPDATE versions SET next_attempt_at = ?2 WHERE id = ?1 AND state = ?3",
+        params![version, retry_at(failures), VersionState::Pending],
     )
     .map_err(sql("scheduling a retry"))?;
     Ok(Settled::Retry(version))

@@ -212,6 +212,14 @@ macro_rules! catalog_identity {
     };
 }
 
+/// Migration 18, the same on both backends: a version's failures to store a file its
+/// publisher served (the blob store's, not the publisher's: they never give the version
+/// up, `max_failed_runs`), counted so that its retries back off as the publisher's do: a
+/// file the store refuses for good (above AWS S3's 5 GiB CopyObject) is not downloaded
+/// again every `retry_backoff_secs`.
+const STORE_FAILURES: &str =
+    "ALTER TABLE versions ADD COLUMN store_failures BIGINT NOT NULL DEFAULT 0;";
+
 /// SQLite's schema versions, applied in order; index + 1 is the `user_version` after
 /// each.
 const SQLITE: &[&str] = &[
@@ -379,6 +387,8 @@ CREATE TABLE record_digests (
     CHANGES_BY_PUBLISHER,
     // 17: the catalog's identity.
     catalog_identity!("", "lower(hex(randomblob(16)))"),
+    // 18: a version's failures to store a file.
+    STORE_FAILURES,
 ];
 
 /// Migration 10, the same on both backends: the index of versions by `state` is
@@ -639,6 +649,8 @@ ALTER TABLE files SET (fillfactor = 50);"#,
     CHANGES_BY_PUBLISHER,
     // 17: the catalog's identity.
     catalog_identity!("COLLATE \"C\"", "replace(gen_random_uuid()::text, '-', '')"),
+    // 18: a version's failures to store a file.
+    STORE_FAILURES,
 ];
 
 #[cfg(test)]

@@ -651,6 +651,13 @@ fn s3_an_object_store_gone_for_30_s_mid_harvest_leaves_files_pending_until_it_re
         env.one(&format!("SELECT attempts FROM versions WHERE id = {o3}")),
         "0"
     );
+    // Counted apart, for the backoff of its retries: the run the store died in, and four.
+    assert_eq!(
+        env.one(&format!(
+            "SELECT store_failures FROM versions WHERE id = {o3}"
+        )),
+        "5"
+    );
     assert_eq!(
         env.one("SELECT count(*) FROM versions v WHERE state = 'deposited' AND EXISTS (SELECT 1 FROM files f WHERE f.version_id = v.id AND f.state != 'stored')"),
         "0"
