@@ -112,6 +112,20 @@ pub struct NewFile {
     pub declared_md5: Option<String>,
 }
 
+/// A file's row as its feed declared it, from the columns `role, url, declared_type,
+/// declared_size, declared_md5` at `at` of a row.
+fn new_file(r: &super::sql::Row<'_>, at: usize) -> Result<NewFile, DbError> {
+    Ok(NewFile {
+        role: r.get(at)?,
+        url: r.get(at + 1)?,
+        declared_type: r.get(at + 2)?,
+        declared_size: r
+            .get::<Option<i64>>(at + 3)?
+            .map(|v| v.max(0).unsigned_abs()),
+        declared_md5: r.get(at + 4)?,
+    })
+}
+
 /// Where a blob came from ([`Catalog::blob_source`]).
 #[derive(Debug, Clone)]
 pub struct BlobSource {
@@ -460,15 +474,7 @@ impl Catalog {
                         version: r.get(1)?,
                         file_id: r.get(2)?,
                         guid: r.get(3)?,
-                        file: NewFile {
-                            role: r.get(4)?,
-                            url: r.get(5)?,
-                            declared_type: r.get(6)?,
-                            declared_size: r
-                                .get::<Option<i64>>(7)?
-                                .map(|v| v.max(0).unsigned_abs()),
-                            declared_md5: r.get(8)?,
-                        },
+                        file: new_file(r, 4)?,
                     })
                 },
             )
@@ -550,15 +556,7 @@ impl Catalog {
                     let id: i64 = r.get(0)?;
                     let file = DueFile {
                         id: r.get(3)?,
-                        file: NewFile {
-                            role: r.get(4)?,
-                            url: r.get(5)?,
-                            declared_type: r.get(6)?,
-                            declared_size: r
-                                .get::<Option<i64>>(7)?
-                                .map(|v| v.max(0).unsigned_abs()),
-                            declared_md5: r.get(8)?,
-                        },
+                        file: new_file(r, 4)?,
                     };
                     match out.last_mut() {
                         Some(v) if v.id == id => v.files.push(file),
@@ -1248,6 +1246,27 @@ impl std::fmt::Debug for Retries<'_> {
     }
 }
 
+/// Adds one to the count `column` of a pending version's failures (`attempts`, the
+/// publisher's; `store_failures`, the blob store's) and records `error`; the new count,
+/// or `None` if the version is no longer pending.
+fn count_failure(
+    tx: &Db,
+    version: i64,
+    error: Option<String>,
+    column: &'static str,
+) -> Result<Option<u32>, StoreError> {
+    tx.query_opt(
+        &format!(
+            "UPDATE versions SET {column} = {column} + 1, last_error = ?2
+             WHERE id = ?1 AND state = ?3 RETURNING {column}"
+        ),
+        params![version, error, VersionState::Pending],
+        |r| r.get::<i64>(0),
+    )
+    .map(|n| n.map(|n| u32::try_from(n).unwrap_or(u32::MAX)))
+    .map_err(sql("recording a failed try"))
+}
+
 /// A version the blob store could not keep a file of: its attempts unchanged (it is
 /// never given up for it), retried after a backoff that grows with its store failures
 /// (migration 18) as a publisher's failures' does.
@@ -1257,15 +1276,7 @@ fn retry_unstored(
     error: Option<String>,
     retry_at: &dyn Fn(u32) -> Timestamp,
 ) -> Result<Settled, StoreError> {
-    let failures: u32 = tx
-        .query_opt(
-            "UPDATE versions SET store_failures = store_failures + 1, last_error = ?2
-             WHERE id = ?1 AND state = ?3 RETURNING store_failures",
-            params![version, error, VersionState::Pending],
-            |r| r.get::<i64>(0),
-        )
-        .map_err(sql("recording a failure to store"))?
-        .map_or(1, |n| u32::try_from(n).unwrap_or(u32::MAX));
+    let failures = count_failure(tx, version, error, "store_failures")?.unwrap_or(1);
     tx.execute(
         "UPDATE versions SET next_attempt_at = ?2 WHERE id = ?1 AND state = ?3",
         params![version, retry_at(failures), VersionState::Pending],
@@ -1281,15 +1292,7 @@ fn failed_attempt(
     max_attempts: u32,
     retry_at: &dyn Fn(u32) -> Timestamp,
 ) -> Result<Settled, StoreError> {
-    let attempts: u32 = tx
-        .query_opt(
-            "UPDATE versions SET attempts = attempts + 1, last_error = ?2
-             WHERE id = ?1 AND state = ?3 RETURNING attempts",
-            params![version, error, VersionState::Pending],
-            |r| r.get(0),
-        )
-        .map_err(sql("recording a failed attempt"))?
-        .unwrap_or(0);
+    let attempts = count_failure(tx, version, error, "attempts")?.unwrap_or(0);
     if attempts >= max_attempts {
         tx.execute(
             "UPDATE versions SET state = ?2, next_attempt_at = NULL WHERE id = ?1",
