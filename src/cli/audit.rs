@@ -130,11 +130,7 @@ fn refetch(
         "fetched again and stored {stored} of {} missing or damaged blobs; `plikt audit` checks them",
         done.len()
     );
-    let rest_intact = report.dangling.is_empty()
-        && report.incomplete.is_empty()
-        && report.tallies.is_empty()
-        && report.packages.is_empty();
-    Ok(if stored == done.len() && rest_intact {
+    Ok(if stored == done.len() && report.intact_but_lost() {
         Exit::Ok
     } else {
         Exit::Invalid

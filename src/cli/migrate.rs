@@ -18,15 +18,6 @@ pub struct MigrateArgs {
     pub from: std::path::PathBuf,
 }
 
-/// Whether `a` and `b` name the same place (as written, or once both are resolved).
-fn same_path(a: &std::path::Path, b: &std::path::Path) -> bool {
-    a == b
-        || matches!(
-            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
-            (Ok(a), Ok(b)) if a == b
-        )
-}
-
 /// Copies blobs, then rows, then verifies; exit 0 only when the copy is complete and
 /// intact, 1 when verification found a difference (each printed), 2 on errors. Run it
 /// again after an interruption: it goes on where it stopped.
@@ -41,6 +32,7 @@ pub fn run(args: &MigrateArgs) -> Result<Exit, Error> {
         )));
     }
     let target = Location::of(&config)?;
+    use crate::config::same_path;
     let same_catalog = matches!(&target, Location::Sqlite(p) if same_path(p, &source));
     let same_blobs = config.blobs.s3.is_none() && same_path(&config.data_dir, &args.from);
     if same_catalog || same_blobs {

@@ -13,6 +13,15 @@
 mod blobs;
 mod secret;
 
+/// Whether `a` and `b` name the same place (as written, or once both are resolved).
+pub fn same_path(a: &Path, b: &Path) -> bool {
+    a == b
+        || matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(a), Ok(b)) if a == b
+        )
+}
+
 use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

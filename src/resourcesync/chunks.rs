@@ -19,7 +19,7 @@ use std::fs;
 use sha2::{Digest, Sha256};
 
 use super::archive::is_day;
-use super::files::{read_sidecar, write_err};
+use super::files::{is_own_tmp, read_sidecar, write_err};
 use super::layout::Kind;
 use super::{PublishError, Set};
 use crate::store::PublishedFile;
@@ -138,14 +138,13 @@ pub(super) fn remove_unlisted(
             listed.extend(read_sidecar(&folder.join(n)).unwrap_or_default());
         }
     }
-    let own_tmp = format!(".{}.tmp", std::process::id());
     for n in &names {
         let bare = n.strip_prefix('.').unwrap_or(n);
         // Another process's temporary file (`.<name>.<pid>.tmp`): under the publish lock
         // no other process writes here, so a process stopped mid-write (a publish or a
         // `plikt migrate` killed) left it. This process's own stay.
         if bare.ends_with(".tmp") {
-            if !bare.ends_with(&own_tmp) {
+            if !is_own_tmp(bare) {
                 fs::remove_file(folder.join(n)).map_err(write_err(&folder.join(n)))?;
             }
             continue;

@@ -39,6 +39,11 @@ pub(super) fn tmp_beside(path: &Path) -> PathBuf {
     ))
 }
 
+/// Whether `name` is a temporary file ([`tmp_beside`]) of this process.
+pub(super) fn is_own_tmp(name: &str) -> bool {
+    name.ends_with(&format!(".{}.tmp", std::process::id()))
+}
+
 /// `path` filled by `fill` on a temporary file beside it, then renamed into place (its
 /// folder made first): a reader never sees half of it.
 pub(super) fn fill_then_rename(

@@ -346,9 +346,10 @@ pub(super) fn move_package(
     rel: &str,
     src: &Path,
 ) -> Result<bool, PublishError> {
-    // A stub, or a file that is not a ZIP, is copied as any document: the push then
-    // refuses it rather than put it in a package's place.
-    if read_stub(src).is_some() || !is_zip(src) {
+    // A stub (it starts with its own line, not a ZIP's), or any other file that is not a
+    // ZIP, is copied as any document: the push then refuses it rather than put it in a
+    // package's place.
+    if !is_zip(src) {
         return Ok(false);
     }
     let length = fs::metadata(src).map_err(write_err(src))?.len();
@@ -903,8 +904,9 @@ fn forget(
     www: &Path,
     part: &str,
     files: &mut BTreeMap<String, Synced>,
-    forgets: &dyn Fn(&str) -> bool,
+    forgetting: &[Forgets],
 ) -> Result<(), PublishError> {
+    let forgets = |rel: &str| forgetting.iter().any(|f| f(rel));
     for rel in part_files(www, part)?.iter().filter(|r| forgets(r)) {
         remove_if_there(&www.join(rel))?;
     }
@@ -926,8 +928,11 @@ fn lost_packages(www: &Path, lost: &[(String, Option<Head>)]) -> PublishError {
     for (part, rels) in by_part {
         let before = Record::read(www, part);
         let mut after = before.clone();
-        let forgets = |r: &str| rels.iter().any(|lost| forgotten_with(lost)(r));
-        if let Err(e) = forget(www, part, &mut after.files, &forgets)
+        let forgetting: Vec<Forgets> = rels
+            .iter()
+            .map(|lost| Box::new(forgotten_with(lost)) as Forgets)
+            .collect();
+        if let Err(e) = forget(www, part, &mut after.files, &forgetting)
             .and_then(|()| after.write(www, part, &before))
         {
             failed = Some(e);
@@ -1345,7 +1350,7 @@ fn sync_part(
     };
     let copying = copy(&mut synced);
     if !forgetting.is_empty() {
-        forget(www, part, &mut synced, &|r| forgetting.iter().any(|f| f(r)))?;
+        forget(www, part, &mut synced, &forgetting)?;
     }
     if let Err(e) = copying {
         // What was copied before the failure is recorded (without the shards' digests:

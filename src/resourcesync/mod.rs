@@ -353,10 +353,7 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
     }
     // The folder itself (the configuration moved up keeps its data_dir): nothing to copy
     // into it, but its documents still go to the object store, below.
-    let same_folder = matches!(
-        (std::fs::canonicalize(from_www), std::fs::canonicalize(&www)),
-        (Ok(a), Ok(b)) if a == b
-    );
+    let same_folder = crate::config::same_path(from_www, &www);
     // No early copy: the old folder's documents go in first, and the pull under the
     // lock brings down only what the object store has that differs.
     let (_lock, _, _catalog, blobs) = begin(config, &www, Pull::UnderLock, &|| false)?;

@@ -201,9 +201,12 @@ impl PublisherStatus {
 impl AuditReport {
     /// Everything the catalog points at is present and intact.
     pub fn intact(&self) -> bool {
-        self.missing.is_empty()
-            && self.corrupt.is_empty()
-            && self.dangling.is_empty()
+        self.missing.is_empty() && self.corrupt.is_empty() && self.intact_but_lost()
+    }
+
+    /// Everything is intact but the blobs found missing or damaged (those `lost` names).
+    pub fn intact_but_lost(&self) -> bool {
+        self.dangling.is_empty()
             && self.incomplete.is_empty()
             && self.tallies.is_empty()
             && self.packages.is_empty()

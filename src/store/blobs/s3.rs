@@ -183,13 +183,56 @@ const CHECK_WITHIN: Duration = Duration::from_secs(10);
 const REFUSED: &str = "the object store refused plikt's request: check that [blobs] bucket names a bucket that exists, that region is the one the object store signs with (Garage: its s3_region), and that the key of access_key_id_… / secret_access_key_… is right and may read and write the bucket; nothing can be stored until it accepts them";
 const CERTIFICATE: &str = "the object store's TLS certificate was not accepted: if the deposit's own authority signed it, name that authority's PEM file in [blobs] extra_root_certificates; check that s3_endpoint names a host the certificate is for; nothing is lost: a file being harvested stays pending for a later run, and `plikt migrate` run again goes on where it stopped";
 
+/// What to do about a failed request; it also says what kind of failure that is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Advice {
+    Unreachable,
+    NotFound,
+    Refused,
+    Certificate,
+}
+
+impl Advice {
+    fn text(self) -> &'static str {
+        match self {
+            Advice::Unreachable => UNREACHABLE,
+            Advice::NotFound => NOT_FOUND,
+            Advice::Refused => REFUSED,
+            Advice::Certificate => CERTIFICATE,
+        }
+    }
+
+    /// The advice `o` was made with (its text is the one each advice has).
+    fn of(o: &super::ObjectStoreError) -> Self {
+        [
+            Advice::Unreachable,
+            Advice::NotFound,
+            Advice::Refused,
+            Advice::Certificate,
+        ]
+        .into_iter()
+        .find(|a| a.text() == o.advice)
+        .unwrap_or(Advice::Unreachable)
+    }
+
+    /// A certificate the client does not accept is the deposit's setting to change
+    /// (`extra_root_certificates`, the endpoint's name), not an outage to wait out.
+    fn failure(self) -> Failure {
+        match self {
+            Advice::Unreachable => Failure::Unreachable,
+            Advice::NotFound => Failure::NotFound,
+            Advice::Refused | Advice::Certificate => Failure::Refused,
+        }
+    }
+}
+
 /// What the client's error `e` says, with its causes (the client names only the kind,
 /// "error sending request"), and what to do: a refused certificate needs
 /// `extra_root_certificates`, anything else a reachable object store.
-fn describe(e: &(dyn std::error::Error + 'static)) -> (String, &'static str) {
+fn describe(e: &(dyn std::error::Error + 'static)) -> (String, Advice) {
     let advice = match crate::store::tls::tls_cause(e) {
-        Some(_) => CERTIFICATE,
-        None => UNREACHABLE,
+        Some(_) => Advice::Certificate,
+        None => Advice::Unreachable,
     };
     (crate::store::with_causes(e), advice)
 }
@@ -321,11 +364,11 @@ impl S3 {
         e: impl std::fmt::Display,
         not_found: bool,
     ) -> BlobError {
-        let (advice, failure) = match not_found {
-            true => (NOT_FOUND, Failure::NotFound),
-            false => (UNREACHABLE, Failure::Unreachable),
+        let advice = match not_found {
+            true => Advice::NotFound,
+            false => Advice::Unreachable,
         };
-        self.failure(op, key, (e.to_string(), advice), failure)
+        self.failure(op, key, (e.to_string(), advice))
     }
 
     /// The error of `op` on `key` for `cause` ([`describe`]).
@@ -333,23 +376,16 @@ impl S3 {
         &self,
         op: &'static str,
         key: &str,
-        (reason, advice): (String, &'static str),
-        failure: Failure,
+        (reason, advice): (String, Advice),
     ) -> BlobError {
-        // A certificate the client does not accept is the deposit's setting to change
-        // (`extra_root_certificates`, the endpoint's name), not an outage to wait out.
-        let failure = match failure {
-            Failure::Unreachable if advice == CERTIFICATE => Failure::Refused,
-            f => f,
-        };
         BlobError::ObjectStore(Box::new(super::ObjectStoreError {
             endpoint: self.settings.endpoint.to_string(),
             bucket: self.settings.bucket.clone(),
             op,
             key: key.to_string(),
             reason,
-            advice,
-            failure,
+            advice: advice.text(),
+            failure: advice.failure(),
         }))
     }
 
@@ -357,13 +393,13 @@ impl S3 {
         match e {
             e if refusal(&e) => self.refused(op, key, &e),
             object_store::Error::NotFound { .. } => self.error(op, key.as_ref(), e, true),
-            e => self.failure(op, key.as_ref(), describe(&e), Failure::Unreachable),
+            e => self.failure(op, key.as_ref(), describe(&e)),
         }
     }
 
     fn refused(&self, op: &'static str, key: &Path, e: &object_store::Error) -> BlobError {
         let reason = crate::store::with_causes(e);
-        self.failure(op, key.as_ref(), (reason, REFUSED), Failure::Refused)
+        self.failure(op, key.as_ref(), (reason, Advice::Refused))
     }
 
     /// Whether the object store takes plikt's requests (endpoint, bucket, region,
@@ -412,13 +448,15 @@ impl S3 {
                     }
                 }
                 // A server only reads: the next writer names the prefix's catalog.
-                Err(e @ object_store::Error::NotFound { .. }) if !refusal(&e) && !write => Ok(()),
-                Err(e @ object_store::Error::NotFound { .. }) if !refusal(&e) => s3
-                    .ops
-                    .put(&key, format!("{id}\n").into())
-                    .await
-                    .map(drop)
-                    .map_err(|e| s3.err("writing", &key, e)),
+                Err(e @ object_store::Error::NotFound { .. }) if !refusal(&e) => match write {
+                    false => Ok(()),
+                    true => s3
+                        .ops
+                        .put(&key, format!("{id}\n").into())
+                        .await
+                        .map(drop)
+                        .map_err(|e| s3.err("writing", &key, e)),
+                },
                 Err(e) => Err(s3.err("reading", &key, e)),
             }
         })
@@ -588,7 +626,6 @@ impl S3 {
                                     "storing a pack of new blobs",
                                     key.as_ref(),
                                     cause.clone(),
-                                    Failure::Unreachable,
                                 ),
                             );
                         }
@@ -629,7 +666,7 @@ impl S3 {
         });
         let mut failed = failed;
         // Why the first of identical blobs failed, for its twins.
-        let mut twins: HashMap<usize, (String, &'static str)> = HashMap::new();
+        let mut twins: HashMap<usize, (String, Advice)> = HashMap::new();
         let mut out = Vec::with_capacity(batch.len());
         let mut tmps = Vec::with_capacity(batch.len());
         for (i, (sha, tmp, known)) in batch.into_iter().enumerate() {
@@ -644,8 +681,8 @@ impl S3 {
                     Some(e) => {
                         // Its twins fail too, for the same reason.
                         let cause = match &e {
-                            BlobError::ObjectStore(o) => (o.reason.clone(), o.advice),
-                            other => (other.to_string(), UNREACHABLE),
+                            BlobError::ObjectStore(o) => (o.reason.clone(), Advice::of(o)),
+                            other => (other.to_string(), Advice::Unreachable),
                         };
                         twins.insert(i, cause);
                         Err(e)
@@ -658,9 +695,8 @@ impl S3 {
                         self.blob_key(&sha).as_ref(),
                         (
                             format!("an identical blob of the same batch failed: {reason}"),
-                            advice,
+                            *advice,
                         ),
-                        Failure::Unreachable,
                     )),
                     None => Ok(packed.get(&f).cloned()),
                 },
@@ -803,12 +839,7 @@ impl S3 {
                 get = get.header(name.as_str(), value.as_bytes());
             }
             let sending = |e: reqwest::Error| {
-                self.failure(
-                    "listing unfinished uploads under",
-                    prefix,
-                    describe(&e),
-                    Failure::Unreachable,
-                )
+                self.failure("listing unfinished uploads under", prefix, describe(&e))
             };
             let response = get.send().await.map_err(sending)?;
             let status = response.status();
@@ -824,8 +855,7 @@ impl S3 {
                     true => self.failure(
                         "listing unfinished uploads under",
                         prefix,
-                        (format!("HTTP {status}: {text}"), REFUSED),
-                        Failure::Refused,
+                        (format!("HTTP {status}: {text}"), Advice::Refused),
                     ),
                     false => failed(&format!("HTTP {status}: {text}")),
                 });
