@@ -37,7 +37,9 @@
 //!           catalog decides) + the catalog on SQLite (WAL, synchronous=FULL) or
 //!           PostgreSQL ([catalog] url; TLS as its libpq sslmode says, `store::tls`):
 //!           `store::sql` is the one SQL layer over both,
-//!           migrations per backend, an append-only change journal, run leases,
+//!           migrations per backend, an append-only change journal, run leases
+//!           (times of the catalog's clock, `store::clock`; a writer whose clock is
+//!           further from it than max_clock_offset_secs does not start),
 //!           each publisher's tally and the blobs' (kept where versions are
 //!           deposited and blobs recorded; `plikt audit` checks them), the journal
 //!           position up to which records are digested;

@@ -2,7 +2,8 @@
 //!
 //! Every `plikt run` process is a worker. The catalog keeps, per publisher, when its
 //! next run is due and which worker holds it (`store::lease`): a worker claims due
-//! runs with a lease, renews the leases it holds every third of `lease_secs`, and
+//! runs with a lease (a time of the catalog's clock, not of the worker's: `store::clock`),
+//! renews the leases it holds every third of `lease_secs`, and
 //! releases each with the next slot of the publisher's schedule when the run ends. So
 //! two runs of one publisher never overlap, on one machine or many; a slot missed while
 //! every worker was down (or while a long run was busy) is caught up once, not once
@@ -41,6 +42,9 @@ pub struct Worker {
     id: String,
     location: Location,
     lease: chrono::Duration,
+    /// How far this machine's clock may be from the catalog's (`[catalog]
+    /// max_clock_offset_secs`): further, and the worker claims no runs.
+    max_clock_offset: chrono::Duration,
     /// The publishers whose runs this worker is carrying out: the leases it renews.
     carrying: Arc<std::sync::Mutex<BTreeSet<String>>>,
 }
@@ -77,6 +81,7 @@ impl Worker {
             lease: chrono::Duration::seconds(
                 i64::try_from(config.harvest.lease_secs).unwrap_or(i64::MAX / 1000),
             ),
+            max_clock_offset: config.catalog.max_clock_offset(),
             carrying: Arc::default(),
         })
     }
@@ -103,7 +108,7 @@ impl Worker {
     }
 
     /// Renews the leases of the runs this worker carries out every third of their
-    /// length until `shutdown`; a catalog that cannot be reached is tried again at the
+    /// length (in the catalog's time, `store::clock`) until `shutdown`; a catalog that cannot be reached is tried again at the
     /// next turn (on a new connection), and meanwhile the leases run towards their
     /// expiry.
     pub async fn keep_leases(self, mut shutdown: watch::Receiver<bool>) {
@@ -129,8 +134,10 @@ impl Worker {
             if carrying.is_empty() {
                 continue;
             }
-            let renewed =
-                catalog.with(|c| c.renew_leases(&self.id, &carrying, self.until(Timestamp::now())));
+            let renewed = catalog.with(|c| {
+                let now = c.read_clock()?.catalog_now;
+                c.renew_leases(&self.id, &carrying, self.until(now))
+            });
             if let Err(e) = renewed {
                 tracing::warn!(worker = %self.id, error = %e, "renewing leases failed; trying again");
             }
@@ -144,8 +151,8 @@ impl Worker {
         harvester: &Harvester,
         p: &PublisherConfig,
     ) -> Result<Result<RunSummary, Busy>, HarvestError> {
-        let now = Timestamp::now();
         let mut catalog = Catalog::open(&self.location)?;
+        let now = catalog.check_clock(self.max_clock_offset)?.catalog_now;
         let carrying = self.carry(&p.id);
         if let Err(busy) =
             catalog.claim_now(&p.id, &self.id, (now, self.until(now)), due(p, now))?
@@ -360,8 +367,9 @@ impl crate::fetch::HostGate for HostSlots {
     }
 }
 
-/// `plikt run`'s harvest: records the configured publishers' schedules, then claims
-/// runs as they fall due (up to `runs_per_worker` at once), carries each out and calls
+/// `plikt run`'s harvest: records the configured publishers' schedules (at the first
+/// turn the catalog answers, on a clock that agrees with its), then claims runs as
+/// they fall due (up to `runs_per_worker` at once), carries each out and calls
 /// `after_run` (which must not block: `plikt run`'s asks for a publish), until
 /// `shutdown` turns true; then waits for the runs in progress (which stop taking work)
 /// and releases their leases.
@@ -377,40 +385,41 @@ pub async fn work(
         .iter()
         .map(|p| (p.id.clone(), p.clone()))
         .collect();
-    {
-        let mut catalog = Catalog::open(&worker.location)?;
-        let now = Timestamp::now();
-        let mut known = Vec::new();
-        for p in &config.publishers {
-            catalog.upsert_publisher(&p.id, &p.name, p.feed.as_str())?;
-            // A publisher new to leases: its schedule continues from its last run
-            // (a slot missed since then is caught up once), or starts now.
-            known.push((p.id.as_str(), catalog.last_run_start(&p.id)?.unwrap_or(now)));
-        }
-        catalog.schedule_leases(&known, &|id, base| {
-            publishers.get(id).and_then(|p| due(p, base))
-        })?;
-    }
     tokio::spawn(worker.clone().keep_leases(shutdown.clone()));
     let poll = std::time::Duration::from_secs(config.harvest.poll_secs);
     let capacity = config.harvest.runs_per_worker as usize;
     let mut runs = tokio::task::JoinSet::new();
     let mut catalog = Connection::new(worker.location.clone());
+    // Whether the publishers' schedules are recorded: at the first turn the catalog
+    // answers (one away at the start, or a clock off then, is waited for as later).
+    let mut scheduled = false;
+    // Whether this machine's clock was too far from the catalog's at the last claim.
+    let mut off_clock = false;
     loop {
         if *shutdown.borrow() {
             break;
         }
         let free = capacity.saturating_sub(runs.len());
-        let mut next_due: Option<Timestamp> = None;
+        let mut next_due: Option<std::time::Duration> = None;
         if free > 0 {
-            let now = Timestamp::now();
+            // Leases in the catalog's time; none claimed on a clock too far from it.
             let claimed = catalog.with(|c| {
+                let now = c.check_clock(worker.max_clock_offset)?.catalog_now;
+                if !scheduled {
+                    schedule(c, &config, &publishers, now)?;
+                    scheduled = true;
+                }
                 let claims = c.claim_due(&worker.id, now, worker.until(now), free)?;
-                next_due = c.next_due()?;
-                Ok(claims)
+                next_due = c
+                    .next_due()?
+                    .map(|t| (t.get() - now.get()).to_std().unwrap_or_default());
+                Ok((claims, now))
             });
             match claimed {
-                Ok(claims) => {
+                Ok((claims, now)) => {
+                    if std::mem::take(&mut off_clock) {
+                        tracing::info!(worker = %worker.id, "this machine's clock agrees with the catalog's again; claiming runs");
+                    }
                     for claim in claims {
                         let Some(p) = publishers.get(&claim.publisher).cloned() else {
                             tracing::warn!(publisher = %claim.publisher, worker = %worker.id, "a run is due for a publisher this worker's configuration does not have: give every worker the same configuration");
@@ -432,15 +441,18 @@ pub async fn work(
                         ));
                     }
                 }
+                Err(e @ StoreError::Clock { .. }) => {
+                    if !std::mem::replace(&mut off_clock, true) {
+                        tracing::error!(worker = %worker.id, error = %e, "this worker claims no runs until its clock agrees with the catalog's");
+                    }
+                }
                 Err(e) => {
-                    tracing::warn!(worker = %worker.id, error = %e, "claiming runs failed; trying again");
+                    tracing::warn!(worker = %worker.id, error = %e, "scheduling or claiming runs failed; trying again at the next poll");
                 }
             }
         }
         // Sleep until the next poll, the next due run, a run's end or shutdown.
-        let wait = next_due
-            .map(|t| (t.get() - Utc::now()).to_std().unwrap_or_default())
-            .map_or(poll, |d| d.min(poll));
+        let wait = next_due.map_or(poll, |d| d.min(poll));
         tokio::select! {
             () = tokio::time::sleep(wait) => {}
             Some(_) = runs.join_next(), if !runs.is_empty() => {}
@@ -449,6 +461,26 @@ pub async fn work(
     }
     while runs.join_next().await.is_some() {}
     Ok(())
+}
+
+/// Records the configured publishers and their schedules in the catalog, at `now`
+/// (the catalog's time).
+fn schedule(
+    catalog: &mut Catalog,
+    config: &Config,
+    publishers: &HashMap<String, PublisherConfig>,
+    now: Timestamp,
+) -> Result<(), StoreError> {
+    let mut known = Vec::new();
+    for p in &config.publishers {
+        catalog.upsert_publisher(&p.id, &p.name, p.feed.as_str())?;
+        // A publisher new to leases: its schedule continues from its last run (a slot
+        // missed since then is caught up once), or starts now.
+        known.push((p.id.as_str(), catalog.last_run_start(&p.id)?.unwrap_or(now)));
+    }
+    catalog.schedule_leases(&known, &|id, base| {
+        publishers.get(id).and_then(|p| due(p, base))
+    })
 }
 
 /// One claimed run of `p`: harvest, `after_run`, release with the next due time (the
@@ -518,7 +550,11 @@ pub fn status(config: &Config) -> Result<Vec<PublisherStatus>, StoreError> {
         Some(c) => c.statuses(&ids)?,
         None => ids.iter().map(|id| PublisherStatus::empty(id)).collect(),
     };
-    let now = Timestamp::from(Utc::now());
+    // Leases are in the catalog's time (`store::clock`).
+    let now = match &catalog {
+        Some(c) => c.read_clock()?.catalog_now,
+        None => Timestamp::now(),
+    };
     for (s, p) in out.iter_mut().zip(&config.publishers) {
         let lease = leases.get(&p.id);
         s.harvesting =

@@ -123,7 +123,7 @@ pub struct Config {
 /// `[catalog]`: a PostgreSQL catalog shared by any number of workers (issue 17), with
 /// its password from the environment or a file; absent, the SQLite catalog
 /// `data_dir/catalog.sqlite`.
-#[derive(Clone, Default, Deserialize)]
+#[derive(Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CatalogConfig {
     /// `postgres://user@host:port/database`; never with a password in it.
@@ -135,6 +135,11 @@ pub struct CatalogConfig {
     /// File holding the password (first line).
     #[serde(default)]
     pub password_file: Option<PathBuf>,
+    /// How far (seconds) the clock of a machine writing to a PostgreSQL catalog may be
+    /// from the database server's: further, and plikt does not start, and a worker
+    /// claims no runs while it is (`store::clock`).
+    #[serde(default = "CatalogConfig::default_max_clock_offset_secs")]
+    pub max_clock_offset_secs: u64,
     /// The password, once loaded (`None`: none given, the server needs none), or why
     /// it could not be.
     #[serde(skip)]
@@ -259,11 +264,38 @@ impl CatalogTls {
     }
 }
 
+impl CatalogConfig {
+    fn default_max_clock_offset_secs() -> u64 {
+        2
+    }
+
+    /// [`CatalogConfig::max_clock_offset_secs`] as a duration (at most 2^40 s: "any").
+    pub fn max_clock_offset(&self) -> chrono::Duration {
+        chrono::Duration::seconds(
+            i64::try_from(self.max_clock_offset_secs.min(1 << 40)).unwrap_or(1 << 40),
+        )
+    }
+}
+
+impl Default for CatalogConfig {
+    fn default() -> Self {
+        Self {
+            url: None,
+            password_env: None,
+            password_file: None,
+            max_clock_offset_secs: Self::default_max_clock_offset_secs(),
+            password: None,
+            tls: CatalogTls::default(),
+        }
+    }
+}
+
 impl std::fmt::Debug for CatalogConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CatalogConfig")
             .field("url", &self.url.as_ref().map(Url::as_str))
             .field("password", &self.password)
+            .field("max_clock_offset_secs", &self.max_clock_offset_secs)
             .finish()
     }
 }

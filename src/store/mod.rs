@@ -10,6 +10,7 @@
 
 mod blobs;
 mod catalog;
+mod clock;
 mod connection;
 mod digest;
 mod lease;
@@ -35,6 +36,7 @@ pub use catalog::{
     BlobSource, Catalog, DueFile, DueVersion, FileResult, KnownVersion, Location, NewFile,
     NewVersion, Retries, RunCounts, Settled, StoredFile, StoredFinding,
 };
+pub use clock::ClockReading;
 pub use connection::Connection;
 pub use digest::{Digester, Digests, INLINE_LIMIT, digest_file};
 pub use lease::{Busy, Claim, Lease};
@@ -128,6 +130,13 @@ pub enum StoreError {
     /// The blob store failed.
     #[error(transparent)]
     Blob(#[from] BlobError),
+    /// This machine's clock is too far from the catalog's (`store::clock`), or the
+    /// catalog's cannot be read: what to set right.
+    #[error("{reason}")]
+    Clock {
+        /// All of it.
+        reason: String,
+    },
     /// Another plikt process writes to this data folder.
     #[error(
         "{path} is locked by another plikt process (harvest or run) writing to this data folder; wait for it to finish or stop it (several workers at once need [catalog] on PostgreSQL and [blobs] on an object store)"
@@ -275,13 +284,21 @@ pub struct Store {
 impl Store {
     /// Opens the store of `config`: blobs where `[blobs]` says (the data folder unless
     /// an object store is named), the catalog where `[catalog]` says.
+    /// A process that writes refuses to start on a machine whose clock is further
+    /// from a PostgreSQL catalog's than `[catalog] max_clock_offset_secs` (`clock`).
     pub fn open(config: &crate::config::Config, mode: Mode) -> Result<Self, StoreError> {
-        Self::open_at(
+        let store = Self::open_at(
             &config.data_dir,
             &config.blobs,
             &Location::of(config)?,
             mode,
-        )
+        )?;
+        if mode == Mode::Write {
+            store
+                .catalog
+                .check_clock(config.catalog.max_clock_offset())?;
+        }
+        Ok(store)
     }
 
     /// Opens the store in `data_dir` with the blob store `blobs` names and the catalog

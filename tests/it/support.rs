@@ -810,7 +810,23 @@ pub fn free_port() -> u16 {
 
 /// Runs `plikt <args>` as if it were `when` (UTC, `YYYY-MM-DD hh:mm:ss`), under
 /// Debian's faketime (real monotonic clock: timeouts stay real).
+///
+/// On PostgreSQL, whose clock is today's, the configuration's `[catalog]` allows any
+/// offset (`max_clock_offset_secs`): plikt refuses a machine whose clock is further
+/// from the database server's, and this one is days away on purpose.
 pub fn plikt_at(env: &Env, when: &str, args: &[&str]) -> Output {
+    let text = std::fs::read_to_string(&env.config).unwrap();
+    if env.postgres.is_some() && !text.contains("max_clock_offset_secs") {
+        std::fs::write(
+            &env.config,
+            text.replacen(
+                "[catalog]\n",
+                "[catalog]\nmax_clock_offset_secs = 1000000000\n",
+                1,
+            ),
+        )
+        .unwrap();
+    }
     let faketime = Path::new("/usr/bin/faketime");
     assert!(
         faketime.exists(),

@@ -88,17 +88,30 @@ fn configure(env: &Env, server: &Server) {
 
 /// Worker `n`: `plikt run` on its own configuration file (the same but for `listen`).
 fn worker(env: &Env, n: usize) -> Running {
+    worker_with(env, n, None, "")
+}
+
+/// Worker `n` as [`worker`], on a machine whose clock is off by what the file `clock`
+/// says (libfaketime's `+600`, read again at every look at the clock; `None`: the real
+/// clock), with `catalog` added to its `[catalog]`.
+fn worker_with(env: &Env, n: usize, clock: Option<&std::path::Path>, catalog: &str) -> Running {
     let config = env.dir.join(format!("worker-{n}.toml"));
     let port = crate::support::free_port();
     std::fs::write(
         &config,
-        std::fs::read_to_string(&env.config).unwrap().replace(
-            "data_dir = \"data\"",
-            &format!("data_dir = \"data\"\nlisten = \"127.0.0.1:{port}\""),
-        ),
+        std::fs::read_to_string(&env.config)
+            .unwrap()
+            .replace(
+                "data_dir = \"data\"",
+                &format!("data_dir = \"data\"\nlisten = \"127.0.0.1:{port}\""),
+            )
+            .replace("[catalog]\n", &format!("[catalog]\n{catalog}")),
     )
     .unwrap();
     let mut c = crate::support::plikt();
+    if let Some(clock) = clock {
+        off_clock(&mut c, clock);
+    }
     c.args(["run", "--config"])
         .arg(&config)
         // PLIKT_TEST_WORKER_LOG=info shows what each worker did (kept on failure).
@@ -118,6 +131,21 @@ fn worker(env: &Env, n: usize) -> Running {
         c.env(k, v);
     }
     Running(c.spawn().expect("start plikt run"))
+}
+
+/// Runs `c` with the wall clock off by what the file `clock` says (Debian's
+/// libfaketime, the file read at every look at the clock; the monotonic clock real, so
+/// that timeouts stay real).
+fn off_clock(c: &mut std::process::Command, clock: &std::path::Path) {
+    let lib = std::path::Path::new("/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1");
+    assert!(
+        lib.exists(),
+        "libfaketime is missing: run scripts/setup (it installs Debian's faketime)"
+    );
+    c.env("LD_PRELOAD", lib)
+        .env("FAKETIME_TIMESTAMP_FILE", clock)
+        .env("FAKETIME_NO_CACHE", "1")
+        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
 }
 
 /// Which of `workers` holds the lease of a publisher whose run is in progress, looking
@@ -499,5 +527,148 @@ fn workers_keep_the_per_host_limit_together() {
         peak.load(Ordering::SeqCst) <= 2,
         "{} requests at once to one host, over max_connections_per_host = 2",
         peak.load(Ordering::SeqCst)
+    );
+}
+
+#[test]
+fn a_worker_on_a_machine_whose_clock_is_off_takes_no_live_run_over() {
+    // A second machine's clock ten minutes ahead (libfaketime). Leases were times of
+    // each worker's own clock: by this one's, every lease of a live worker had expired,
+    // and it closed their runs as cut short and took them over (two runs of one
+    // publisher at once). Leases are now read from PostgreSQL's clock, and a machine
+    // further from it than `[catalog] max_clock_offset_secs` (2 s) neither starts nor
+    // claims runs while it is off (deposit times order the Change Lists).
+    let server = publishers();
+    let env = Env::plain(
+        "workers-clock",
+        &server.url("/0/feed.xml"),
+        "max_connections = 4\nmax_connections_per_host = 4",
+    );
+    configure(&env, &server);
+    let clock = env.dir.join("clock");
+    std::fs::write(&clock, "+600\n").unwrap();
+    if env.postgres.is_none() {
+        // SQLite: one machine, one clock: nothing to disagree with.
+        let mut c = crate::support::plikt();
+        off_clock(&mut c, &clock);
+        let o = c
+            .args(["harvest", "--config"])
+            .arg(&env.config)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        return;
+    }
+    let garage = Garage::start("workers-clock");
+    let env = garage.configure(env, "k/", "");
+    let log = |n: usize| {
+        std::fs::read_to_string(env.dir.join(format!("worker-{n}.log"))).unwrap_or_default()
+    };
+    // Ten minutes ahead, `plikt run` and `plikt harvest` do not start, and say why.
+    for command in ["run", "harvest"] {
+        let mut c = crate::support::plikt();
+        off_clock(&mut c, &clock);
+        c.envs(env.env.iter().map(|(k, v)| (k, v)));
+        let o = c
+            .args([command, "--config"])
+            .arg(&env.config)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{command}: {}", text(&o));
+        let said = text(&o);
+        assert!(
+            said.contains("clock is 600.0 s ahead")
+                && said.contains("ahead of the catalog's")
+                && said.contains("max_clock_offset_secs = 2")
+                && said.contains("chrony"),
+            "{command}: {said}"
+        );
+    }
+    assert_eq!(env.one("SELECT count(*) FROM runs"), "0");
+    // Worker 0 (the right clock) harvests the three publishers. Worker 1, ten minutes
+    // ahead with the check turned off, runs beside it for longer than two leases: it
+    // takes none of worker 0's live runs over.
+    let mut workers = vec![worker(&env, 0)];
+    assert_eq!(worker_in_a_run(&env, &workers, Duration::from_secs(30)), 0);
+    workers.push(worker_with(
+        &env,
+        1,
+        Some(&clock),
+        "max_clock_offset_secs = 100000\n",
+    ));
+    std::thread::sleep(Duration::from_secs(7));
+    assert!(
+        deposited(&env) < ITEMS * PUBLISHERS.len(),
+        "worker 0's runs ended before worker 1 had been beside them for 7 s: nothing was tested"
+    );
+    assert!(
+        !log(1).contains("taking the run over"),
+        "worker 1 took a live run over: {}",
+        log(1)
+    );
+    assert_eq!(
+        env.one("SELECT count(*) FROM runs WHERE message LIKE '%cut short%'"),
+        "0"
+    );
+    let mut w1 = workers.pop().unwrap();
+    stop(std::slice::from_mut(&mut w1));
+    // Worker 2 starts with the right clock; then its clock jumps ten minutes ahead: it
+    // says so and claims no run (its leases run out as its runs end) until its clock
+    // is right again.
+    std::fs::write(&clock, "+0\n").unwrap();
+    workers.push(worker_with(&env, 2, Some(&clock), ""));
+    std::thread::sleep(Duration::from_secs(2));
+    std::fs::write(&clock, "+600\n").unwrap();
+    let pid = workers[1].id().to_string();
+    let holds = || {
+        env.sql("SELECT worker FROM leases WHERE worker IS NOT NULL")
+            .iter()
+            .any(|row| row[0].split(':').nth(1) == Some(pid.as_str()))
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !log(2).contains("claims no runs until its clock agrees") || holds() {
+        assert!(
+            Instant::now() < deadline,
+            "worker 2 did not stop claiming within 60 s of its clock going off: {}",
+            log(2)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(log(2).contains("ahead of the catalog's"), "{}", log(2));
+    // Runs fall due every 5 s; for 6 s all go to worker 0.
+    let until = Instant::now() + Duration::from_secs(6);
+    while Instant::now() < until {
+        assert!(!holds(), "worker 2 claimed a run with its clock off");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Its clock right again and worker 0 stopped, worker 2 claims the runs.
+    std::fs::write(&clock, "+0\n").unwrap();
+    stop(&mut workers[..1]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !holds() {
+        assert!(
+            Instant::now() < deadline,
+            "worker 2 did not claim again within 30 s of its clock coming right: {}",
+            log(2)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while deposited(&env) < ITEMS * PUBLISHERS.len() {
+        assert!(
+            Instant::now() < deadline,
+            "not all deposited within 180 s: {}",
+            deposited(&env)
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    stop(&mut workers[1..]);
+    assert_exactly_once(&env);
+    // Nobody died, so no run was cut short. (The runs' own start and end times are
+    // the workers' clocks: worker 2's may end ten minutes late, so they are not
+    // compared here.)
+    assert_eq!(
+        env.one("SELECT count(*) FROM runs WHERE message LIKE '%cut short%'"),
+        "0"
     );
 }
