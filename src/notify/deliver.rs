@@ -120,14 +120,19 @@ impl Loop {
         let retries = (max / 2)
             .max(1)
             .saturating_sub(self.retrying.load(Ordering::SeqCst));
-        let stamp = crate::store::now();
-        let until = stamp.plus(self.hold);
+        let hold = self.hold;
         let c = self.catalog.clone();
         self.last_claim = tokio::time::Instant::now();
         let claimed = tokio::task::spawn_blocking(move || {
             c.lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .with(|c| c.claim_deliveries(stamp, until, free, retries))
+                .with(|c| {
+                    // Claims are times of the catalog's clock, as run leases are
+                    // (`store::clock`): a loop on a machine whose clock runs ahead
+                    // would take deliveries other loops are making.
+                    let now = c.read_clock()?.catalog_now;
+                    c.claim_deliveries(now, now.plus(hold), free, retries)
+                })
         })
         .await;
         let claimed = match claimed {

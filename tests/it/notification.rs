@@ -747,3 +747,91 @@ fn serve_answers_and_notifies_across_a_postgresql_restart() {
         "{body}"
     );
 }
+
+/// Two hubs' delivery loops on one PostgreSQL catalog (two `plikt serve` nodes), the
+/// second on a machine whose clock runs ten minutes ahead (libfaketime). A delivery's
+/// claim was a time of the claiming node's clock: by the second node's, the first
+/// node's claim on a delivery it was still making had expired, and it sent the same
+/// notification again at once. Claims are now times of the catalog's clock.
+#[test]
+fn a_hub_on_a_machine_whose_clock_is_off_does_not_send_a_delivery_in_flight_again() {
+    let pg = crate::support::OwnPostgres::start();
+    let generation = Arc::new(AtomicU32::new(1));
+    let publisher = changing_publisher(generation.clone());
+    let (mut env, base) = destination_env("websub-clock", &publisher.url("/feed.xml"), NOTIFY);
+    crate::support::own_catalog(&mut env, &pg, "websub_clock");
+    harvest_and_publish(&env, &generation, 1);
+    let _first = Serving::start(&env, &base);
+    // The callback takes 6 s to answer a delivery (the hub waits up to 10 s).
+    let posts = Arc::new(AtomicU32::new(0));
+    let p2 = posts.clone();
+    let callback = Server::with_handler(move |r: &Request| {
+        if r.head.starts_with("GET") {
+            let challenge = r
+                .path
+                .split(['?', '&'])
+                .find_map(|p| p.strip_prefix("hub.challenge="))
+                .unwrap_or("")
+                .to_string();
+            return Response::file(challenge, "text/plain");
+        }
+        p2.fetch_add(1, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_secs(6));
+        Response::status(204)
+    });
+    let topic = format!("{base}resourcesync/test/change/");
+    let (status, resp) = post_form(
+        &format!("{base}hub"),
+        &format!(
+            "hub.mode=subscribe&hub.topic={}&hub.callback={}",
+            urlencode(&topic),
+            urlencode(&callback.url("/cb"))
+        ),
+    );
+    assert_eq!(status, 202, "{resp}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while env.one("SELECT count(*) FROM subscriptions") != "1" {
+        assert!(Instant::now() < deadline, "not verified");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    harvest_and_publish(&env, &generation, 2);
+    // The first node is making the delivery.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while posts.load(Ordering::SeqCst) == 0 {
+        assert!(Instant::now() < deadline, "no delivery within 10 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Now the second node starts, ten minutes ahead, on another port.
+    let port = crate::support::free_port();
+    let second = env.dir.join("second.toml");
+    std::fs::write(
+        &second,
+        std::fs::read_to_string(&env.config).unwrap().replace(
+            &format!("listen = \"{}\"", &base[7..base.len() - 1]),
+            &format!("listen = \"127.0.0.1:{port}\""),
+        ),
+    )
+    .unwrap();
+    let clock = env.dir.join("clock");
+    std::fs::write(&clock, "+600\n").unwrap();
+    let _second = Serving::start_with(
+        &env,
+        &second,
+        &format!("http://127.0.0.1:{port}/"),
+        "second.log",
+        |c| crate::support::off_clock(c, &clock),
+    );
+    // Past the first delivery's answer, and the second node's loop has looked more
+    // than once: one POST, and the delivery is done.
+    std::thread::sleep(Duration::from_secs(7));
+    assert_eq!(
+        posts.load(Ordering::SeqCst),
+        1,
+        "the delivery was sent again while in flight:\n{}",
+        std::fs::read_to_string(env.dir.join("second.log")).unwrap_or_default()
+    );
+    assert_eq!(
+        env.sql("SELECT state, attempts FROM deliveries"),
+        [["delivered", "1"]]
+    );
+}

@@ -847,6 +847,21 @@ pub fn plikt_at(env: &Env, when: &str, args: &[&str]) -> Output {
     c.output().expect("run faketime plikt")
 }
 
+/// Runs `c` with the wall clock off by what the file `clock` says (Debian's
+/// libfaketime, the file read at every look at the clock; the monotonic clock real, so
+/// that timeouts stay real).
+pub fn off_clock(c: &mut Command, clock: &Path) {
+    let lib = Path::new("/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1");
+    assert!(
+        lib.exists(),
+        "libfaketime is missing: run scripts/setup (it installs Debian's faketime)"
+    );
+    c.env("LD_PRELOAD", lib)
+        .env("FAKETIME_TIMESTAMP_FILE", clock)
+        .env("FAKETIME_NO_CACHE", "1")
+        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+}
+
 /// `plikt serve` of `env` on its `listen`, stopped when dropped; panics unless it
 /// answers there.
 pub struct Serving {
@@ -857,28 +872,42 @@ pub struct Serving {
 
 impl Serving {
     pub fn start(env: &Env, base: &str) -> Self {
+        Self::start_with(env, &env.config, base, "serve.log", |_| {})
+    }
+
+    /// `plikt serve` of `env` with the configuration file `config`, answering at
+    /// `base`, its log in `log` of `env`'s folder, its command changed by `setup`.
+    pub fn start_with(
+        env: &Env,
+        config: &Path,
+        base: &str,
+        log: &str,
+        setup: impl FnOnce(&mut Command),
+    ) -> Self {
+        let log = env.dir.join(log);
         let mut cmd = plikt();
         cmd.args(["serve", "--config"])
-            .arg(&env.config)
+            .arg(config)
             .env("RUST_LOG", "info,plikt=info")
             .stdout(Stdio::null())
             .stderr(Stdio::from(
                 std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)
-                    .open(env.dir.join("serve.log"))
+                    .open(&log)
                     .unwrap(),
             ));
         for (k, v) in &env.env {
             cmd.env(k, v);
         }
+        setup(&mut cmd);
         let mut child = cmd.spawn().expect("start plikt serve");
         let health = format!("{base}healthz");
         for _ in 0..200 {
             if let Some(status) = child.try_wait().unwrap() {
                 panic!(
                     "plikt serve exited ({status}) before answering on {base}:\n{}",
-                    std::fs::read_to_string(env.dir.join("serve.log")).unwrap_or_default()
+                    std::fs::read_to_string(&log).unwrap_or_default()
                 );
             }
             if get(&health, None).0 == 200 {

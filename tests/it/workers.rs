@@ -110,7 +110,7 @@ fn worker_with(env: &Env, n: usize, clock: Option<&std::path::Path>, catalog: &s
     .unwrap();
     let mut c = crate::support::plikt();
     if let Some(clock) = clock {
-        off_clock(&mut c, clock);
+        crate::support::off_clock(&mut c, clock);
     }
     c.args(["run", "--config"])
         .arg(&config)
@@ -131,21 +131,6 @@ fn worker_with(env: &Env, n: usize, clock: Option<&std::path::Path>, catalog: &s
         c.env(k, v);
     }
     Running(c.spawn().expect("start plikt run"))
-}
-
-/// Runs `c` with the wall clock off by what the file `clock` says (Debian's
-/// libfaketime, the file read at every look at the clock; the monotonic clock real, so
-/// that timeouts stay real).
-fn off_clock(c: &mut std::process::Command, clock: &std::path::Path) {
-    let lib = std::path::Path::new("/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1");
-    assert!(
-        lib.exists(),
-        "libfaketime is missing: run scripts/setup (it installs Debian's faketime)"
-    );
-    c.env("LD_PRELOAD", lib)
-        .env("FAKETIME_TIMESTAMP_FILE", clock)
-        .env("FAKETIME_NO_CACHE", "1")
-        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
 }
 
 /// Which of `workers` holds the lease of a publisher whose run is in progress, looking
@@ -550,7 +535,7 @@ fn a_worker_on_a_machine_whose_clock_is_off_takes_no_live_run_over() {
     if env.postgres.is_none() {
         // SQLite: one machine, one clock: nothing to disagree with.
         let mut c = crate::support::plikt();
-        off_clock(&mut c, &clock);
+        crate::support::off_clock(&mut c, &clock);
         let o = c
             .args(["harvest", "--config"])
             .arg(&env.config)
@@ -567,7 +552,7 @@ fn a_worker_on_a_machine_whose_clock_is_off_takes_no_live_run_over() {
     // Ten minutes ahead, `plikt run` and `plikt harvest` do not start, and say why.
     for command in ["run", "harvest"] {
         let mut c = crate::support::plikt();
-        off_clock(&mut c, &clock);
+        crate::support::off_clock(&mut c, &clock);
         c.envs(env.env.iter().map(|(k, v)| (k, v)));
         let o = c
             .args([command, "--config"])
