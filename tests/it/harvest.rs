@@ -2051,9 +2051,24 @@ fn status_names_the_worker_harvesting_now_and_a_killed_workers_lease() {
             ),
         ]
     });
-    let env = Env::plain("status-worker", &publisher.url("/feed.xml"), "");
+    let env = Env::plain("status-worker", &publisher.url("/feed.xml"), "")
+        .with_env("PLIKT_TEST_OPS_TOKEN", "ops-secret");
     env.replace_in_config("schedule = \"0 0 3 * * *\"", "schedule = \"* * * * * *\"");
-    env.listen_on_free_port();
+    let cfg = std::fs::read_to_string(&env.config).unwrap();
+    std::fs::write(
+        &env.config,
+        format!("{cfg}\n[[operator]]\nid = \"ops\"\ntoken_env = \"PLIKT_TEST_OPS_TOKEN\"\n"),
+    )
+    .unwrap();
+    let base = env.listen_on_free_port();
+    // What a monitoring system reads from the worker's /status.
+    let over_http = || {
+        let (code, head, body) =
+            crate::support::get(&format!("{base}status"), Some("Bearer ops-secret"));
+        assert_eq!(code, 200, "{head}");
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        v["publishers"][0]["harvesting"].clone()
+    };
     let mut run = env.spawn(&["run"]);
     let harvesting = || env.status()["harvesting"].clone();
     let started = std::time::Instant::now();
@@ -2069,6 +2084,9 @@ fn status_names_the_worker_harvesting_now_and_a_killed_workers_lease() {
     let h = harvesting();
     let worker = h["worker"].as_str().unwrap().to_string();
     assert!(worker.contains(&run.id().to_string()), "{h}");
+    assert_eq!(h["expired"], false, "{h}");
+    let h = over_http();
+    assert_eq!(h["worker"], worker.as_str(), "{h}");
     assert_eq!(h["expired"], false, "{h}");
     let o = env.cmd(&["status"]);
     let out = String::from_utf8_lossy(&o.stdout);
