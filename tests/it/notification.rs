@@ -834,4 +834,11 @@ fn a_hub_on_a_machine_whose_clock_is_off_does_not_send_a_delivery_in_flight_agai
         env.sql("SELECT state, attempts FROM deliveries"),
         [["delivered", "1"]]
     );
+    // The node serves, and says its clock is off.
+    let log = std::fs::read_to_string(env.dir.join("second.log")).unwrap();
+    assert!(
+        log.contains("serving with a clock that disagrees with the catalog's")
+            && log.contains("600.0 s ahead of the catalog's"),
+        "{log}"
+    );
 }
