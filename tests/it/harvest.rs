@@ -2063,8 +2063,7 @@ fn status_names_the_worker_harvesting_now_and_a_killed_workers_lease() {
     let base = env.listen_on_free_port();
     // What a monitoring system reads from the worker's /status.
     let over_http = || {
-        let (code, head, body) =
-            crate::support::get(&format!("{base}status"), Some("Bearer ops-secret"));
+        let (code, head, body) = get(&format!("{base}status"), Some("Bearer ops-secret"));
         assert_eq!(code, 200, "{head}");
         let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
         v["publishers"][0]["harvesting"].clone()
