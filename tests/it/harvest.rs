@@ -2065,7 +2065,7 @@ fn status_names_the_worker_harvesting_now_and_a_killed_workers_lease() {
     let over_http = || {
         let (code, head, body) = get(&format!("{base}status"), Some("Bearer ops-secret"));
         assert_eq!(code, 200, "{head}");
-        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        let v: Value = serde_json::from_slice(&body).unwrap();
         v["publishers"][0]["harvesting"].clone()
     };
     let mut run = env.spawn(&["run"]);
