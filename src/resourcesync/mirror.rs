@@ -1482,8 +1482,15 @@ impl Mirror {
 
     /// Copies what the publish changed in the `touched` partitions up to the object
     /// store, leaves first, then their manifests and the list of partitions, then
-    /// removes what the publish removed. Writes nothing when nothing changed.
-    pub(super) fn push(mut self, touched: Touched<'_>) -> Result<Copied, PublishError> {
+    /// removes what the publish removed. Writes nothing when nothing changed. `fence`
+    /// is asked before each write and removal, and stops the push when it fails: the
+    /// publish lock among workers, which ends with its catalog connection (a
+    /// PostgreSQL restart), after which another worker's newer documents may be there.
+    pub(super) fn push(
+        mut self,
+        touched: Touched<'_>,
+        fence: &dyn Fn() -> Result<(), PublishError>,
+    ) -> Result<Copied, PublishError> {
         let www = self.www.clone();
         let mut walked: BTreeSet<String> = match touched {
             Touched::Sets(dirs) => std::iter::once(String::new())
@@ -1574,6 +1581,7 @@ impl Mirror {
                 return Err(lost_packages(&www, &lost));
             }
             for (_, rel, entry, _) in changed.iter().filter(|c| !c.3) {
+                fence()?;
                 upload(&self.documents, &www, rel, entry)?;
                 uploaded.insert(rel.as_str());
                 copied.files += 1;
@@ -1598,6 +1606,7 @@ impl Mirror {
                 } else {
                     before.shards.clone()
                 };
+                fence()?;
                 let put = put_part(&self.documents, &www, part, now, &known)?;
                 self.remote.insert(part.clone(), put.sha256);
                 shards.insert(part.clone(), put.shards);
@@ -1608,9 +1617,11 @@ impl Mirror {
                 parts: self.remote.clone(),
             };
             let bytes = to_json(&www, MANIFEST, &manifest)?;
+            fence()?;
             self.documents
                 .put(MANIFEST, Bytes::from(bytes))
                 .map_err(store_err)?;
+            fence()?;
             for rel in &removed {
                 self.documents.delete(rel).map_err(store_err)?;
                 copied.removed += 1;
@@ -1625,6 +1636,7 @@ impl Mirror {
         let sent_path = www.join(SENT);
         let unlisted: BTreeSet<String> = read_json(&sent_path);
         if !unlisted.is_empty() {
+            fence()?;
             let mut left = BTreeSet::new();
             for rel in unlisted {
                 let Some((_, now, ..)) = walked_now.iter().find(|w| w.0 == partition_of(&rel))

@@ -121,6 +121,17 @@ pub enum PublishError {
         /// The newest this plikt knows.
         known: u32,
     },
+    /// The right to publish among workers ended while this publish was copying its
+    /// documents up (its catalog connection ended, so PostgreSQL released the lock and
+    /// another worker may be publishing): it stops before it writes another document
+    /// over that worker's.
+    #[error(
+        "the publish lost its lock among workers while copying documents to the object store ({reason}): it stopped so as not to write over another worker's newer documents; the next publish writes what this one did not"
+    )]
+    LockLost {
+        /// Why: the lock no longer held, or the connection's error.
+        reason: String,
+    },
     /// A document would pass the Sitemap limits.
     #[error(
         "{path}: more than {MAX_ENTRIES} entries or {MAX_BYTES} bytes in one document; the previous document was kept"
@@ -328,7 +339,9 @@ pub fn publish_until(
         }
     }
     if let Some(mirror) = mirror {
-        let pushed = mirror.push(mirror::Touched::Sets(&written))?;
+        let pushed = mirror.push(mirror::Touched::Sets(&written), &|| {
+            still_publishing(&catalog)
+        })?;
         tracing::info!(
             files = pushed.files,
             bytes = pushed.bytes,
@@ -356,7 +369,7 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
     let same_folder = crate::config::same_path(from_www, &www);
     // No early copy: the old folder's documents go in first, and the pull under the
     // lock brings down only what the object store has that differs.
-    let (_lock, _, _catalog, blobs) = begin(config, &www, Pull::UnderLock, &|| false)?;
+    let (_lock, _, catalog, blobs) = begin(config, &www, Pull::UnderLock, &|| false)?;
     let documents = blobs.documents();
     // Copied into the folder; dump packages moved straight to the object store.
     let (mut copied, mut moved) = (0, 0);
@@ -396,7 +409,7 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
         Some(documents) => {
             mirror::pull(documents, &www, mirror::Lost::Forget)?
                 .0
-                .push(mirror::Touched::All)?
+                .push(mirror::Touched::All, &|| still_publishing(&catalog))?
                 .files
                 + moved
         }
@@ -468,6 +481,20 @@ fn begin(
         return Err(PublishError::Interrupted);
     }
     Ok((file, location, catalog, blobs))
+}
+
+/// `Ok` while `catalog` (the one [`begin`] took the publish lock on) still holds it:
+/// the fence [`mirror::Mirror::push`] passes before each write to the object store.
+fn still_publishing(catalog: &Catalog) -> Result<(), PublishError> {
+    match catalog.holds_publishing() {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(PublishError::LockLost {
+            reason: "PostgreSQL no longer holds it for this connection".into(),
+        }),
+        Err(e) => Err(PublishError::LockLost {
+            reason: e.to_string(),
+        }),
+    }
 }
 
 /// Whether [`begin`] copies the object store's documents into a folder that never

@@ -325,6 +325,15 @@ impl Catalog {
         }
     }
 
+    /// Whether this connection still holds the right to publish
+    /// ([`Catalog::lock_publishing`]): false, or an error, once the connection ended
+    /// (PostgreSQL restarted, the network cut), after which another worker may publish.
+    pub fn holds_publishing(&self) -> Result<bool, StoreError> {
+        self.db
+            .holds_session_lock(Lock::Publish)
+            .map_err(sql("checking the publish lock"))
+    }
+
     /// Records (or updates) a configured publisher.
     pub fn upsert_publisher(&self, id: &str, name: &str, feed: &str) -> Result<(), StoreError> {
         self.db

@@ -856,6 +856,28 @@ impl Db {
     }
 }
 
+impl Db {
+    /// Whether this connection still holds `lock` (taken with
+    /// [`Db::lock_session_within`]): PostgreSQL releases a session's locks when the
+    /// session ends (a restart, a failover, `pg_terminate_backend`, a network cut it
+    /// noticed), and the connection that took it may not know yet. An `Err` is a
+    /// connection that is gone, and its locks with it. Always held on SQLite.
+    pub fn holds_session_lock(&self, lock: Lock) -> Result<bool, DbError> {
+        if self.backend() != Backend::Postgres {
+            return Ok(true);
+        }
+        // A bigint key is pg_locks' classid (high 32 bits) and objid (low), objsubid 1
+        // (PostgreSQL 15 documentation §54.12, pg_locks).
+        self.one(
+            "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory'
+               AND pid = pg_backend_pid() AND granted AND objsubid = 1
+               AND classid::bigint = (?1::bigint >> 32)
+               AND objid::bigint = (?1::bigint & 4294967295))",
+            params![lock.key()],
+        )
+    }
+}
+
 /// A transaction: rolled back when dropped without [`Tx::commit`].
 pub struct Tx<'a> {
     db: &'a mut Db,

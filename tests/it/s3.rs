@@ -2088,3 +2088,96 @@ fn s3_documents_published_by_one_node_are_served_by_any_node() {
         .unwrap();
     assert_eq!(kept.to_vec(), newer);
 }
+
+/// The publish lock among workers is PostgreSQL's, and it ends with its connection (a
+/// restart, a failover, a network cut). A publish that lost it while copying its
+/// documents up went on, and wrote its documents and manifest over those of the publish
+/// another worker made meanwhile (a review reproduced it with gdb and
+/// pg_terminate_backend: the Change List lost a deposit until the next publish of the
+/// set). The copy now asks, before each write, whether its connection still holds the
+/// lock, and stops.
+#[test]
+fn s3_a_publish_that_loses_its_lock_mid_copy_writes_nothing_more() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicI64, Ordering};
+    let garage = Garage::start("lostlock");
+    let pg = OwnPostgres::start();
+    let items = Arc::new(AtomicI64::new(3));
+    let base: Arc<std::sync::OnceLock<String>> = Default::default();
+    let (i2, b2) = (items.clone(), base.clone());
+    let publisher = Server::with_handler(move |r| {
+        if r.path == "/feed.xml" {
+            let base = b2.get().unwrap();
+            // Newest first, as the profile asks.
+            let items: Vec<TestItem> = (1..=i2.load(Ordering::SeqCst))
+                .rev()
+                .map(|i| TestItem::new(&format!("l-{i}"), &date(i), &format!("{base}/l-{i}.html")))
+                .collect();
+            return Response::ok(feed(&items));
+        }
+        Response::file(HTML, "text/html")
+    });
+    let _ = base.set(publisher.url(""));
+    let proxy = Proxy::start(garage.port);
+    let mut env = Env::plain("s3-lostlock", &publisher.url("/feed.xml"), "");
+    own_catalog(&mut env, &pg, "lostlock");
+    let env = garage.configure_through(&proxy, env, "kb/", "");
+    for args in [&["harvest"][..], &["publish"]] {
+        let o = env.cmd(args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", text(&o));
+    }
+    items.store(5, Ordering::SeqCst);
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // A slow object store: the publish is copying its first document when its lock's
+    // session ends (as when PostgreSQL restarts).
+    proxy.hold_puts(Duration::from_millis(1500));
+    let before = proxy.heads().len();
+    let mut publish = env.spawn(&["publish", "--no-dumps"]);
+    let started = Instant::now();
+    while !proxy.heads()[before..]
+        .iter()
+        .any(|h| h.starts_with("PUT /plikt/kb/www/"))
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the publish copied nothing within 30 s: {:#?}",
+            &proxy.heads()[before..]
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // pg_advisory_lock(0x706c696b7403), plikt's publish lock: classid and objid.
+    let ended = env.sql(
+        "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory'
+         AND granted AND objsubid = 1 AND classid = 28780 AND objid = 1768649731",
+    );
+    assert_eq!(ended.len(), 1, "the publish lock's session: {ended:?}");
+    let at = proxy.heads().len();
+    proxy.hold_puts(Duration::ZERO);
+    let exit = wait_for_exit(
+        &mut publish,
+        Duration::from_secs(30),
+        "the publish did not end",
+    );
+    let said = std::fs::read_to_string(env.dir.join("spawned.log")).unwrap_or_default();
+    assert_eq!(exit.code(), Some(2), "{said}");
+    assert!(said.contains("lost its lock among workers"), "{said}");
+    // Nothing written after the lock went, beyond the document already on its way.
+    let after: Vec<String> = proxy.heads()[at..]
+        .iter()
+        .filter(|h| h.starts_with("PUT ") || h.starts_with("DELETE "))
+        .cloned()
+        .collect();
+    assert!(after.is_empty(), "written without the lock: {after:#?}");
+    // The next publish writes what this one did not: the Change List names all five
+    // deposits, each with its record and its page.
+    let o = env.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let listed = |set: &str| {
+        let path = env
+            .data()
+            .join(format!("www/resourcesync/{set}/changelist.xml"));
+        locs(&std::fs::read_to_string(path).unwrap()).len()
+    };
+    assert_eq!(listed("test"), 10);
+}

@@ -1260,12 +1260,14 @@ impl TlsFront {
 
 /// An HTTP/1.1 proxy on loopback in front of another server (an object store): records
 /// every request head it forwards and, when asked, flips one byte in the body of each
-/// PUT on its way (a corruption in transit, which the object store must refuse). Stops
-/// when dropped.
+/// PUT on its way (a corruption in transit, which the object store must refuse) or
+/// holds each PUT a while before sending it on (a slow object store). Stops when
+/// dropped.
 pub struct Proxy {
     pub addr: std::net::SocketAddr,
     heads: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
     corrupt: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    hold_ms: std::sync::Arc<std::sync::atomic::AtomicU64>,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
@@ -1277,8 +1279,14 @@ impl Proxy {
         let addr = listener.local_addr().expect("addr");
         let heads = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let corrupt = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let hold_ms = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let (h2, c2, s2) = (heads.clone(), corrupt.clone(), stop.clone());
+        let (h2, c2, d2, s2) = (
+            heads.clone(),
+            corrupt.clone(),
+            hold_ms.clone(),
+            stop.clone(),
+        );
         std::thread::spawn(move || {
             let deadline = std::time::Instant::now() + Duration::from_secs(600);
             while !s2.load(Ordering::Relaxed) && std::time::Instant::now() < deadline {
@@ -1286,9 +1294,9 @@ impl Proxy {
                     std::thread::sleep(Duration::from_millis(2));
                     continue;
                 };
-                let (h3, c3) = (h2.clone(), c2.clone());
+                let (h3, c3, d3) = (h2.clone(), c2.clone(), d2.clone());
                 std::thread::spawn(move || {
-                    let _ = proxy_connection(client, upstream_port, &h3, &c3);
+                    let _ = proxy_connection(client, upstream_port, &h3, &c3, &d3);
                 });
             }
         });
@@ -1296,8 +1304,15 @@ impl Proxy {
             addr,
             heads,
             corrupt,
+            hold_ms,
             stop,
         }
+    }
+
+    /// Hold each PUT this long before sending it on, from now on (zero: not at all).
+    pub fn hold_puts(&self, d: Duration) {
+        self.hold_ms
+            .store(d.as_millis() as u64, std::sync::atomic::Ordering::Relaxed);
     }
 
     pub fn endpoint(&self) -> String {
@@ -1328,6 +1343,7 @@ fn proxy_connection(
     upstream_port: u16,
     heads: &std::sync::Mutex<Vec<String>>,
     corrupt: &std::sync::atomic::AtomicBool,
+    hold_ms: &std::sync::atomic::AtomicU64,
 ) -> std::io::Result<()> {
     use std::io::{BufRead, BufReader, Read, Write};
     client.set_nonblocking(false)?;
@@ -1370,6 +1386,10 @@ fn proxy_connection(
             body[length / 2] ^= 0x20;
         }
         heads.lock().expect("lock").push(head.clone());
+        let hold = hold_ms.load(std::sync::atomic::Ordering::Relaxed);
+        if hold > 0 && head.starts_with("PUT ") {
+            std::thread::sleep(Duration::from_millis(hold));
+        }
         to.write_all(head.as_bytes())?;
         to.write_all(&body)?;
     }
