@@ -222,8 +222,8 @@ async fn deliver(
         DeliveryResult::Delivered => {
             tracing::info!(publisher = %s.publisher, access = %s.access, callback = %s.callback, notification = d.notification_id, "notification delivered");
         }
-        DeliveryResult::Retry { error, at } => {
-            tracing::warn!(publisher = %s.publisher, access = %s.access, callback = %s.callback, notification = d.notification_id, attempt = d.attempts + 1, error = %error, retry_at = %at, "notification not delivered; will retry");
+        DeliveryResult::Retry { error, after } => {
+            tracing::warn!(publisher = %s.publisher, access = %s.access, callback = %s.callback, notification = d.notification_id, attempt = d.attempts + 1, error = %error, retry_in_secs = after.num_seconds(), "notification not delivered; will retry");
         }
         DeliveryResult::GiveUp { error } => {
             tracing::error!(publisher = %s.publisher, access = %s.access, callback = %s.callback, notification = d.notification_id, attempts = d.attempts + 1, error = %error, "notification given up");
@@ -241,7 +241,6 @@ async fn deliver(
     let gone = matches!(&result, DeliveryResult::GiveUp { error } if error.starts_with(GONE));
     let catalog = catalog.clone();
     let recorded = tokio::task::spawn_blocking(move || {
-        let now = crate::store::now();
         // Recorded again on a new connection if the held one turns out to be gone:
         // an attempt recorded once more changes nothing (a delivered one is no longer
         // pending) or counts one attempt more, where not recording it would send the
@@ -250,6 +249,8 @@ async fn deliver(
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .again(|c| {
+                // The catalog's time, as the claims' (`store::clock`).
+                let now = c.read_clock()?.catalog_now;
                 c.delivery_attempted(d.subscription_id, d.notification_id, &result, now)?;
                 if gone {
                     // WebSub §7: a 410 ends the subscription.
@@ -353,10 +354,8 @@ fn retry(config: &Config, attempts: u32, error: String) -> DeliveryResult {
         * 1000;
     // Full jitter between half and the whole delay.
     let ms = base / 2 + crate::fetch::random() % (base / 2 + 1);
-    let at = crate::store::now().plus(chrono::Duration::milliseconds(
-        i64::try_from(ms).unwrap_or(i64::MAX),
-    ));
-    DeliveryResult::Retry { error, at }
+    let after = chrono::Duration::milliseconds(i64::try_from(ms).unwrap_or(i64::MAX / 1000));
+    DeliveryResult::Retry { error, after }
 }
 
 #[cfg(test)]

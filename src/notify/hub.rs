@@ -230,7 +230,9 @@ pub async fn complete(
     let mode = request.mode;
     let stored = tokio::task::spawn_blocking(move || {
         let mut catalog = Catalog::open(&location)?;
-        let stamp = crate::store::now();
+        // The catalog's time: the lease is compared with the delivery loops' claims on
+        // every machine (`store::clock`).
+        let stamp = catalog.read_clock()?.catalog_now;
         match request.mode {
             Mode::Subscribe => {
                 // A topic notifies from the moment it has its first subscriber, at the

@@ -88,7 +88,8 @@ pub fn link_header(config: &Config, publisher: &str, access: Access) -> String {
 /// prunes what is no longer needed.
 pub fn enqueue(config: &Config) -> Result<Enqueued, NotifyError> {
     let mut catalog = Catalog::open(&crate::store::Location::of(config)?)?;
-    let now = crate::store::now();
+    // The catalog's time, as the hub's leases and the deliveries' (`store::clock`).
+    let now = catalog.read_clock()?.catalog_now;
     let mut out = Enqueued::default();
     // Every topic's position and every publisher's last change, two statements: a topic
     // at its publisher's last change has nothing to notify, and is not read further.

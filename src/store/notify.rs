@@ -132,12 +132,13 @@ pub struct ClaimedDelivery {
 pub enum DeliveryResult {
     /// The callback answered 2xx.
     Delivered,
-    /// Failed; try again at this time.
+    /// Failed; try again this long after the attempt is recorded (in the catalog's
+    /// time: the delivery loops of several machines compare it with their claims).
     Retry {
         /// Why.
         error: String,
-        /// When.
-        at: Timestamp,
+        /// How long after.
+        after: chrono::Duration,
     },
     /// Failed for the last time, or the subscriber said it is gone (410).
     GiveUp {
@@ -437,9 +438,11 @@ impl Catalog {
     ) -> Result<(), StoreError> {
         let (state, error, next) = match result {
             DeliveryResult::Delivered => (DeliveryState::Delivered, None, now),
-            DeliveryResult::Retry { error, at } => {
-                (DeliveryState::Pending, Some(error.as_str()), *at)
-            }
+            DeliveryResult::Retry { error, after } => (
+                DeliveryState::Pending,
+                Some(error.as_str()),
+                now.plus(*after),
+            ),
             DeliveryResult::GiveUp { error } => (DeliveryState::Failed, Some(error.as_str()), now),
         };
         let delivered = (state == DeliveryState::Delivered).then_some(now);

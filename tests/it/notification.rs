@@ -754,7 +754,7 @@ fn serve_answers_and_notifies_across_a_postgresql_restart() {
 /// node's claim on a delivery it was still making had expired, and it sent the same
 /// notification again at once. Claims are now times of the catalog's clock.
 #[test]
-fn a_hub_on_a_machine_whose_clock_is_off_does_not_send_a_delivery_in_flight_again() {
+fn a_hub_on_a_machine_whose_clock_is_off_sends_no_delivery_twice_and_grants_leases_in_the_catalogs_time() {
     let pg = crate::support::OwnPostgres::start();
     let generation = Arc::new(AtomicU32::new(1));
     let publisher = changing_publisher(generation.clone());
@@ -833,6 +833,39 @@ fn a_hub_on_a_machine_whose_clock_is_off_does_not_send_a_delivery_in_flight_agai
     assert_eq!(
         env.sql("SELECT state, attempts FROM deliveries"),
         [["delivered", "1"]]
+    );
+    // A subscription through the node ten minutes ahead gets the lease it asked for in
+    // the catalog's time (before, 10 minutes longer; one ten minutes behind stored a
+    // 300-s lease as already ended, and the next publish removed it).
+    let quick = echo_callback(Response::status(204));
+    let (status, resp) = post_form(
+        &format!("http://127.0.0.1:{port}/hub"),
+        &format!(
+            "hub.mode=subscribe&hub.topic={}&hub.callback={}&hub.lease_seconds=300",
+            urlencode(&topic),
+            urlencode(&quick.url("/quick"))
+        ),
+    );
+    assert_eq!(status, 202, "{resp}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let left = loop {
+        let row = env.sql(&format!(
+            "SELECT lease_expires_at FROM subscriptions WHERE callback = '{}'",
+            quick.url("/quick")
+        ));
+        if let Some(r) = row.first() {
+            let until = chrono::DateTime::parse_from_rfc3339(&r[0]).unwrap();
+            break (until.to_utc() - chrono::Utc::now()).num_seconds();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not verified through the second node"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        (280..=300).contains(&left),
+        "the lease ends in {left} s, not 300"
     );
     // The node serves, and says its clock is off.
     let log = std::fs::read_to_string(env.dir.join("second.log")).unwrap();
