@@ -205,6 +205,8 @@ struct SlotState {
     held: HashMap<String, HashMap<u32, Option<std::time::Instant>>>,
     /// The task that gives back slots unused for [`LINGER`] runs.
     reaping: bool,
+    /// When the connection was last found to hold the slots this worker counts on.
+    checked: Option<std::time::Instant>,
 }
 
 /// How long a request waits before it looks for a free slot of its host again.
@@ -212,6 +214,12 @@ const SLOT_POLL: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// How long a worker keeps a slot no request of it uses before it gives it back.
 const LINGER: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// How often a worker that holds slots asks whether its connection still holds them.
+/// A session that ended (`idle_session_timeout`, `pg_terminate_backend`, a restart)
+/// took its locks with it; other workers may take those slots, so a worker streaming
+/// to a host on slots it no longer holds would put that host over its limit.
+const SLOT_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl SlotState {
     /// A slot of `host` for a request now, if there is one; `Err` when the catalog
@@ -253,12 +261,30 @@ impl SlotState {
         Ok(None)
     }
 
-    /// Gives back the slots no request has used for [`LINGER`].
+    /// Gives back the slots no request has used for [`LINGER`], and every
+    /// [`SLOT_CHECK`] makes sure the connection still holds the slots counted on: if
+    /// not, they are forgotten, and the next requests take slots again, waiting for
+    /// other workers' as usual.
     fn reap(&mut self) {
         let now = std::time::Instant::now();
         let Some(catalog) = self.catalog.as_ref() else {
             return;
         };
+        let counted: usize = self.held.values().map(HashMap::len).sum();
+        if counted > 0
+            && self
+                .checked
+                .is_none_or(|t| now.duration_since(t) >= SLOT_CHECK)
+        {
+            self.checked = Some(now);
+            let held = catalog.host_slots_held();
+            if !held.as_ref().is_ok_and(|&n| n >= counted as u64) {
+                tracing::warn!(counted, held = ?held, "the catalog connection no longer holds this worker's host slots (its session ended); taking them again");
+                self.catalog = None;
+                self.held.clear();
+                return;
+            }
+        }
         let mut lost = false;
         for (host, held) in &mut self.held {
             held.retain(|slot, idle| {

@@ -287,6 +287,23 @@ impl Catalog {
             .map_err(sql("taking a host slot"))
     }
 
+    /// How many host slots this connection holds ([`Catalog::try_host_slot`]'s locks,
+    /// keyed by two integers: `objsubid` 2 in pg_locks). PostgreSQL releases them when
+    /// the session ends; an `Err` is a connection that is gone.
+    pub fn host_slots_held(&self) -> Result<u64, StoreError> {
+        if self.backend() == Backend::Sqlite {
+            return Ok(0);
+        }
+        self.db()
+            .one(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'
+                   AND pid = pg_backend_pid() AND granted AND objsubid = 2",
+                params![],
+            )
+            .map(|n: i64| u64::try_from(n).unwrap_or(0))
+            .map_err(sql("counting the host slots held"))
+    }
+
     /// Gives back a slot taken with [`Catalog::try_host_slot`].
     pub fn leave_host_slot(&self, host: &str, slot: u32) -> Result<(), StoreError> {
         if self.backend() == Backend::Sqlite {

@@ -754,7 +754,8 @@ fn serve_answers_and_notifies_across_a_postgresql_restart() {
 /// node's claim on a delivery it was still making had expired, and it sent the same
 /// notification again at once. Claims are now times of the catalog's clock.
 #[test]
-fn a_hub_on_a_machine_whose_clock_is_off_sends_no_delivery_twice_and_grants_leases_in_the_catalogs_time() {
+fn a_hub_on_a_machine_whose_clock_is_off_sends_no_delivery_twice_and_grants_leases_in_the_catalogs_time()
+ {
     let pg = crate::support::OwnPostgres::start();
     let generation = Arc::new(AtomicU32::new(1));
     let publisher = changing_publisher(generation.clone());

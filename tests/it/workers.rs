@@ -410,95 +410,129 @@ fn postgresql_restarted_mid_harvest_the_workers_reconnect_and_go_on() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
 
+/// Two publishers on one host (`/0/`, `/1/`, `items` items each with a file), every
+/// request but the feeds' answered `delay` late; the requests in flight to the host now
+/// and at the most, and two workers' environment (max_connections_per_host = 2, one run
+/// per worker, runs every 2 s) on a PostgreSQL cluster and a Garage of the test's own.
+struct OneHost {
+    env: Env,
+    now: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    peak: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    _server: Server,
+    _garage: Garage,
+    _pg: OwnPostgres,
+}
+
+impl OneHost {
+    fn start(name: &str, items: i64, delay: Duration) -> Self {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let pg = OwnPostgres::start();
+        let (now, peak) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let (n2, p2) = (now.clone(), peak.clone());
+        let base: Arc<std::sync::OnceLock<String>> = Default::default();
+        let b2 = base.clone();
+        let server = Server::with_handler(move |r| {
+            let mut parts = r.path.trim_start_matches('/').splitn(3, '/');
+            let (Some(Ok(p)), Some(kind)) = (parts.next().map(str::parse::<usize>), parts.next())
+            else {
+                return Response::status(404);
+            };
+            if kind == "feed.xml" {
+                let items: Vec<TestItem> = (0..items)
+                    .map(|i| {
+                        TestItem::new(
+                            &format!("h{p}-{i}"),
+                            &date(1000 - i),
+                            &format!("{}/{p}/page/{i}.html", b2.get().unwrap()),
+                        )
+                        .content(
+                            &format!("{}/{p}/file/{i}.bin", b2.get().unwrap()),
+                            "application/octet-stream",
+                            &file(p, i as usize),
+                        )
+                    })
+                    .collect();
+                return Response::ok(feed(&items));
+            }
+            let in_flight = n2.fetch_add(1, Ordering::SeqCst) + 1;
+            p2.fetch_max(in_flight, Ordering::SeqCst);
+            std::thread::sleep(delay);
+            n2.fetch_sub(1, Ordering::SeqCst);
+            match kind {
+                "file" => {
+                    let i: usize = parts
+                        .next()
+                        .and_then(|n| n.trim_end_matches(".bin").parse().ok())
+                        .unwrap_or(0);
+                    Response::file(file(p, i), "application/octet-stream")
+                }
+                _ => Response::file(format!("<html><body>{}</body></html>", r.path), "text/html"),
+            }
+        });
+        let _ = base.set(server.url(""));
+        let mut env = Env::plain(
+            name,
+            &server.url("/0/feed.xml"),
+            "max_connections = 8\nmax_connections_per_host = 2",
+        );
+        own_catalog(&mut env, &pg, &name.replace('-', "_"));
+        let cfg = std::fs::read_to_string(&env.config)
+            .unwrap()
+            .replace(
+                "lease_secs = 3\n",
+                "lease_secs = 3\npoll_secs = 1\nruns_per_worker = 1\n",
+            )
+            .replace("schedule = \"0 0 3 * * *\"", "schedule = \"*/2 * * * * *\"")
+            + &format!(
+                "\n[[publisher]]\nid = \"andra\"\nname = \"Andra\"\nschedule = \"*/2 * * * * *\"\nfeed = \"{}\"\nhttps_only = false\nallow_private = true\n",
+                server.url("/1/feed.xml")
+            );
+        std::fs::write(&env.config, cfg).unwrap();
+        let garage = Garage::start(name);
+        let env = garage.configure(env, "h/", "");
+        let o = env.cmd(&["status"]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        Self {
+            env,
+            now,
+            peak,
+            _server: server,
+            _garage: garage,
+            _pg: pg,
+        }
+    }
+
+    fn peak(&self) -> usize {
+        self.peak.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Waits until `n` versions are deposited, within `within`.
+    fn deposited(&self, n: usize, within: Duration) {
+        let deadline = Instant::now() + within;
+        while deposited(&self.env) < n {
+            assert!(
+                Instant::now() < deadline,
+                "not all deposited within {within:?}: {}",
+                deposited(&self.env)
+            );
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+}
+
 #[test]
 fn workers_keep_the_per_host_limit_together() {
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicUsize, Ordering};
     // Two publishers on one host, two workers each harvesting one of them at the same
     // time: together they stay within max_connections_per_host = 2 (each alone keeps
     // to 2, 4 in all; a worker that took the same slot again for each request — a
     // PostgreSQL session is granted a lock it holds — would make it 4 too).
-    let pg = OwnPostgres::start();
-    let (now, peak) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let (n2, p2) = (now.clone(), peak.clone());
-    let base: Arc<std::sync::OnceLock<String>> = Default::default();
-    let b2 = base.clone();
-    let server = Server::with_handler(move |r| {
-        let mut parts = r.path.trim_start_matches('/').splitn(3, '/');
-        let (Some(Ok(p)), Some(kind)) = (parts.next().map(str::parse::<usize>), parts.next())
-        else {
-            return Response::status(404);
-        };
-        if kind == "feed.xml" {
-            let items: Vec<TestItem> = (0..40)
-                .map(|i| {
-                    TestItem::new(
-                        &format!("h{p}-{i}"),
-                        &date(1000 - i),
-                        &format!("{}/{p}/page/{i}.html", b2.get().unwrap()),
-                    )
-                    .content(
-                        &format!("{}/{p}/file/{i}.bin", b2.get().unwrap()),
-                        "application/octet-stream",
-                        &file(p, i as usize),
-                    )
-                })
-                .collect();
-            return Response::ok(feed(&items));
-        }
-        let in_flight = n2.fetch_add(1, Ordering::SeqCst) + 1;
-        p2.fetch_max(in_flight, Ordering::SeqCst);
-        std::thread::sleep(Duration::from_millis(60));
-        n2.fetch_sub(1, Ordering::SeqCst);
-        match kind {
-            "file" => {
-                let i: usize = parts
-                    .next()
-                    .and_then(|n| n.trim_end_matches(".bin").parse().ok())
-                    .unwrap_or(0);
-                Response::file(file(p, i), "application/octet-stream")
-            }
-            _ => Response::file(format!("<html><body>{}</body></html>", r.path), "text/html"),
-        }
-    });
-    let _ = base.set(server.url(""));
-    let mut env = Env::plain(
-        "workers-hosts",
-        &server.url("/0/feed.xml"),
-        "max_connections = 8\nmax_connections_per_host = 2",
-    );
-    own_catalog(&mut env, &pg, "hosts");
-    let cfg = std::fs::read_to_string(&env.config)
-        .unwrap()
-        .replace(
-            "lease_secs = 3\n",
-            "lease_secs = 3\npoll_secs = 1\nruns_per_worker = 1\n",
-        )
-        .replace("schedule = \"0 0 3 * * *\"", "schedule = \"*/2 * * * * *\"")
-        + &format!(
-            "\n[[publisher]]\nid = \"andra\"\nname = \"Andra\"\nschedule = \"*/2 * * * * *\"\nfeed = \"{}\"\nhttps_only = false\nallow_private = true\n",
-            server.url("/1/feed.xml")
-        );
-    std::fs::write(&env.config, cfg).unwrap();
-    let garage = Garage::start("workers-hosts");
-    let env = garage.configure(env, "h/", "");
-    let o = env.cmd(&["status"]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    let mut workers: Vec<Running> = (0..2).map(|n| worker(&env, n)).collect();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while deposited(&env) < 80 {
-        assert!(
-            Instant::now() < deadline,
-            "not all deposited within 120 s: {}",
-            deposited(&env)
-        );
-        std::thread::sleep(Duration::from_millis(300));
-    }
+    let host = OneHost::start("workers-hosts", 40, Duration::from_millis(60));
+    let env = &host.env;
+    let mut workers: Vec<Running> = (0..2).map(|n| worker(env, n)).collect();
+    host.deposited(80, Duration::from_secs(120));
     stop(&mut workers);
-    eprintln!(
-        "peak requests at once to the host: {}",
-        peak.load(Ordering::SeqCst)
-    );
+    eprintln!("peak requests at once to the host: {}", host.peak());
     // Both publishers were harvested, each run by one worker at a time, at once.
     let runs = env.sql(
         "SELECT a.id FROM runs a JOIN runs b ON a.publisher < b.publisher
@@ -509,9 +543,69 @@ fn workers_keep_the_per_host_limit_together() {
         "the two publishers' runs never overlapped: nothing was tested"
     );
     assert!(
-        peak.load(Ordering::SeqCst) <= 2,
+        host.peak() <= 2,
         "{} requests at once to one host, over max_connections_per_host = 2",
-        peak.load(Ordering::SeqCst)
+        host.peak()
+    );
+}
+
+#[test]
+fn a_worker_whose_slot_session_ended_takes_its_host_slots_again() {
+    // A worker streaming to a host holds its slots for as long as requests follow each
+    // other, without asking PostgreSQL. When its session ends (idle_session_timeout,
+    // pg_terminate_backend) the server releases them, and another worker takes them:
+    // both then sent max_connections_per_host requests at once. Now a worker asks every
+    // second whether its connection still holds what it counts on.
+    let host = OneHost::start("workers-slots", 80, Duration::from_millis(100));
+    let env = &host.env;
+    let slot_sessions = || {
+        env.sql(
+            "SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
+             AND objsubid = 2",
+        )
+    };
+    // Worker 0 alone first: its slots are the only ones taken.
+    let mut workers = vec![worker(env, 0)];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let first = loop {
+        let s = slot_sessions();
+        if !s.is_empty() && host.now.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+            break s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "worker 0 took no host slot in 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(first.len(), 1, "{first:?}");
+    workers.push(worker(env, 1));
+    std::thread::sleep(Duration::from_secs(2));
+    // Worker 0's slot session ends; worker 1 may take the slots.
+    let ended = env.sql(&format!("SELECT pg_terminate_backend({})", first[0][0]));
+    assert_eq!(ended.len(), 1);
+    // Past the second it takes worker 0 to notice, the host never sees more than 2.
+    std::thread::sleep(Duration::from_millis(1500));
+    host.peak.store(
+        host.now.load(std::sync::atomic::Ordering::SeqCst),
+        std::sync::atomic::Ordering::SeqCst,
+    );
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(
+        deposited(env) < 160,
+        "the harvest ended before the slots were checked: nothing was tested"
+    );
+    let peak = host.peak();
+    host.deposited(160, Duration::from_secs(120));
+    stop(&mut workers);
+    assert!(
+        peak <= 2,
+        "{peak} requests at once to one host after worker 0's slot session ended"
+    );
+    let log = std::fs::read_to_string(env.dir.join("worker-0.log")).unwrap_or_default();
+    assert!(
+        log.contains("no longer holds this worker's host slots"),
+        "{log}"
     );
 }
 
