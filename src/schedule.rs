@@ -203,10 +203,17 @@ struct SlotState {
     /// Per host: slot → the time it was given back by its last request (`None`: a
     /// request is using it).
     held: HashMap<String, HashMap<u32, Option<std::time::Instant>>>,
+    /// Per host: slots whose lock went with a connection that ended while a request
+    /// was using them. They count against the limit until that request ends (the
+    /// worker takes no new lock for them meanwhile), then are forgotten.
+    owed: HashMap<String, std::collections::HashSet<u32>>,
     /// The task that gives back slots unused for [`LINGER`] runs.
     reaping: bool,
     /// When the connection was last found to hold the slots this worker counts on.
     checked: Option<std::time::Instant>,
+    /// The connection is out of the state being checked ([`SlotState::due_check`]):
+    /// no slot is taken meanwhile.
+    checking: bool,
 }
 
 /// How long a request waits before it looks for a free slot of its host again.
@@ -240,20 +247,32 @@ impl SlotState {
             *idle = None;
             return Ok(Some(slot));
         }
+        if self.checking {
+            return Ok(None);
+        }
+        let owed = self.owed.get(host);
+        let free: Vec<u32> = (0..max)
+            .filter(|s| !held.contains_key(s) && owed.is_none_or(|o| !o.contains(s)))
+            .collect();
+        if free.is_empty() {
+            return Ok(None);
+        }
         if self.catalog.is_none() {
             self.catalog = Some(Catalog::open(location)?);
         }
         let catalog = self.catalog.as_ref().expect("just opened");
-        for slot in (0..max).filter(|s| !held.contains_key(s)) {
+        for slot in free {
             match catalog.try_host_slot(host, slot) {
                 Ok(true) => {
-                    held.insert(slot, None);
+                    self.held
+                        .entry(host.to_owned())
+                        .or_default()
+                        .insert(slot, None);
                     return Ok(Some(slot));
                 }
                 Ok(false) => {}
                 Err(e) => {
-                    self.catalog = None;
-                    self.held.clear();
+                    self.forget();
                     return Err(e);
                 }
             }
@@ -261,30 +280,71 @@ impl SlotState {
         Ok(None)
     }
 
-    /// Gives back the slots no request has used for [`LINGER`], and every
-    /// [`SLOT_CHECK`] makes sure the connection still holds the slots counted on: if
-    /// not, they are forgotten, and the next requests take slots again, waiting for
-    /// other workers' as usual.
+    /// The connection is gone, and with it every lock it held: the slots requests are
+    /// using become owed, the others are forgotten.
+    fn forget(&mut self) {
+        self.catalog = None;
+        for (host, held) in self.held.drain() {
+            let in_use = held
+                .into_iter()
+                .filter(|(_, idle)| idle.is_none())
+                .map(|(slot, _)| slot);
+            self.owed.entry(host).or_default().extend(in_use);
+        }
+        self.owed.retain(|_, o| !o.is_empty());
+    }
+
+    /// A request gives `slot` of `host` back.
+    fn leave(&mut self, host: &str, slot: u32) {
+        if let Some(idle) = self.held.get_mut(host).and_then(|h| h.get_mut(&slot)) {
+            *idle = Some(std::time::Instant::now());
+        } else if let Some(owed) = self.owed.get_mut(host) {
+            owed.remove(&slot);
+            if owed.is_empty() {
+                self.owed.remove(host);
+            }
+        }
+    }
+
+    /// Every [`SLOT_CHECK`] while slots are held: the connection, taken out of the state
+    /// (so that the query runs without the state's lock), and the slots it should hold.
+    fn due_check(&mut self) -> Option<(Catalog, Vec<(String, u32)>)> {
+        let now = std::time::Instant::now();
+        if self.held.values().all(HashMap::is_empty)
+            || self
+                .checked
+                .is_some_and(|t| now.duration_since(t) < SLOT_CHECK)
+        {
+            return None;
+        }
+        let catalog = self.catalog.take()?;
+        self.checked = Some(now);
+        self.checking = true;
+        let slots = self
+            .held
+            .iter()
+            .flat_map(|(host, held)| held.keys().map(|&slot| (host.clone(), slot)))
+            .collect();
+        Some((catalog, slots))
+    }
+
+    /// The outcome of a [`SlotState::due_check`]: the connection back, or, if it no
+    /// longer holds the slots (its session ended), every slot forgotten.
+    fn checked(&mut self, catalog: Catalog, holds: Result<bool, StoreError>) {
+        self.checking = false;
+        self.catalog = Some(catalog);
+        if !matches!(holds, Ok(true)) {
+            tracing::warn!(outcome = ?holds, "the catalog connection no longer holds this worker's host slots (its session ended); taking them again");
+            self.forget();
+        }
+    }
+
+    /// Gives back the slots no request has used for [`LINGER`].
     fn reap(&mut self) {
         let now = std::time::Instant::now();
         let Some(catalog) = self.catalog.as_ref() else {
             return;
         };
-        let counted: usize = self.held.values().map(HashMap::len).sum();
-        if counted > 0
-            && self
-                .checked
-                .is_none_or(|t| now.duration_since(t) >= SLOT_CHECK)
-        {
-            self.checked = Some(now);
-            let held = catalog.host_slots_held();
-            if !held.as_ref().is_ok_and(|&n| n >= counted as u64) {
-                tracing::warn!(counted, held = ?held, "the catalog connection no longer holds this worker's host slots (its session ended); taking them again");
-                self.catalog = None;
-                self.held.clear();
-                return;
-            }
-        }
         let mut lost = false;
         for (host, held) in &mut self.held {
             held.retain(|slot, idle| {
@@ -300,9 +360,7 @@ impl SlotState {
         }
         self.held.retain(|_, held| !held.is_empty());
         if lost {
-            // The connection is gone, and with it every lock it held.
-            self.catalog = None;
-            self.held.clear();
+            self.forget();
         }
     }
 }
@@ -316,17 +374,10 @@ struct HostSlot {
 
 impl Drop for HostSlot {
     fn drop(&mut self) {
-        let mut state = self
-            .state
+        self.state
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(idle) = state
-            .held
-            .get_mut(&self.host)
-            .and_then(|h| h.get_mut(&self.slot))
-        {
-            *idle = Some(std::time::Instant::now());
-        }
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .leave(&self.host, self.slot);
     }
 }
 
@@ -342,10 +393,19 @@ impl HostSlots {
                 tokio::time::sleep(LINGER / 2).await;
                 let Some(state) = weak.upgrade() else { return };
                 let reaped = tokio::task::spawn_blocking(move || {
-                    state
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .reap();
+                    let lock = || {
+                        state
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    };
+                    let due = lock().due_check();
+                    if let Some((catalog, slots)) = due {
+                        let slots: Vec<(&str, u32)> =
+                            slots.iter().map(|(h, s)| (h.as_str(), *s)).collect();
+                        let holds = catalog.holds_host_slots(&slots);
+                        lock().checked(catalog, holds);
+                    }
+                    lock().reap();
                 })
                 .await;
                 if reaped.is_err() {

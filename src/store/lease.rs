@@ -287,21 +287,30 @@ impl Catalog {
             .map_err(sql("taking a host slot"))
     }
 
-    /// How many host slots this connection holds ([`Catalog::try_host_slot`]'s locks,
-    /// keyed by two integers: `objsubid` 2 in pg_locks). PostgreSQL releases them when
-    /// the session ends; an `Err` is a connection that is gone.
-    pub fn host_slots_held(&self) -> Result<u64, StoreError> {
+    /// Whether this connection holds every one of `slots` (host, slot) taken with
+    /// [`Catalog::try_host_slot`]: PostgreSQL releases them when the session ends (an
+    /// `Err` is a connection that is gone). Always on SQLite.
+    pub fn holds_host_slots(&self, slots: &[(&str, u32)]) -> Result<bool, StoreError> {
         if self.backend() == Backend::Sqlite {
-            return Ok(0);
+            return Ok(true);
         }
-        self.db()
-            .one(
-                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'
-                   AND pid = pg_backend_pid() AND granted AND objsubid = 2",
+        // Two integer keys: pg_locks' classid and objid, objsubid 2 (PostgreSQL 15
+        // documentation §54.12); host keys are below 2^31, so classid is the key.
+        let held: std::collections::HashSet<(i64, i64)> = self
+            .db()
+            .query(
+                "SELECT classid::bigint, objid::bigint FROM pg_locks
+                 WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted
+                   AND objsubid = 2",
                 params![],
+                |r| Ok((r.get(0)?, r.get(1)?)),
             )
-            .map(|n: i64| u64::try_from(n).unwrap_or(0))
-            .map_err(sql("counting the host slots held"))
+            .map_err(sql("checking the host slots held"))?
+            .into_iter()
+            .collect();
+        Ok(slots
+            .iter()
+            .all(|(host, slot)| held.contains(&(host_key(host), i64::from(*slot)))))
     }
 
     /// Gives back a slot taken with [`Catalog::try_host_slot`].
