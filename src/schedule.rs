@@ -527,7 +527,7 @@ pub async fn work(
                         ));
                     }
                 }
-                Err(e @ StoreError::Clock { .. }) => {
+                Err(e @ StoreError::ClockOff { .. }) => {
                     if !std::mem::replace(&mut off_clock, true) {
                         tracing::error!(worker = %worker.id, error = %e, "this worker claims no runs until its clock agrees with the catalog's");
                     }
@@ -569,6 +569,16 @@ fn schedule(
     })
 }
 
+/// When a publisher's next run is due, once its run ended.
+enum Next {
+    /// At once (an interrupted run).
+    Now,
+    /// At this slot of its schedule (`None`: not scheduled).
+    At(Option<Timestamp>),
+    /// A lease from now (a run whose end could not be recorded).
+    AfterLease,
+}
+
 /// One claimed run of `p`: harvest, `after_run`, release with the next due time (the
 /// first slot after the claim; an interrupted or failed run is due again at once or
 /// after a lease, for this or another worker).
@@ -580,23 +590,33 @@ async fn carry_out(
     carrying: Carrying,
     after_run: Arc<dyn Fn() + Send + Sync>,
 ) {
+    // When the next run is due, from the catalog's time at the release.
     let next = match harvester.run(&p).await {
         Ok(summary) if summary.outcome == Outcome::Interrupted => {
             tracing::info!(publisher = %p.id, "run interrupted; it is due again");
-            Some(Timestamp::now())
+            Next::Now
         }
         Ok(summary) => {
             tracing::info!(publisher = %p.id, outcome = %summary.outcome, "scheduled run ended");
-            due(&p, claimed_at)
+            Next::At(due(&p, claimed_at))
         }
         Err(e) => {
             tracing::error!(publisher = %p.id, error = %e, "scheduled run could not be recorded; it is due again after a lease");
-            Some(worker.until(Timestamp::now()))
+            Next::AfterLease
         }
     };
     after_run();
     drop(carrying);
-    match Catalog::open(&worker.location).and_then(|c| c.release_lease(&p.id, &worker.id, next)) {
+    let released = Catalog::open(&worker.location).and_then(|c| {
+        let now = c.read_clock()?.catalog_now;
+        let next = match next {
+            Next::Now => Some(now),
+            Next::At(at) => at,
+            Next::AfterLease => Some(worker.until(now)),
+        };
+        c.release_lease(&p.id, &worker.id, next)
+    });
+    match released {
         Ok(true) => {}
         Ok(false) => {
             tracing::warn!(publisher = %p.id, worker = %worker.id, "the lease had expired and another worker took the run over")

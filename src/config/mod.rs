@@ -790,6 +790,11 @@ impl Config {
                 )));
             }
         }
+        if config.catalog.max_clock_offset_secs == 0 {
+            return Err(invalid(
+                "[catalog] max_clock_offset_secs must be at least 1: the clocks of two machines never agree to the millisecond".into(),
+            ));
+        }
         let h = &config.harvest;
         if h.lease_secs < 3 || h.poll_secs == 0 || h.runs_per_worker == 0 {
             return Err(invalid(

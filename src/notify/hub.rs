@@ -238,9 +238,10 @@ pub async fn complete(
                 // A topic notifies from the moment it has its first subscriber, at the
                 // latest.
                 catalog.start_topic(&request.publisher, request.access, stamp)?;
-                let lease = chrono::Duration::seconds(
-                    i64::try_from(request.lease_secs).unwrap_or(i64::MAX),
-                );
+                let lease = i64::try_from(request.lease_secs)
+                    .ok()
+                    .and_then(chrono::Duration::try_seconds)
+                    .unwrap_or(chrono::Duration::MAX);
                 catalog.subscribe(
                     &Subscription {
                         publisher: request.publisher,

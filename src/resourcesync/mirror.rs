@@ -620,6 +620,40 @@ pub(super) struct Mirror {
     sent: std::sync::Mutex<BTreeSet<String>>,
 }
 
+/// What stops a push once the publish lock among workers is lost ([`Mirror::push`]):
+/// `held` asks whether it is still held (`Err` when not).
+pub(super) struct Fence<'a> {
+    held: &'a dyn Fn() -> Result<(), PublishError>,
+    /// When `held` last answered yes.
+    asked: std::cell::Cell<Option<std::time::Instant>>,
+}
+
+impl<'a> Fence<'a> {
+    /// A fence that asks `held`.
+    pub(super) fn new(held: &'a dyn Fn() -> Result<(), PublishError>) -> Self {
+        Self {
+            held,
+            asked: std::cell::Cell::new(None),
+        }
+    }
+
+    /// Before a write that others' documents depend on (a manifest, a removal).
+    pub(super) fn now(&self) -> Result<(), PublishError> {
+        (self.held)()?;
+        self.asked.set(Some(std::time::Instant::now()));
+        Ok(())
+    }
+
+    /// Before a document: asked again once a second (the lock's check reads pg_locks,
+    /// which a publish of many documents should not do per document).
+    pub(super) fn now_and_then(&self) -> Result<(), PublishError> {
+        match self.asked.get() {
+            Some(t) if t.elapsed() < std::time::Duration::from_secs(1) => Ok(()),
+            _ => self.now(),
+        }
+    }
+}
+
 /// Which partitions a push walks.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Touched<'a> {
@@ -1483,13 +1517,14 @@ impl Mirror {
     /// Copies what the publish changed in the `touched` partitions up to the object
     /// store, leaves first, then their manifests and the list of partitions, then
     /// removes what the publish removed. Writes nothing when nothing changed. `fence`
-    /// is asked before each write and removal, and stops the push when it fails: the
-    /// publish lock among workers, which ends with its catalog connection (a
-    /// PostgreSQL restart), after which another worker's newer documents may be there.
+    /// stops the push once the publish lock among workers is lost (it ends with its
+    /// catalog connection: a PostgreSQL restart), after which another worker's newer
+    /// documents may be there: it is asked before each manifest and each removal, and
+    /// at least once a second among the documents.
     pub(super) fn push(
         mut self,
         touched: Touched<'_>,
-        fence: &dyn Fn() -> Result<(), PublishError>,
+        fence: &Fence<'_>,
     ) -> Result<Copied, PublishError> {
         let www = self.www.clone();
         let mut walked: BTreeSet<String> = match touched {
@@ -1581,7 +1616,7 @@ impl Mirror {
                 return Err(lost_packages(&www, &lost));
             }
             for (_, rel, entry, _) in changed.iter().filter(|c| !c.3) {
-                fence()?;
+                fence.now_and_then()?;
                 upload(&self.documents, &www, rel, entry)?;
                 uploaded.insert(rel.as_str());
                 copied.files += 1;
@@ -1606,7 +1641,7 @@ impl Mirror {
                 } else {
                     before.shards.clone()
                 };
-                fence()?;
+                fence.now()?;
                 let put = put_part(&self.documents, &www, part, now, &known)?;
                 self.remote.insert(part.clone(), put.sha256);
                 shards.insert(part.clone(), put.shards);
@@ -1617,16 +1652,17 @@ impl Mirror {
                 parts: self.remote.clone(),
             };
             let bytes = to_json(&www, MANIFEST, &manifest)?;
-            fence()?;
+            fence.now()?;
             self.documents
                 .put(MANIFEST, Bytes::from(bytes))
                 .map_err(store_err)?;
-            fence()?;
             for rel in &removed {
+                fence.now()?;
                 self.documents.delete(rel).map_err(store_err)?;
                 copied.removed += 1;
             }
             for key in &stale {
+                fence.now()?;
                 self.documents.delete(key).map_err(store_err)?;
             }
         }
@@ -1636,7 +1672,6 @@ impl Mirror {
         let sent_path = www.join(SENT);
         let unlisted: BTreeSet<String> = read_json(&sent_path);
         if !unlisted.is_empty() {
-            fence()?;
             let mut left = BTreeSet::new();
             for rel in unlisted {
                 let Some((_, now, ..)) = walked_now.iter().find(|w| w.0 == partition_of(&rel))
@@ -1645,6 +1680,7 @@ impl Mirror {
                     continue;
                 };
                 if !now.contains_key(&rel) {
+                    fence.now()?;
                     self.documents.delete(&rel).map_err(store_err)?;
                     copied.removed += 1;
                 }
@@ -1674,6 +1710,7 @@ impl Mirror {
                 let entry = file.entry();
                 let path = www.join(rel);
                 if !uploaded.contains(rel.as_str()) && !holds(heads.of(rel)?.as_ref(), &entry) {
+                    fence.now_and_then()?;
                     upload(&self.documents, &www, rel, &entry)?;
                     copied.files += 1;
                     copied.bytes += entry.length;

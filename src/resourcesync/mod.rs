@@ -339,9 +339,8 @@ pub fn publish_until(
         }
     }
     if let Some(mirror) = mirror {
-        let pushed = mirror.push(mirror::Touched::Sets(&written), &|| {
-            still_publishing(&catalog)
-        })?;
+        let held = || still_publishing(&catalog);
+        let pushed = mirror.push(mirror::Touched::Sets(&written), &mirror::Fence::new(&held))?;
         tracing::info!(
             files = pushed.files,
             bytes = pushed.bytes,
@@ -409,7 +408,10 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
         Some(documents) => {
             mirror::pull(documents, &www, mirror::Lost::Forget)?
                 .0
-                .push(mirror::Touched::All, &|| still_publishing(&catalog))?
+                .push(
+                    mirror::Touched::All,
+                    &mirror::Fence::new(&|| still_publishing(&catalog)),
+                )?
                 .files
                 + moved
         }
@@ -472,6 +474,8 @@ fn begin(
     }
     let location = crate::store::Location::of(config)?;
     let catalog = Catalog::open(&location)?;
+    // A publish dates its documents by this machine's clock (`store::clock`).
+    catalog.check_clock(config.catalog.max_clock_offset())?;
     // Nothing is pushed under a prefix that holds another catalog's collection, or to a
     // store that refuses plikt (a publish, `plikt migrate`'s documents).
     if blobs.is_remote() {
@@ -484,7 +488,7 @@ fn begin(
 }
 
 /// `Ok` while `catalog` (the one [`begin`] took the publish lock on) still holds it:
-/// the fence [`mirror::Mirror::push`] passes before each write to the object store.
+/// what [`mirror::Fence`] asks before writes to the object store.
 fn still_publishing(catalog: &Catalog) -> Result<(), PublishError> {
     match catalog.holds_publishing() {
         Ok(true) => Ok(()),

@@ -63,12 +63,12 @@ impl AppState {
         // collection, would answer every Destination 503 for good, or with documents of
         // another collection: the server does not start. One away now may come back.
         crate::store::check_object_store(&store.blobs, &store.catalog, false)?;
-        // A server on a machine whose clock is off still serves (its hub's claims are
-        // times of the catalog's clock); the subscriptions' leases it grants and its
-        // HTTP dates follow its own clock, so it says so.
+        // A server on a machine whose clock is off still serves: what its hub writes
+        // (leases, claims, retry times) is in the catalog's time; its HTTP dates and
+        // logs follow its own clock, so it says so.
         match store.catalog.check_clock(config.catalog.max_clock_offset()) {
             Ok(_) => {}
-            Err(e @ crate::store::StoreError::Clock { .. }) => {
+            Err(e @ crate::store::StoreError::ClockOff { .. }) => {
                 tracing::warn!(error = %e, "serving with a clock that disagrees with the catalog's");
             }
             Err(e) => tracing::warn!(error = %e, "the catalog's clock could not be read"),

@@ -59,24 +59,20 @@ impl Catalog {
         if self.backend() == Backend::Sqlite {
             return Ok(ClockReading::local());
         }
-        let ctx = "reading the catalog's clock";
         let before = Utc::now();
+        // The round trip by the monotonic clock: a step of the wall clock meanwhile
+        // (NTP) does not make it negative.
+        let started = std::time::Instant::now();
         let micros: i64 = self
             .db()
             .one(
                 "SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint",
                 params![],
             )
-            .map_err(sql(ctx))?;
-        let after = Utc::now();
-        let Some(theirs) = DateTime::from_timestamp_micros(micros) else {
-            return Err(StoreError::Clock {
-                reason: format!(
-                    "the catalog's clock reads {micros} µs since 1970, not a time; check the database server's clock"
-                ),
-            });
-        };
-        let half = (after - before) / 2;
+            .map_err(sql("reading the catalog's clock"))?;
+        let half = Duration::from_std(started.elapsed() / 2).unwrap_or(Duration::zero());
+        let theirs = DateTime::from_timestamp_micros(micros)
+            .ok_or(StoreError::ClockUnreadable { micros })?;
         Ok(ClockReading {
             catalog_now: Timestamp::from(theirs),
             offset: theirs - (before + half),
@@ -84,30 +80,17 @@ impl Catalog {
         })
     }
 
-    /// Reads the catalog's clock, and refuses (`StoreError::Clock`) when this
+    /// Reads the catalog's clock, and refuses (`StoreError::ClockOff`) when this
     /// machine's is surely further than `max` from it.
     pub fn check_clock(&self, max: Duration) -> Result<ClockReading, StoreError> {
         let reading = self.read_clock()?;
-        if !reading.beyond(max) {
-            return Ok(reading);
+        if reading.beyond(max) {
+            return Err(StoreError::ClockOff {
+                offset_ms: reading.offset.num_milliseconds(),
+                max_secs: max.num_seconds(),
+            });
         }
-        let off = reading.offset.abs();
-        Err(StoreError::Clock {
-            reason: format!(
-                "this machine's clock is {:.1} s {} the catalog's (the PostgreSQL server's); \
-                 the machines of one catalog must agree within [catalog] max_clock_offset_secs = {} \
-                 (leases, and the deposit times that order the Change Lists): set this machine's \
-                 clock right (NTP: chrony or systemd-timesyncd)",
-                // Tenths: the reading is good to about a round trip.
-                off.num_milliseconds() as f64 / 1000.0,
-                if reading.offset > Duration::zero() {
-                    "behind"
-                } else {
-                    "ahead of"
-                },
-                max.num_seconds(),
-            ),
-        })
+        Ok(reading)
     }
 }
 

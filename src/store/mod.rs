@@ -130,12 +130,26 @@ pub enum StoreError {
     /// The blob store failed.
     #[error(transparent)]
     Blob(#[from] BlobError),
-    /// This machine's clock is too far from the catalog's (`store::clock`), or the
-    /// catalog's cannot be read: what to set right.
-    #[error("{reason}")]
-    Clock {
-        /// All of it.
-        reason: String,
+    /// This machine's clock is further from the catalog's than allowed
+    /// (`store::clock`).
+    #[error(
+        "this machine's clock is {:.1} s {} the catalog's (the PostgreSQL server's); the machines of one catalog must agree within [catalog] max_clock_offset_secs = {max_secs} (leases, and the deposit times that order the Change Lists): set this machine's clock right (NTP: chrony or systemd-timesyncd)",
+        offset_ms.unsigned_abs() as f64 / 1000.0,
+        if *offset_ms > 0 { "behind" } else { "ahead of" }
+    )]
+    ClockOff {
+        /// The catalog's clock minus this machine's, in milliseconds.
+        offset_ms: i64,
+        /// The most allowed, in seconds.
+        max_secs: i64,
+    },
+    /// The catalog's clock reads no time.
+    #[error(
+        "the catalog's clock reads {micros} µs since 1970, not a time; check the database server's clock"
+    )]
+    ClockUnreadable {
+        /// What it read.
+        micros: i64,
     },
     /// Another plikt process writes to this data folder.
     #[error(

@@ -854,9 +854,7 @@ impl Db {
             Err(e) => Err(e),
         }
     }
-}
 
-impl Db {
     /// Whether this connection still holds `lock` (taken with
     /// [`Db::lock_session_within`]): PostgreSQL releases a session's locks when the
     /// session ends (a restart, a failover, `pg_terminate_backend`, a network cut it

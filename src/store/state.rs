@@ -227,9 +227,17 @@ impl Timestamp {
             .map(|t| Self::from(t.to_utc()))
     }
 
-    /// This instant moved by `d`.
+    /// This instant moved by `d` (at the end of time rather than past it: a setting
+    /// of centuries must not panic).
     pub fn plus(self, d: chrono::Duration) -> Self {
-        Self::from(self.0 + d)
+        Self::from(
+            self.0
+                .checked_add_signed(d)
+                .unwrap_or(match d < chrono::Duration::zero() {
+                    true => chrono::DateTime::<chrono::Utc>::MIN_UTC,
+                    false => chrono::DateTime::<chrono::Utc>::MAX_UTC,
+                }),
+        )
     }
 
     /// The UTC day, `YYYY-MM-DD`.

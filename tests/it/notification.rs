@@ -759,11 +759,15 @@ fn a_hub_on_a_machine_whose_clock_is_off_sends_no_delivery_twice_and_grants_leas
     let pg = crate::support::OwnPostgres::start();
     let generation = Arc::new(AtomicU32::new(1));
     let publisher = changing_publisher(generation.clone());
-    let (mut env, base) = destination_env("websub-clock", &publisher.url("/feed.xml"), NOTIFY);
+    let (mut env, base) = destination_env(
+        "websub-clock",
+        &publisher.url("/feed.xml"),
+        &format!("{NOTIFY}timeout_secs = 30\n"),
+    );
     crate::support::own_catalog(&mut env, &pg, "websub_clock");
     harvest_and_publish(&env, &generation, 1);
     let _first = Serving::start(&env, &base);
-    // The callback takes 6 s to answer a delivery (the hub waits up to 10 s).
+    // The callback takes 12 s to answer a delivery (the hub waits up to 30 s).
     let posts = Arc::new(AtomicU32::new(0));
     let p2 = posts.clone();
     let callback = Server::with_handler(move |r: &Request| {
@@ -777,7 +781,7 @@ fn a_hub_on_a_machine_whose_clock_is_off_sends_no_delivery_twice_and_grants_leas
             return Response::file(challenge, "text/plain");
         }
         p2.fetch_add(1, Ordering::SeqCst);
-        std::thread::sleep(Duration::from_secs(6));
+        std::thread::sleep(Duration::from_secs(12));
         Response::status(204)
     });
     let topic = format!("{base}resourcesync/test/change/");
@@ -802,6 +806,7 @@ fn a_hub_on_a_machine_whose_clock_is_off_sends_no_delivery_twice_and_grants_leas
         assert!(Instant::now() < deadline, "no delivery within 10 s");
         std::thread::sleep(Duration::from_millis(20));
     }
+    let first_post = Instant::now();
     // Now the second node starts, ten minutes ahead, on another port.
     let port = crate::support::free_port();
     let second = env.dir.join("second.toml");
@@ -822,15 +827,27 @@ fn a_hub_on_a_machine_whose_clock_is_off_sends_no_delivery_twice_and_grants_leas
         "second.log",
         |c| crate::support::off_clock(c, &clock),
     );
-    // Past the first delivery's answer, and the second node's loop has looked more
-    // than once: one POST, and the delivery is done.
-    std::thread::sleep(Duration::from_secs(7));
+    // The second node's loop looks twice a second: 3 s on, the first delivery still
+    // in flight, it has looked several times, and not sent it again.
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        first_post.elapsed() < Duration::from_secs(12),
+        "the second node took {:?} to start: the first delivery had ended, nothing was tested",
+        first_post.elapsed()
+    );
     assert_eq!(
         posts.load(Ordering::SeqCst),
         1,
         "the delivery was sent again while in flight:\n{}",
         std::fs::read_to_string(env.dir.join("second.log")).unwrap_or_default()
     );
+    // The first delivery ends: one POST in all, delivered.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while env.one("SELECT state FROM deliveries") != "delivered" {
+        assert!(Instant::now() < deadline, "not delivered within 30 s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(posts.load(Ordering::SeqCst), 1);
     assert_eq!(
         env.sql("SELECT state, attempts FROM deliveries"),
         [["delivered", "1"]]

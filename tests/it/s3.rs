@@ -2146,13 +2146,13 @@ fn s3_a_publish_that_loses_its_lock_mid_copy_writes_nothing_more() {
         );
         std::thread::sleep(Duration::from_millis(10));
     }
+    let at = proxy.heads().len();
     // pg_advisory_lock(0x706c696b7403), plikt's publish lock: classid and objid.
     let ended = env.sql(
         "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory'
          AND granted AND objsubid = 1 AND classid = 28780 AND objid = 1768649731",
     );
     assert_eq!(ended.len(), 1, "the publish lock's session: {ended:?}");
-    let at = proxy.heads().len();
     proxy.hold_puts(Duration::ZERO);
     let exit = wait_for_exit(
         &mut publish,

@@ -649,8 +649,8 @@ fn a_worker_on_a_machine_whose_clock_is_off_takes_no_live_run_over() {
     let log = |n: usize| {
         std::fs::read_to_string(env.dir.join(format!("worker-{n}.log"))).unwrap_or_default()
     };
-    // Ten minutes ahead, `plikt run` and `plikt harvest` do not start, and say why.
-    for command in ["run", "harvest"] {
+    // Ten minutes ahead, `plikt run`, `harvest` and `publish` do not start, and say why.
+    for command in ["run", "harvest", "publish"] {
         let mut c = crate::support::plikt();
         crate::support::off_clock(&mut c, &clock);
         c.envs(env.env.iter().map(|(k, v)| (k, v)));
