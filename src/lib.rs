@@ -37,9 +37,10 @@
 //!           catalog decides) + the catalog on SQLite (WAL, synchronous=FULL) or
 //!           PostgreSQL ([catalog] url; TLS as its libpq sslmode says, `store::tls`):
 //!           `store::sql` is the one SQL layer over both,
-//!           migrations per backend, an append-only change journal, run leases
-//!           (times of the catalog's clock, `store::clock`; a writer whose clock is
-//!           further from it than max_clock_offset_secs does not start),
+//!           migrations per backend, an append-only change journal, run leases and
+//!           the hub's claims and leases (times of the catalog's clock,
+//!           `store::clock`; a writer whose clock is further from it than
+//!           max_clock_offset_secs does not start),
 //!           each publisher's tally and the blobs' (kept where versions are
 //!           deposited and blobs recorded; `plikt audit` checks them), the journal
 //!           position up to which records are digested;
@@ -55,7 +56,8 @@
 //!           brings back blobs `plikt audit` found lost, from their publishers
 //! schedule  cron → runs shared by any number of workers through run leases in the
 //!           catalog (claim due runs, renew, release with the next slot; a dead
-//!           worker's runs are taken over), per-host limits kept together; status
+//!           worker's runs are taken over), per-host limits kept together (advisory
+//!           locks, checked every second still held); status
 //! resourcesync  streaming Sitemap/ResourceSync writer; `publish` writes, from the
 //!           catalog, where `layout` says (the one list the server serves from): the
 //!           Source Description, Capability Lists, Resource and Change Lists (the two
@@ -70,7 +72,8 @@
 //!           holds); with an object store the documents are shared through it
 //!           (`mirror`: a manifest per set, its dated documents in a shard per year;
 //!           pull what changed before a publish, push the sets
-//!           written after, leaves first; dump packages kept there only, a stub in
+//!           written after, leaves first, each write fenced by the publish lock among
+//!           workers still held; dump packages kept there only, a stub in
 //!           the folder), and served from it; `publish_until` stops
 //!           between sets and dump packages (SIGTERM), and the next publish goes on
 //! notify    Change Notification over WebSub: `enqueue` (after a publish) stores each
