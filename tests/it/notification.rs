@@ -370,12 +370,10 @@ fn a_destination_applying_only_notifications_ends_identical_to_a_fresh_baseline(
     // every notification anyway.
     let dead: Vec<Server> = (0..10).map(|_| dead_callback()).collect();
     for d in &dead {
-        let form = format!(
-            "hub.mode=subscribe&hub.topic={}&hub.callback={}",
-            urlencode(&topic),
-            urlencode(&d.url("/cb"))
+        let (status, head) = post_form(
+            &format!("{base}hub"),
+            &subscribe_form(&topic, &d.url("/cb")),
         );
-        let (status, head) = post_form(&format!("{base}hub"), &form);
         assert_eq!(status, 202, "{head}");
     }
     let (sub, out) = subscriber(&env, "applier", &topic, &[]);
@@ -594,6 +592,12 @@ fn a_lease_ends_and_its_subscriber_gets_nothing_more() {
 
 /// A callback that echoes `hub.challenge` and answers deliveries with `delivery`.
 fn echo_callback(delivery: Response) -> Server {
+    callback(move || delivery.clone())
+}
+
+/// A callback that echoes `hub.challenge` and answers each delivery with what `deliver`
+/// returns.
+fn callback(deliver: impl Fn() -> Response + Send + Sync + 'static) -> Server {
     Server::with_handler(move |r: &Request| {
         if r.head.starts_with("GET") {
             let challenge = r
@@ -604,8 +608,29 @@ fn echo_callback(delivery: Response) -> Server {
                 .to_string();
             return Response::file(challenge, "text/plain");
         }
-        delivery.clone()
+        deliver()
     })
+}
+
+/// The form of a subscription request of `callback` to `topic`.
+fn subscribe_form(topic: &str, callback: &str) -> String {
+    format!(
+        "hub.mode=subscribe&hub.topic={}&hub.callback={}",
+        urlencode(topic),
+        urlencode(callback)
+    )
+}
+
+/// Posts `form` to `hub` (accepted: 202) and waits up to 10 s for the subscription to
+/// be verified (the catalog's only one).
+fn subscribed(env: &Env, hub: &str, form: &str) {
+    let (status, resp) = post_form(hub, form);
+    assert_eq!(status, 202, "{resp}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while env.one("SELECT count(*) FROM subscriptions") != "1" {
+        assert!(Instant::now() < deadline, "not verified");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 #[test]
@@ -618,16 +643,7 @@ fn callbacks_on_private_addresses_are_refused_unless_the_configuration_allows_th
     let _serving = Serving::start(&env, &base);
     let topic = format!("{base}resourcesync/test/change/");
     let callback = echo_callback(Response::status(200));
-    let subscribe = |cb: &str| {
-        post_form(
-            &format!("{base}hub"),
-            &format!(
-                "hub.mode=subscribe&hub.topic={}&hub.callback={}",
-                urlencode(&topic),
-                urlencode(cb)
-            ),
-        )
-    };
+    let subscribe = |cb: &str| post_form(&format!("{base}hub"), &subscribe_form(&topic, cb));
     // A loopback address given as such: refused at once, saying why.
     let (status, resp) = subscribe(&callback.url("/cb"));
     assert_eq!(status, 400, "{resp}");
@@ -658,20 +674,11 @@ fn a_callback_that_redirects_is_not_followed() {
     let elsewhere = echo_callback(Response::status(200));
     let redirecting = echo_callback(Response::redirect(&elsewhere.url("/cb")));
     let topic = format!("{base}resourcesync/test/change/");
-    let (status, resp) = post_form(
+    subscribed(
+        &env,
         &format!("{base}hub"),
-        &format!(
-            "hub.mode=subscribe&hub.topic={}&hub.callback={}",
-            urlencode(&topic),
-            urlencode(&redirecting.url("/cb"))
-        ),
+        &subscribe_form(&topic, &redirecting.url("/cb")),
     );
-    assert_eq!(status, 202, "{resp}");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while env.one("SELECT count(*) FROM subscriptions") != "1" {
-        assert!(Instant::now() < deadline, "not verified");
-        std::thread::sleep(Duration::from_millis(100));
-    }
     harvest_and_publish(&env, &generation, 2);
     let deadline = Instant::now() + Duration::from_secs(10);
     let error = loop {
@@ -770,35 +777,17 @@ fn a_hub_on_a_machine_whose_clock_is_off_sends_no_delivery_twice_and_grants_leas
     // The callback takes 12 s to answer a delivery (the hub waits up to 30 s).
     let posts = Arc::new(AtomicU32::new(0));
     let p2 = posts.clone();
-    let callback = Server::with_handler(move |r: &Request| {
-        if r.head.starts_with("GET") {
-            let challenge = r
-                .path
-                .split(['?', '&'])
-                .find_map(|p| p.strip_prefix("hub.challenge="))
-                .unwrap_or("")
-                .to_string();
-            return Response::file(challenge, "text/plain");
-        }
+    let callback = callback(move || {
         p2.fetch_add(1, Ordering::SeqCst);
         std::thread::sleep(Duration::from_secs(12));
         Response::status(204)
     });
     let topic = format!("{base}resourcesync/test/change/");
-    let (status, resp) = post_form(
+    subscribed(
+        &env,
         &format!("{base}hub"),
-        &format!(
-            "hub.mode=subscribe&hub.topic={}&hub.callback={}",
-            urlencode(&topic),
-            urlencode(&callback.url("/cb"))
-        ),
+        &subscribe_form(&topic, &callback.url("/cb")),
     );
-    assert_eq!(status, 202, "{resp}");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while env.one("SELECT count(*) FROM subscriptions") != "1" {
-        assert!(Instant::now() < deadline, "not verified");
-        std::thread::sleep(Duration::from_millis(100));
-    }
     harvest_and_publish(&env, &generation, 2);
     // The first node is making the delivery.
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -856,14 +845,8 @@ fn a_hub_on_a_machine_whose_clock_is_off_sends_no_delivery_twice_and_grants_leas
     // the catalog's time (before, 10 minutes longer; one ten minutes behind stored a
     // 300-s lease as already ended, and the next publish removed it).
     let quick = echo_callback(Response::status(204));
-    let (status, resp) = post_form(
-        &format!("http://127.0.0.1:{port}/hub"),
-        &format!(
-            "hub.mode=subscribe&hub.topic={}&hub.callback={}&hub.lease_seconds=300",
-            urlencode(&topic),
-            urlencode(&quick.url("/quick"))
-        ),
-    );
+    let form = subscribe_form(&topic, &quick.url("/quick")) + "&hub.lease_seconds=300";
+    let (status, resp) = post_form(&format!("http://127.0.0.1:{port}/hub"), &form);
     assert_eq!(status, 202, "{resp}");
     let deadline = Instant::now() + Duration::from_secs(10);
     let left = loop {

@@ -70,6 +70,19 @@ fn publishers() -> Server {
     server
 }
 
+/// The three publishers' server ([`publishers`]) and a test environment `name` that
+/// harvests them ([`configure`]), four requests at once at most.
+fn three_publishers(name: &str) -> (Server, Env) {
+    let server = publishers();
+    let env = Env::plain(
+        name,
+        &server.url("/0/feed.xml"),
+        "max_connections = 4\nmax_connections_per_host = 4",
+    );
+    configure(&env, &server);
+    (server, env)
+}
+
 /// The configuration of the test: three publishers harvested every second, short
 /// leases, on `env`'s catalog.
 fn configure(env: &Env, server: &Server) {
@@ -158,13 +171,7 @@ fn worker_in_a_run(env: &Env, workers: &[Running], within: Duration) -> usize {
 
 #[test]
 fn workers_share_the_harvest_and_sigkill_at_random_instants_loses_nothing() {
-    let server = publishers();
-    let env = Env::plain(
-        "workers",
-        &server.url("/0/feed.xml"),
-        "max_connections = 4\nmax_connections_per_host = 4",
-    );
-    configure(&env, &server);
+    let (server, env) = three_publishers("workers");
     if env.postgres.is_none() {
         // SQLite, the default: one process per data folder, as the README says.
         let mut first = worker(&env, 0);
@@ -350,13 +357,7 @@ fn stop(workers: &mut [Running]) {
 #[test]
 fn postgresql_restarted_mid_harvest_the_workers_reconnect_and_go_on() {
     let pg = OwnPostgres::start();
-    let server = publishers();
-    let mut env = Env::plain(
-        "workers-pg-restart",
-        &server.url("/0/feed.xml"),
-        "max_connections = 4\nmax_connections_per_host = 4",
-    );
-    configure(&env, &server);
+    let (_server, mut env) = three_publishers("workers-pg-restart");
     // This test's catalog is on its own cluster, whatever the run's backend.
     own_catalog(&mut env, &pg, "restart");
     let garage = Garage::start("workers-pg-restart");
@@ -623,13 +624,7 @@ fn a_worker_on_a_machine_whose_clock_is_off_takes_no_live_run_over() {
     // publisher at once). Leases are now read from PostgreSQL's clock, and a machine
     // further from it than `[catalog] max_clock_offset_secs` (2 s) neither starts nor
     // claims runs while it is off (deposit times order the Change Lists).
-    let server = publishers();
-    let env = Env::plain(
-        "workers-clock",
-        &server.url("/0/feed.xml"),
-        "max_connections = 4\nmax_connections_per_host = 4",
-    );
-    configure(&env, &server);
+    let (_server, env) = three_publishers("workers-clock");
     let clock = env.dir.join("clock");
     std::fs::write(&clock, "+600\n").unwrap();
     if env.postgres.is_none() {
