@@ -16,6 +16,7 @@ use std::time::Duration;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::{Registry, Unit};
 
@@ -80,6 +81,10 @@ pub struct Metrics {
     pub validations: Family<OutcomeLabel, Counter>,
     /// How long a served validation took.
     pub validation_seconds: Histograms<OutcomeLabel>,
+    /// The catalog's clock minus this machine's at a worker's last claim (PostgreSQL:
+    /// `store::clock`; 0 with SQLite), so that a drift is seen before the worker stops
+    /// claiming runs at `[catalog] max_clock_offset_secs`.
+    pub clock_offset: Gauge<f64, std::sync::atomic::AtomicU64>,
 }
 
 fn seconds() -> Histogram {
@@ -102,6 +107,7 @@ impl Metrics {
             deliveries: Family::default(),
             validations: Family::default(),
             validation_seconds: Family::new_with_constructor(seconds),
+            clock_offset: Gauge::default(),
             registry: Registry::default(),
         };
         let r = &mut registry;
@@ -154,6 +160,12 @@ impl Metrics {
             "Time to serve a validation",
             Unit::Seconds,
             m.validation_seconds.clone(),
+        );
+        r.register_with_unit(
+            "plikt_clock_offset",
+            "The catalog's clock minus this machine's, at the last claim of runs",
+            Unit::Seconds,
+            m.clock_offset.clone(),
         );
         Self { registry, ..m }
     }

@@ -490,7 +490,11 @@ pub async fn work(
         if free > 0 {
             // Leases in the catalog's time; none claimed on a clock too far from it.
             let claimed = catalog.with(|c| {
-                let now = c.check_clock(worker.max_clock_offset)?.catalog_now;
+                let reading = c.read_clock()?;
+                crate::metrics::get()
+                    .clock_offset
+                    .set(reading.offset.num_milliseconds() as f64 / 1000.0);
+                let now = reading.within(worker.max_clock_offset)?.catalog_now;
                 if !scheduled {
                     schedule(c, &config, &publishers, now)?;
                     scheduled = true;

@@ -50,6 +50,17 @@ impl ClockReading {
     pub fn beyond(&self, max: Duration) -> bool {
         self.offset.abs() > max + self.uncertainty
     }
+
+    /// This reading, or `StoreError::ClockOff` when it is [`ClockReading::beyond`] `max`.
+    pub fn within(self, max: Duration) -> Result<Self, StoreError> {
+        if self.beyond(max) {
+            return Err(StoreError::ClockOff {
+                offset_ms: self.offset.num_milliseconds(),
+                max_secs: max.num_seconds(),
+            });
+        }
+        Ok(self)
+    }
 }
 
 impl Catalog {
@@ -83,14 +94,7 @@ impl Catalog {
     /// Reads the catalog's clock, and refuses (`StoreError::ClockOff`) when this
     /// machine's is surely further than `max` from it.
     pub fn check_clock(&self, max: Duration) -> Result<ClockReading, StoreError> {
-        let reading = self.read_clock()?;
-        if reading.beyond(max) {
-            return Err(StoreError::ClockOff {
-                offset_ms: reading.offset.num_milliseconds(),
-                max_secs: max.num_seconds(),
-            });
-        }
-        Ok(reading)
+        self.read_clock()?.within(max)
     }
 }
 

@@ -625,6 +625,13 @@ fn a_worker_on_a_machine_whose_clock_is_off_takes_no_live_run_over() {
     // further from it than `[catalog] max_clock_offset_secs` (2 s) neither starts nor
     // claims runs while it is off (deposit times order the Change Lists).
     let (_server, env) = three_publishers("workers-clock");
+    let env = env.with_env("PLIKT_TEST_OPS_TOKEN", "ops-secret");
+    let cfg = std::fs::read_to_string(&env.config).unwrap();
+    std::fs::write(
+        &env.config,
+        format!("{cfg}\n[[operator]]\nid = \"ops\"\ntoken_env = \"PLIKT_TEST_OPS_TOKEN\"\n"),
+    )
+    .unwrap();
     let clock = env.dir.join("clock");
     std::fs::write(&clock, "+600\n").unwrap();
     if env.postgres.is_none() {
@@ -715,6 +722,28 @@ fn a_worker_on_a_machine_whose_clock_is_off_takes_no_live_run_over() {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert!(log(2).contains("ahead of the catalog's"), "{}", log(2));
+    // Its /metrics says how far, as a monitoring system reads it.
+    let listen = std::fs::read_to_string(env.dir.join("worker-2.toml"))
+        .unwrap()
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("listen = \"")
+                .map(|l| l.trim_end_matches('"').to_owned())
+        })
+        .unwrap();
+    let (code, head, body) = crate::support::get(
+        &format!("http://{listen}/metrics"),
+        Some("Bearer ops-secret"),
+    );
+    assert_eq!(code, 200, "{head}");
+    let body = String::from_utf8(body).unwrap();
+    let offset: f64 = body
+        .lines()
+        .find_map(|l| l.strip_prefix("plikt_clock_offset_seconds "))
+        .unwrap_or_else(|| panic!("no plikt_clock_offset_seconds in {body}"))
+        .parse()
+        .unwrap();
+    assert!((-601.0..=-599.0).contains(&offset), "{offset}");
     // Runs fall due every 5 s; for 6 s all go to worker 0.
     let until = Instant::now() + Duration::from_secs(6);
     while Instant::now() < until {
