@@ -43,6 +43,9 @@ pub struct FileOutcome {
     /// It failed because the blob store could not keep it: the deposit's failure, not
     /// the publisher's (not an attempt of its version's).
     pub unstored: bool,
+    /// It failed because the object store does not answer (an outage): the run
+    /// downloads nothing more.
+    pub store_away: bool,
     /// When it ended.
     pub at: crate::store::Timestamp,
 }
@@ -76,6 +79,7 @@ pub async fn fetch_file(
     let mut blob = None;
     let mut failure = None;
     let mut unstored = false;
+    let mut store_away = false;
     let (result, postpone) = loop {
         match fetch_once(client, blobs, &job, &mut findings, bytes).await {
             Ok((stored, written)) => {
@@ -115,6 +119,8 @@ pub async fn fetch_file(
             },
             Err(e) => {
                 unstored = matches!(e, FileError::Store { .. });
+                store_away =
+                    matches!(&e, FileError::Store { source, .. } if source.is_unreachable());
                 failure = Some(match e {
                     FileError::Md5 { .. } => "md5",
                     FileError::Store { .. } => "store",
@@ -141,6 +147,7 @@ pub async fn fetch_file(
         findings,
         failure,
         unstored,
+        store_away,
         at: crate::store::now(),
     }
 }

@@ -44,6 +44,10 @@ pub(super) struct Downloads<'a> {
     last_flush: Instant,
     /// Set once shutdown was asked for: when the files in flight are abandoned.
     grace_deadline: Option<Instant>,
+    /// The object store stopped answering: no file is started any more, and those not
+    /// started stay pending, unattempted, for the next run (which would otherwise
+    /// download every one of them only to throw it away).
+    store_away: bool,
 }
 
 /// What the loop waits for next.
@@ -90,6 +94,7 @@ impl<'a> Downloads<'a> {
             },
             last_flush: Instant::now(),
             grace_deadline: None,
+            store_away: false,
         };
         for v in catalog.due_versions(&publisher.id, crate::store::now())? {
             if v.files.is_empty() {
@@ -161,7 +166,10 @@ impl<'a> Downloads<'a> {
     /// Counts what a recorded batch did: versions deposited, and files whose blob could
     /// not be stored (an object store that failed): they were counted stored when they
     /// ended, and failed in the end.
-    fn count(&self, done: SettledBatch, state: &mut RunState) {
+    fn count(&mut self, done: SettledBatch, state: &mut RunState) {
+        if done.store_away {
+            self.store_away();
+        }
         state.counts.deposited += done.deposited;
         let p = self.publisher;
         for (guid, url, reason) in done.not_stored {
@@ -176,8 +184,19 @@ impl<'a> Downloads<'a> {
         }
     }
 
-    /// Starts queued files until the window is full.
+    /// Stops starting files: the object store does not answer.
+    fn store_away(&mut self) {
+        if !std::mem::replace(&mut self.store_away, true) {
+            tracing::warn!(publisher = %self.publisher.id, left = self.jobs.len(), "the object store does not answer: this run downloads no more files; those left stay pending for the next run");
+        }
+    }
+
+    /// Starts queued files until the window is full (none once the object store
+    /// stopped answering).
     fn start_more(&mut self) {
+        if self.store_away {
+            return;
+        }
         let window = self.harvester.policy.max_connections.max(1) * 2;
         while self.in_flight.len() < window {
             let Some(job) = self.jobs.pop_front() else {
@@ -252,6 +271,9 @@ impl<'a> Downloads<'a> {
         }
         if outcome.unstored {
             Arc::make_mut(&mut self.settler.unstored).insert(v);
+        }
+        if outcome.store_away {
+            self.store_away();
         }
         // A stored file with a harvest-time error (H-DRM) makes its version
         // non-conforming, as a profile error in the item would.
@@ -347,12 +369,15 @@ struct SettledBatch {
     deposited: u64,
     /// Files whose blob could not be moved into place: (guid, URL, why).
     not_stored: Vec<(String, String, String)>,
+    /// Some of them because the object store does not answer.
+    store_away: bool,
 }
 
 impl SettledBatch {
     fn and(mut self, other: Self) -> Self {
         self.deposited += other.deposited;
         self.not_stored.extend(other.not_stored);
+        self.store_away |= other.store_away;
         self
     }
 }
@@ -363,6 +388,8 @@ impl SettledBatch {
 struct Committed {
     batch: Batch,
     not_stored: Vec<(String, String, String)>,
+    /// Some of them because the object store does not answer.
+    store_away: bool,
     /// The versions of those files.
     unstored: Vec<i64>,
     /// The SHA-256 of the blobs this batch stored.
@@ -493,6 +520,7 @@ fn commit(
         .map(|(sha, _)| sha.clone())
         .collect();
     let (mut not_stored, mut unstored) = (Vec::new(), Vec::new());
+    let mut store_away = false;
     let results = &mut batch.results;
     let at: HashMap<i64, usize> = results
         .iter()
@@ -512,6 +540,7 @@ fn commit(
             Err(e) => {
                 // The file stays pending: its version is retried by a later run, as
                 // for a download that failed.
+                store_away |= e.is_unreachable();
                 let reason = format!("{url}: storing the file failed: {e}");
                 r.1 = FileResult::Failed(reason.clone());
                 not_stored.push((guid, url, reason));
@@ -522,6 +551,7 @@ fn commit(
     Ok(Committed {
         batch,
         not_stored,
+        store_away,
         unstored,
         new_blobs,
         spared: Arc::default(),
@@ -538,6 +568,7 @@ fn record(
     let Committed {
         batch,
         not_stored,
+        store_away,
         spared,
         ..
     } = committed;
@@ -553,6 +584,7 @@ fn record(
         return Ok(SettledBatch {
             deposited: 0,
             not_stored,
+            store_away,
         });
     }
     let retry_at = |attempts: u32| {
@@ -597,5 +629,6 @@ fn record(
     Ok(SettledBatch {
         deposited,
         not_stored,
+        store_away,
     })
 }

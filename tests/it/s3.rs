@@ -2181,3 +2181,78 @@ fn s3_a_publish_that_loses_its_lock_mid_copy_writes_nothing_more() {
     };
     assert_eq!(listed("test"), 10);
 }
+
+/// A run that finds the object store away (it stops answering before or during the
+/// run) downloads no more files: before, it downloaded every file of the feed only to
+/// throw each away, at every run of every publisher for as long as the outage lasted.
+/// The files it did not start stay pending, unattempted, and the run after the object
+/// store's return stores them all.
+#[test]
+fn s3_a_run_that_finds_the_object_store_away_downloads_no_more_files() {
+    let mut garage = Garage::start("away");
+    const ITEMS: usize = 30;
+    let publisher = serve(move |base| {
+        let items: Vec<TestItem> = (0..ITEMS)
+            .map(|i| {
+                TestItem::new(
+                    &format!("a-{i}"),
+                    &date(100 - i as i64),
+                    &format!("{base}/a-{i}.html"),
+                )
+                .content(
+                    &format!("{base}/a-{i}.bin"),
+                    "application/octet-stream",
+                    &noise(2 << 20, i as u64 + 1),
+                )
+            })
+            .collect();
+        let mut routes = vec![("/feed.xml".to_string(), Response::ok(feed(&items)))];
+        for i in 0..ITEMS {
+            routes.push((format!("/a-{i}.html"), Response::file(HTML, "text/html")));
+            routes.push((
+                format!("/a-{i}.bin"),
+                Response::file(noise(2 << 20, i as u64 + 1), "application/octet-stream"),
+            ));
+        }
+        routes
+    });
+    let env = Env::plain(
+        "s3-away",
+        &publisher.url("/feed.xml"),
+        "max_connections = 2\nmax_connections_per_host = 2",
+    );
+    let env = garage.configure(env, "", "retry_timeout_secs = 2");
+    let bins = || {
+        publisher
+            .received()
+            .iter()
+            .filter(|r| r.path.ends_with(".bin"))
+            .count()
+    };
+    garage.stop();
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("this run downloads no more files"),
+        "{}",
+        text(&o)
+    );
+    // The files in flight when the first failed (two connections, four at most), not 30.
+    let fetched = bins();
+    assert!(
+        fetched <= 6,
+        "{fetched} of {ITEMS} files downloaded with the object store away"
+    );
+    assert_eq!(
+        env.one("SELECT count(*) FROM versions WHERE state = 'pending' AND attempts = 0"),
+        ITEMS.to_string()
+    );
+    garage.restart();
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(
+        env.one("SELECT count(*) FROM versions WHERE state = 'deposited'"),
+        ITEMS.to_string()
+    );
+    assert!(bins() <= ITEMS + fetched, "{} downloads in all", bins());
+}

@@ -110,6 +110,12 @@ impl BlobError {
         }
     }
 
+    /// The object store does not answer (an outage, not a refusal): what is stored
+    /// now fails until it comes back.
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, BlobError::ObjectStore(e) if e.failure == Failure::Unreachable)
+    }
+
     /// The object store refused plikt's requests (not an outage): its settings or its
     /// credentials must change before anything is stored.
     pub fn is_refused(&self) -> bool {
