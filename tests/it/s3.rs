@@ -2239,6 +2239,7 @@ fn s3_a_run_that_finds_the_object_store_away_downloads_no_more_files() {
     );
     // The files in flight when the first failed (two connections, four at most), not 30.
     let fetched = bins();
+    eprintln!("{fetched} of {ITEMS} files downloaded with the object store away");
     assert!(
         fetched <= 6,
         "{fetched} of {ITEMS} files downloaded with the object store away"
