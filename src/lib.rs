@@ -52,7 +52,8 @@
 //!           another backend (`plikt migrate`); the only module with SQL
 //! harvest   one run of one publisher: fetch → validate (two passes: verdict, then
 //!           diff in one transaction) → download + verify (H-*) → deposit; a file the
-//!           blob store could not keep is no attempt of the publisher's; `refetch`
+//!           blob store could not keep is no attempt of the publisher's, and once the
+//!           object store does not answer the run starts no more downloads; `refetch`
 //!           brings back blobs `plikt audit` found lost, from their publishers
 //! schedule  cron → runs shared by any number of workers through run leases in the
 //!           catalog (claim due runs, renew, release with the next slot; a dead
