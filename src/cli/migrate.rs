@@ -48,6 +48,8 @@ pub fn run(args: &MigrateArgs) -> Result<Exit, Error> {
     let to =
         Blobs::open(&config.data_dir, &config.blobs).map_err(crate::store::StoreError::from)?;
     let mut dst = Catalog::open(&target)?;
+    // Checked at the start, not only when the documents are moved after hours of copying.
+    dst.check_clock(config.catalog.max_clock_offset())?;
     let rt = super::runtime()?;
     let into = match &config.blobs.s3 {
         Some(Ok(s3)) => format!("the object store's bucket `{}`", s3.bucket),
