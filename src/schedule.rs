@@ -400,8 +400,6 @@ impl HostSlots {
                     };
                     let due = lock().due_check();
                     if let Some((catalog, slots)) = due {
-                        let slots: Vec<(&str, u32)> =
-                            slots.iter().map(|(h, s)| (h.as_str(), *s)).collect();
                         let holds = catalog.holds_host_slots(&slots);
                         lock().checked(catalog, holds);
                     }
@@ -465,7 +463,7 @@ pub async fn work(
     worker: Worker,
     mut shutdown: watch::Receiver<bool>,
     after_run: Arc<dyn Fn() + Send + Sync>,
-) -> Result<(), HarvestError> {
+) {
     let publishers: HashMap<String, PublisherConfig> = config
         .publishers
         .iter()
@@ -550,7 +548,6 @@ pub async fn work(
         }
     }
     while runs.join_next().await.is_some() {}
-    Ok(())
 }
 
 /// Records the configured publishers and their schedules in the catalog, at `now`

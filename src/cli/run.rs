@@ -94,12 +94,10 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
             AppState::open(config.clone())?,
             shutdown.clone(),
         ));
-        match work.await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => tracing::error!(error = %e, "the schedule stopped"),
-            Err(e) => tracing::error!(error = %e, "the schedule panicked"),
+        if let Err(e) = work.await {
+            tracing::error!(error = %e, "the schedule panicked");
         }
-        // The schedule returns only on shutdown (or when it could not start): wait
+        // The schedule returns only on shutdown (a catalog away is waited for): wait
         // for the signal, then for the server to finish.
         let mut s = shutdown.clone();
         let _ = s.wait_for(|v| *v).await;

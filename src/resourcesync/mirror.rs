@@ -621,27 +621,33 @@ pub(super) struct Mirror {
 }
 
 /// What stops a push once the publish lock among workers is lost ([`Mirror::push`]):
-/// `held` asks whether it is still held (`Err` when not).
+/// it asks `catalog`, the connection that took the lock, whether it still holds it.
 pub(super) struct Fence<'a> {
-    held: &'a dyn Fn() -> Result<(), PublishError>,
-    /// When `held` last answered yes.
+    catalog: &'a crate::store::Catalog,
+    /// When the lock was last found held.
     asked: std::cell::Cell<Option<std::time::Instant>>,
 }
 
 impl<'a> Fence<'a> {
-    /// A fence that asks `held`.
-    pub(super) fn new(held: &'a dyn Fn() -> Result<(), PublishError>) -> Self {
+    /// The fence of the publish lock `catalog` took.
+    pub(super) fn new(catalog: &'a crate::store::Catalog) -> Self {
         Self {
-            held,
+            catalog,
             asked: std::cell::Cell::new(None),
         }
     }
 
     /// Before a write that others' documents depend on (a manifest, a removal).
     pub(super) fn now(&self) -> Result<(), PublishError> {
-        (self.held)()?;
-        self.asked.set(Some(std::time::Instant::now()));
-        Ok(())
+        let reason = match self.catalog.holds_publishing() {
+            Ok(true) => {
+                self.asked.set(Some(std::time::Instant::now()));
+                return Ok(());
+            }
+            Ok(false) => "PostgreSQL no longer holds it for this connection".into(),
+            Err(e) => e.to_string(),
+        };
+        Err(PublishError::LockLost { reason })
     }
 
     /// Before a document: asked again once a second (the lock's check reads pg_locks,

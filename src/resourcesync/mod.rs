@@ -339,8 +339,10 @@ pub fn publish_until(
         }
     }
     if let Some(mirror) = mirror {
-        let held = || still_publishing(&catalog);
-        let pushed = mirror.push(mirror::Touched::Sets(&written), &mirror::Fence::new(&held))?;
+        let pushed = mirror.push(
+            mirror::Touched::Sets(&written),
+            &mirror::Fence::new(&catalog),
+        )?;
         tracing::info!(
             files = pushed.files,
             bytes = pushed.bytes,
@@ -408,10 +410,7 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
         Some(documents) => {
             mirror::pull(documents, &www, mirror::Lost::Forget)?
                 .0
-                .push(
-                    mirror::Touched::All,
-                    &mirror::Fence::new(&|| still_publishing(&catalog)),
-                )?
+                .push(mirror::Touched::All, &mirror::Fence::new(&catalog))?
                 .files
                 + moved
         }
@@ -485,20 +484,6 @@ fn begin(
         return Err(PublishError::Interrupted);
     }
     Ok((file, location, catalog, blobs))
-}
-
-/// `Ok` while `catalog` (the one [`begin`] took the publish lock on) still holds it:
-/// what [`mirror::Fence`] asks before writes to the object store.
-fn still_publishing(catalog: &Catalog) -> Result<(), PublishError> {
-    match catalog.holds_publishing() {
-        Ok(true) => Ok(()),
-        Ok(false) => Err(PublishError::LockLost {
-            reason: "PostgreSQL no longer holds it for this connection".into(),
-        }),
-        Err(e) => Err(PublishError::LockLost {
-            reason: e.to_string(),
-        }),
-    }
 }
 
 /// Whether [`begin`] copies the object store's documents into a folder that never

@@ -290,7 +290,7 @@ impl Catalog {
     /// Whether this connection holds every one of `slots` (host, slot) taken with
     /// [`Catalog::try_host_slot`]: PostgreSQL releases them when the session ends (an
     /// `Err` is a connection that is gone). Always on SQLite.
-    pub fn holds_host_slots(&self, slots: &[(&str, u32)]) -> Result<bool, StoreError> {
+    pub fn holds_host_slots(&self, slots: &[(String, u32)]) -> Result<bool, StoreError> {
         if self.backend() == Backend::Sqlite {
             return Ok(true);
         }
