@@ -6,8 +6,12 @@
 //! SHA-256 the catalog records: a deposit's record never changes, so other bytes are
 //! reported, not stored.
 
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+
 use super::download::{FileJob, fetch_file};
 use super::{HarvestError, Harvester};
+use crate::fetch::Client;
 use crate::store::{Blobs, Catalog, FileResult, Packing, StoreError};
 
 /// What became of one blob ([`Harvester::refetch`]).
@@ -39,8 +43,9 @@ impl Harvester {
         blobs: &Blobs,
         lost: &[String],
     ) -> Result<Vec<Refetched>, HarvestError> {
-        let (_keep, shutdown) = tokio::sync::watch::channel(false);
         let mut out = Vec::new();
+        // One client per publisher, as a run has: its connections are reused.
+        let mut clients: HashMap<String, Client> = HashMap::new();
         for sha in lost {
             let not = |reason: String| Refetched::NotStored {
                 sha256: sha.clone(),
@@ -62,7 +67,10 @@ impl Harvester {
                 )));
                 continue;
             };
-            let client = self.client_for(p)?;
+            let client = match clients.entry(p.id.clone()) {
+                Entry::Occupied(c) => c.into_mut(),
+                Entry::Vacant(v) => v.insert(self.client_for(p)?),
+            };
             let url = source.file.url.clone();
             let job = FileJob {
                 version: source.version,
@@ -70,7 +78,7 @@ impl Harvester {
                 guid: source.guid,
                 file: source.file,
             };
-            let outcome = fetch_file(&client, blobs, job, shutdown.clone(), &|_| {}).await;
+            let outcome = fetch_file(client, blobs, job, self.shutdown.clone(), &|_| {}).await;
             let reason = match (outcome.result, outcome.blob) {
                 (FileResult::Stored(s), Some(blob)) if s.digests.sha256 == *sha => {
                     let b = blobs.clone();

@@ -477,9 +477,7 @@ fn begin(
     catalog.check_clock(config.catalog.max_clock_offset())?;
     // Nothing is pushed under a prefix that holds another catalog's collection, or to a
     // store that refuses plikt (a publish, `plikt migrate`'s documents).
-    if blobs.is_remote() {
-        crate::store::check_object_store(&blobs, &catalog, true)?;
-    }
+    crate::store::check_object_store(&blobs, &catalog, true)?;
     if !catalog.lock_publishing(stopping, LOCK_POLL)? {
         return Err(PublishError::Interrupted);
     }

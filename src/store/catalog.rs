@@ -1233,8 +1233,6 @@ fn tally(tx: &Db, changes: &[(i64, &Deposited, Change)]) -> Result<(), StoreErro
     Ok(())
 }
 
-/// Counts a failed attempt of a pending version: retried at `retry_at(attempts)`, or
-/// failed for good after `max_attempts`.
 /// How a version with a file not stored is retried ([`Catalog::record`]).
 #[derive(Clone, Copy)]
 pub struct Retries<'a> {
@@ -1294,6 +1292,8 @@ fn retry_unstored(
     Ok(Settled::Retry(version))
 }
 
+/// Counts a failed attempt of a pending version: retried at `retry_at(attempts)`, or
+/// failed for good after `max_attempts`.
 fn failed_attempt(
     tx: &Db,
     version: i64,
