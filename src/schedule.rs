@@ -662,6 +662,8 @@ pub fn status(config: &Config) -> Result<Vec<PublisherStatus>, StoreError> {
         Some(c) => c.read_clock()?.catalog_now,
         None => Timestamp::now(),
     };
+    // The schedule's slots are this machine's time, as the workers' are.
+    let local_now = Utc::now();
     for (s, p) in out.iter_mut().zip(&config.publishers) {
         let lease = leases.get(&p.id);
         s.harvesting =
@@ -674,10 +676,10 @@ pub fn status(config: &Config) -> Result<Vec<PublisherStatus>, StoreError> {
                 });
         // A held lease is due again when it runs out (to be taken over): while it is
         // renewed, the next run is the schedule's next slot.
-        s.next_run = match (lease, &s.harvesting) {
-            (_, Some(h)) if !h.expired => next_slot(p, Utc::now()).map(Timestamp::from),
-            (Some(l), _) if l.due_at.is_some() => l.due_at,
-            _ => next_slot(p, Utc::now()).map(Timestamp::from),
+        let live = s.harvesting.as_ref().is_some_and(|h| !h.expired);
+        s.next_run = match lease.and_then(|l| l.due_at) {
+            Some(due) if !live => Some(due),
+            _ => next_slot(p, local_now).map(Timestamp::from),
         };
     }
     Ok(out)

@@ -38,16 +38,38 @@ pub struct FileOutcome {
     pub postpone: Option<Duration>,
     /// H-* findings.
     pub findings: Vec<StoredFinding>,
-    /// Why it failed, in one word (`plikt_file_failures_total`), if it did.
-    pub failure: Option<&'static str>,
-    /// It failed because the blob store could not keep it: the deposit's failure, not
-    /// the publisher's (not an attempt of its version's).
-    pub unstored: bool,
-    /// It failed because the object store does not answer (an outage): the run
-    /// downloads nothing more.
-    pub store_away: bool,
+    /// Why it failed, if it did.
+    pub failure: Option<Failure>,
     /// When it ended.
     pub at: crate::store::Timestamp,
+}
+
+/// Why a file failed: what the run does next depends on whose failure it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// Fetching it failed (the publisher's server or the network), for this reason
+    /// ([`FetchError::reason`]).
+    Fetch(&'static str),
+    /// Its bytes are not those `media:hash` names (H-MD5).
+    Md5,
+    /// The blob store could not keep it: the deposit's failure, not the publisher's
+    /// (not an attempt of its version's). `away`: because the object store does not
+    /// answer (an outage), so the run downloads nothing more.
+    Store {
+        /// The object store does not answer.
+        away: bool,
+    },
+}
+
+impl Failure {
+    /// In one word, as `plikt_file_failures_total` labels it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Failure::Fetch(reason) => reason,
+            Failure::Md5 => "md5",
+            Failure::Store { .. } => "store",
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -78,8 +100,6 @@ pub async fn fetch_file(
     let mut attempt = 0;
     let mut blob = None;
     let mut failure = None;
-    let mut unstored = false;
-    let mut store_away = false;
     let (result, postpone) = loop {
         match fetch_once(client, blobs, &job, &mut findings, bytes).await {
             Ok((stored, written)) => {
@@ -97,7 +117,7 @@ pub async fn fetch_file(
                     }
                 }
                 Retry::Postpone(d) => {
-                    failure = Some(e.reason());
+                    failure = Some(Failure::Fetch(e.reason()));
                     break (
                         FileResult::Failed(format!(
                             "{e}; postponed to a later run (Retry-After longer than max_retry_after_secs)"
@@ -113,18 +133,17 @@ pub async fn fetch_file(
                         Some(&job.file.url),
                         e.to_string(),
                     ));
-                    failure = Some(e.reason());
+                    failure = Some(Failure::Fetch(e.reason()));
                     break (FileResult::Failed(e.to_string()), None);
                 }
             },
             Err(e) => {
-                unstored = matches!(e, FileError::Store { .. });
-                store_away =
-                    matches!(&e, FileError::Store { source, .. } if source.is_unreachable());
-                failure = Some(match e {
-                    FileError::Md5 { .. } => "md5",
-                    FileError::Store { .. } => "store",
-                    FileError::Fetch(_) => "other",
+                failure = Some(match &e {
+                    FileError::Md5 { .. } => Failure::Md5,
+                    FileError::Store { source, .. } => Failure::Store {
+                        away: source.is_unreachable(),
+                    },
+                    FileError::Fetch(f) => Failure::Fetch(f.reason()),
                 });
                 if let FileError::Md5 { .. } = e {
                     findings.push(harvest_finding(
@@ -146,8 +165,6 @@ pub async fn fetch_file(
         postpone,
         findings,
         failure,
-        unstored,
-        store_away,
         at: crate::store::now(),
     }
 }

@@ -176,7 +176,10 @@ impl<'a> Downloads<'a> {
             state.counts.files_stored = state.counts.files_stored.saturating_sub(1);
             state.counts.files_failed += 1;
             let m = crate::metrics::get();
-            crate::metrics::Metrics::count(&m.failures, &p.id, "store");
+            let store = download::Failure::Store {
+                away: done.store_away,
+            };
+            crate::metrics::Metrics::count(&m.failures, &p.id, store.label());
             tracing::warn!(publisher = %p.id, guid = %guid, url = %url, reason = %reason, "file failed");
             state
                 .failures
@@ -257,7 +260,7 @@ impl<'a> Downloads<'a> {
                 crate::metrics::Metrics::count(
                     &m.failures,
                     &p.id,
-                    outcome.failure.unwrap_or("other"),
+                    outcome.failure.map_or("other", download::Failure::label),
                 );
                 tracing::warn!(publisher = %p.id, guid = %outcome.job.guid, url = %outcome.job.file.url, reason = %reason, "file failed");
                 state.failures.push(format!(
@@ -269,11 +272,11 @@ impl<'a> Downloads<'a> {
         if let Some(d) = outcome.postpone {
             self.postponed.insert(v, d);
         }
-        if outcome.unstored {
+        if let Some(download::Failure::Store { away }) = outcome.failure {
             Arc::make_mut(&mut self.settler.unstored).insert(v);
-        }
-        if outcome.store_away {
-            self.store_away();
+            if away {
+                self.store_away();
+            }
         }
         // A stored file with a harvest-time error (H-DRM) makes its version
         // non-conforming, as a profile error in the item would.

@@ -202,19 +202,6 @@ impl Advice {
         }
     }
 
-    /// The advice `o` was made with (its text is the one each advice has).
-    fn of(o: &super::ObjectStoreError) -> Self {
-        [
-            Advice::Unreachable,
-            Advice::NotFound,
-            Advice::Refused,
-            Advice::Certificate,
-        ]
-        .into_iter()
-        .find(|a| a.text() == o.advice)
-        .unwrap_or(Advice::Unreachable)
-    }
-
     /// A certificate the client does not accept is the deposit's setting to change
     /// (`extra_root_certificates`, the endpoint's name), not an outage to wait out.
     fn failure(self) -> Failure {
@@ -378,14 +365,26 @@ impl S3 {
         key: &str,
         (reason, advice): (String, Advice),
     ) -> BlobError {
+        self.failed(op, key, reason, (advice.text(), advice.failure()))
+    }
+
+    /// The error of `op` on `key`, for `reason`, with the advice and kind of failure
+    /// given.
+    fn failed(
+        &self,
+        op: &'static str,
+        key: &str,
+        reason: String,
+        (advice, failure): (&'static str, Failure),
+    ) -> BlobError {
         BlobError::ObjectStore(Box::new(super::ObjectStoreError {
             endpoint: self.settings.endpoint.to_string(),
             bucket: self.settings.bucket.clone(),
             op,
             key: key.to_string(),
             reason,
-            advice: advice.text(),
-            failure: advice.failure(),
+            advice,
+            failure,
         }))
     }
 
@@ -665,8 +664,9 @@ impl S3 {
             (packed, failed)
         });
         let mut failed = failed;
-        // Why the first of identical blobs failed, for its twins.
-        let mut twins: HashMap<usize, (String, Advice)> = HashMap::new();
+        // Why the first of identical blobs failed, for its twins: its reason, advice
+        // and kind of failure.
+        let mut twins: HashMap<usize, (String, (&'static str, Failure))> = HashMap::new();
         let mut out = Vec::with_capacity(batch.len());
         let mut tmps = Vec::with_capacity(batch.len());
         for (i, (sha, tmp, known)) in batch.into_iter().enumerate() {
@@ -681,8 +681,11 @@ impl S3 {
                     Some(e) => {
                         // Its twins fail too, for the same reason.
                         let cause = match &e {
-                            BlobError::ObjectStore(o) => (o.reason.clone(), Advice::of(o)),
-                            other => (other.to_string(), Advice::Unreachable),
+                            BlobError::ObjectStore(o) => (o.reason.clone(), (o.advice, o.failure)),
+                            other => (
+                                other.to_string(),
+                                (Advice::Unreachable.text(), Failure::Unreachable),
+                            ),
                         };
                         twins.insert(i, cause);
                         Err(e)
@@ -690,13 +693,11 @@ impl S3 {
                     None => Ok(packed.get(&i).cloned()),
                 },
                 Some(f) => match twins.get(&f) {
-                    Some((reason, advice)) => Err(self.failure(
+                    Some((reason, advice)) => Err(self.failed(
                         "storing a new blob",
                         self.blob_key(&sha).as_ref(),
-                        (
-                            format!("an identical blob of the same batch failed: {reason}"),
-                            *advice,
-                        ),
+                        format!("an identical blob of the same batch failed: {reason}"),
+                        *advice,
                     )),
                     None => Ok(packed.get(&f).cloned()),
                 },
