@@ -148,6 +148,24 @@ pub struct CatalogConfig {
     /// taken out of it when the configuration is loaded.
     #[serde(skip)]
     pub tls: CatalogTls,
+    /// The certificate plikt presents to the server: libpq's `sslcert` and `sslkey` in
+    /// `url`, taken out of it when the configuration is loaded.
+    #[serde(skip)]
+    pub client_certificate: Option<ClientCertificate>,
+}
+
+/// A client certificate for a PostgreSQL server that authenticates its clients by
+/// certificate (`hostssl … cert` in `pg_hba.conf`, PostgreSQL 15 documentation §21.12,
+/// or `clientcert=verify-full` beside a password): libpq's `sslcert` and `sslkey`
+/// (§34.19.2), both files relative to the configuration's folder. The key is a secret
+/// kept in its file, as the password is: read when plikt connects, never copied
+/// elsewhere, and refused when its file is readable by others (as libpq refuses it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientCertificate {
+    /// `sslcert`: the PEM certificate (and any intermediate authorities after it).
+    pub cert: PathBuf,
+    /// `sslkey`: its PEM private key, unencrypted (PKCS#8, PKCS#1 or SEC1).
+    pub key: PathBuf,
 }
 
 /// TLS to a PostgreSQL catalog, as libpq's `sslmode` (and `sslrootcert`) in `[catalog]
@@ -184,12 +202,14 @@ pub enum CatalogRoots {
 }
 
 impl CatalogTls {
-    /// Takes libpq's TLS parameters out of `url` and says what they ask for.
-    /// Parameters libpq has and plikt does not (client certificates, CRLs) are refused
-    /// by name rather than left for the driver's "unknown option".
-    fn take(url: &mut Url, base: &Path) -> Result<Self, String> {
+    /// Takes libpq's TLS parameters out of `url` and says what they ask for: the mode,
+    /// and the client certificate if one is named. Parameters libpq has and plikt does
+    /// not (an encrypted key's password, CRLs) are refused by name rather than left for
+    /// the driver's "unknown option".
+    fn take(url: &mut Url, base: &Path) -> Result<(Self, Option<ClientCertificate>), String> {
         let mut mode = None;
         let mut roots = None;
+        let (mut cert, mut cert_key) = (None, None);
         // The other parameters are kept as written (re-encoding them would turn a
         // space's `%20` into `+`, which rust-postgres does not decode).
         let mut rest: Vec<String> = Vec::new();
@@ -205,20 +225,46 @@ impl CatalogTls {
             match &*key {
                 "sslmode" => mode = Some(value.into_owned()),
                 "sslrootcert" => roots = Some(value.into_owned()),
+                "sslcert" => cert = Some(base.join(&*value)),
+                "sslkey" => cert_key = Some(base.join(&*value)),
                 "password" => {
                     return Err(
                         "[catalog] url carries a password; remove it from the URL and use password_env or password_file".into(),
                     );
                 }
-                "sslcert" | "sslkey" | "sslpassword" | "sslcrl" | "sslcrldir" | "sslcertmode" => {
+                "sslpassword" => {
+                    return Err(
+                        "[catalog] url: `sslpassword` is not supported: plikt reads only an unencrypted sslkey; decrypt it once (`openssl pkey -in KEY.enc -out KEY`) and keep the file readable by plikt's user only (chmod 600, or 640 owned by root)".into(),
+                    );
+                }
+                "sslcrl" | "sslcrldir" | "sslcertmode" => {
                     return Err(format!(
-                        "[catalog] url: `{key}` is not supported: plikt does not present client certificates or read CRLs; authenticate with a password (password_env or password_file) over sslmode=verify-full"
+                        "[catalog] url: `{key}` is not supported: plikt does not read CRLs, and presents its client certificate (sslcert, sslkey) whenever one is named"
                     ));
                 }
                 _ => rest.push(raw.to_string()),
             }
         }
-        if mode.is_some() || roots.is_some() {
+        let client = match (cert, cert_key) {
+            (Some(cert), Some(key)) => Some(ClientCertificate { cert, key }),
+            (None, None) => None,
+            (Some(_), None) => {
+                return Err(
+                    "[catalog] url: sslcert needs sslkey, the file of its private key".into(),
+                );
+            }
+            (None, Some(_)) => {
+                return Err(
+                    "[catalog] url: sslkey needs sslcert, the file of the certificate it is the key of".into(),
+                );
+            }
+        };
+        if mode.as_deref() == Some("disable") && client.is_some() {
+            return Err(
+                "[catalog] url: sslcert is given but sslmode=disable never uses TLS; write sslmode=verify-full".into(),
+            );
+        }
+        if mode.is_some() || roots.is_some() || client.is_some() {
             let kept = rest.join("&");
             url.set_query((!kept.is_empty()).then_some(kept.as_str()));
         }
@@ -234,7 +280,7 @@ impl CatalogTls {
             (None, _) => "prefer",
             (Some(m), _) => m.as_str(),
         };
-        Ok(match (mode, roots) {
+        let tls = match (mode, roots) {
             ("disable", None) => CatalogTls::Disable,
             ("prefer", None) => CatalogTls::Prefer,
             ("require", None) => CatalogTls::Require,
@@ -260,7 +306,8 @@ impl CatalogTls {
                     "[catalog] url: sslmode `{other}` is not one of disable, prefer, require, verify-ca, verify-full"
                 ));
             }
-        })
+        };
+        Ok((tls, client))
     }
 }
 
@@ -286,6 +333,7 @@ impl Default for CatalogConfig {
             max_clock_offset_secs: Self::default_max_clock_offset_secs(),
             password: None,
             tls: CatalogTls::default(),
+            client_certificate: None,
         }
     }
 }
@@ -842,7 +890,7 @@ impl Config {
                 ));
             }
             let mut url = url.clone();
-            c.tls = CatalogTls::take(&mut url, base).map_err(&invalid)?;
+            (c.tls, c.client_certificate) = CatalogTls::take(&mut url, base).map_err(&invalid)?;
             c.url = Some(url);
             if c.password_env.is_some() || c.password_file.is_some() {
                 c.password = Some(
@@ -1028,21 +1076,38 @@ schedule = "0 */30 * * * *"
             ))
             .unwrap()
             .catalog;
-            (c.url.unwrap().to_string(), c.tls)
+            (c.url.unwrap().to_string(), c.tls, c.client_certificate)
         };
         let file = |f: &str| CatalogRoots::File(PathBuf::from(f));
         assert_eq!(
             catalog(""),
             (
                 "postgres://plikt@db.kb.example/plikt".into(),
-                CatalogTls::Prefer
+                CatalogTls::Prefer,
+                None
             )
         );
         assert_eq!(
             catalog("?connect_timeout=3&sslmode=verify-full&sslrootcert=pg-ca.pem"),
             (
                 "postgres://plikt@db.kb.example/plikt?connect_timeout=3".into(),
-                CatalogTls::VerifyFull(file("/etc/plikt/pg-ca.pem"))
+                CatalogTls::VerifyFull(file("/etc/plikt/pg-ca.pem")),
+                None
+            )
+        );
+        // A client certificate (libpq's sslcert, sslkey), relative to the
+        // configuration's folder as sslrootcert is.
+        assert_eq!(
+            catalog(
+                "?sslmode=verify-full&sslrootcert=pg-ca.pem&sslcert=pg/plikt.crt&sslkey=/etc/plikt/private/plikt.key&connect_timeout=3"
+            ),
+            (
+                "postgres://plikt@db.kb.example/plikt?connect_timeout=3".into(),
+                CatalogTls::VerifyFull(file("/etc/plikt/pg-ca.pem")),
+                Some(ClientCertificate {
+                    cert: PathBuf::from("/etc/plikt/pg/plikt.crt"),
+                    key: PathBuf::from("/etc/plikt/private/plikt.key"),
+                })
             )
         );
         assert_eq!(
@@ -1074,7 +1139,14 @@ schedule = "0 */30 * * * *"
         };
         assert!(refused("?sslmode=allow").contains("sslmode `allow` is not one of"));
         assert!(refused("?sslmode=prefer&sslrootcert=ca.pem").contains("never checks"));
-        assert!(refused("?sslkey=k.pem").contains("`sslkey` is not supported"));
+        assert!(refused("?sslkey=k.pem").contains("sslkey needs sslcert"));
+        assert!(refused("?sslcert=c.pem").contains("sslcert needs sslkey"));
+        assert!(
+            refused("?sslmode=disable&sslcert=c.pem&sslkey=k.pem")
+                .contains("sslmode=disable never uses TLS")
+        );
+        assert!(refused("?sslpassword=x").contains("only an unencrypted sslkey"));
+        assert!(refused("?sslcrl=crl.pem").contains("`sslcrl` is not supported"));
         assert!(refused("?sslmode=verify-ca").contains("needs sslrootcert=FILE"));
         assert!(
             refused("?sslmode=verify-ca&sslrootcert=system")

@@ -210,6 +210,9 @@ pub enum Location {
         password: Option<String>,
         /// TLS to the server (libpq's `sslmode`, `sslrootcert`: taken out of `url`).
         tls: crate::config::CatalogTls,
+        /// The certificate to present, if the server asks for one (libpq's `sslcert`,
+        /// `sslkey`: taken out of `url`).
+        client_certificate: Option<crate::config::ClientCertificate>,
     },
 }
 
@@ -231,8 +234,20 @@ impl Location {
                     }
                 },
                 tls: c.tls.clone(),
+                client_certificate: c.client_certificate.clone(),
             },
         })
+    }
+
+    /// A PostgreSQL catalog at `url`, without password or TLS (the tests' clusters).
+    #[cfg(test)]
+    pub(crate) fn plain_postgres(url: String) -> Self {
+        Location::Postgres {
+            url,
+            password: None,
+            tls: crate::config::CatalogTls::Disable,
+            client_certificate: None,
+        }
     }
 }
 
@@ -272,9 +287,12 @@ impl Catalog {
     pub fn open(location: &Location) -> Result<Self, StoreError> {
         let mut db = match location {
             Location::Sqlite(path) => open_sqlite(path)?,
-            Location::Postgres { url, password, tls } => {
-                connect_postgres(url, password.as_deref(), tls)?
-            }
+            Location::Postgres {
+                url,
+                password,
+                tls,
+                client_certificate,
+            } => connect_postgres(url, password.as_deref(), tls, client_certificate.as_ref())?,
         };
         super::migrations::migrate(&mut db)?;
         Ok(Self { db })
@@ -754,12 +772,13 @@ fn open_sqlite(path: &Path) -> Result<Db, StoreError> {
 
 /// Connects to PostgreSQL: a connect timeout of 10 s unless the URL sets one, TCP
 /// keepalives, `application_name = plikt` (so a DBA sees who is connected), and TLS as
-/// `tls` asks (the connector is made at each connection, so a renewed `sslrootcert` is
-/// read without a restart).
+/// `tls` asks, presenting `client_certificate` if given (the connector is made at each
+/// connection, so a renewed `sslrootcert` or certificate is read without a restart).
 fn connect_postgres(
     url: &str,
     password: Option<&str>,
     tls: &crate::config::CatalogTls,
+    client_certificate: Option<&crate::config::ClientCertificate>,
 ) -> Result<Db, StoreError> {
     let mut config: postgres::Config =
         url.parse()
@@ -801,13 +820,15 @@ fn connect_postgres(
         CatalogTls::Prefer => postgres::config::SslMode::Prefer,
         _ => postgres::config::SslMode::Require,
     });
-    let connected = match super::tls::connector(tls)? {
+    // A certificate is presented over TCP only, where TLS is.
+    let client_certificate = client_certificate.filter(|_| !local);
+    let connected = match super::tls::connector(tls, client_certificate)? {
         None => super::sql::blocking(|| config.connect(postgres::NoTls)),
         Some(connector) => super::sql::blocking(|| config.connect(connector)),
     };
     match connected {
         Ok(client) => Ok(Db::postgres(client)),
-        Err(e) => Err(super::tls::explain(&e, tls)
+        Err(e) => Err(super::tls::explain(&e, tls, client_certificate)
             .or_else(|| refused(&e, &config))
             .unwrap_or_else(|| {
                 // The server's other refusals speak for themselves; a connection that
@@ -849,6 +870,21 @@ fn refused(e: &postgres::Error, config: &postgres::Config) -> Option<StoreError>
         Some(c) if *c == SqlState::INVALID_CATALOG_NAME => {
             "the database must exist before plikt starts (plikt makes its tables, not the database): as PostgreSQL's superuser, `createuser --pwprompt plikt` and `createdb --owner plikt plikt` (README, \"Beyond one machine\")"
         }
+        // Refusals of certificate authentication (`hostssl … cert`): PostgreSQL gives
+        // them one code, and tells them apart only in its message (in English unless
+        // the server's lc_messages says otherwise; then the message alone is shown).
+        Some(c)
+            if *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
+                && db_message(e).contains("requires a valid client certificate") =>
+        {
+            "the server asks for a client certificate: name it and its key with sslcert=/path/to/plikt.crt&sslkey=/path/to/plikt.key in [catalog] url"
+        }
+        Some(c)
+            if *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
+                && db_message(e).contains("certificate authentication failed") =>
+        {
+            "the client certificate of sslcert is not the user's: its common name (CN) must be the user in [catalog] url, or be mapped to it in the server's pg_ident.conf"
+        }
         // The client's own refusal, before any request (tokio-postgres names it only in
         // its message).
         None if super::with_causes(e).contains("password missing") => {
@@ -862,6 +898,11 @@ fn refused(e: &postgres::Error, config: &postgres::Config) -> Option<StoreError>
             super::with_causes(e)
         ),
     })
+}
+
+/// The server's own message of its error `e` (empty if it is not the server's).
+fn db_message(e: &postgres::Error) -> &str {
+    e.as_db_error().map_or("", |d| d.message())
 }
 
 /// How a version was settled by [`Catalog::record`].
@@ -1350,23 +1391,14 @@ mod tests {
                 super::super::sql::tests::fresh_database(&server, &format!("migrate_{round}"));
             let openers: Vec<_> = (0..3)
                 .map(|_| {
-                    let location = Location::Postgres {
-                        url: url.clone(),
-                        password: None,
-                        tls: crate::config::CatalogTls::Disable,
-                    };
+                    let location = Location::plain_postgres(url.clone());
                     std::thread::spawn(move || Catalog::open(&location).map(drop))
                 })
                 .collect();
             for o in openers {
                 o.join().unwrap().unwrap();
             }
-            let c = Catalog::open(&Location::Postgres {
-                url: url.clone(),
-                password: None,
-                tls: crate::config::CatalogTls::Disable,
-            })
-            .unwrap();
+            let c = Catalog::open(&Location::plain_postgres(url.clone())).unwrap();
             let v: i64 = c
                 .db()
                 .one("SELECT count(*) FROM plikt_schema", params![])
@@ -1383,11 +1415,10 @@ mod tests {
         let Some(server) = super::super::sql::tests::postgres_server() else {
             return;
         };
-        let location = Location::Postgres {
-            url: super::super::sql::tests::fresh_database(&server, "blob_race"),
-            password: None,
-            tls: crate::config::CatalogTls::Disable,
-        };
+        let location = Location::plain_postgres(super::super::sql::tests::fresh_database(
+            &server,
+            "blob_race",
+        ));
         let bytes: Vec<Vec<u8>> = (0..64).map(|i| format!("page {i}").into_bytes()).collect();
         for round in 0..20 {
             // Each round new bytes for both: the rows do not exist yet.

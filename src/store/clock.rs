@@ -140,12 +140,7 @@ mod tests {
             return;
         };
         let url = super::super::sql::tests::fresh_database(&server, "clock");
-        let catalog = Catalog::open(&super::super::Location::Postgres {
-            url,
-            password: None,
-            tls: crate::config::CatalogTls::Disable,
-        })
-        .unwrap();
+        let catalog = Catalog::open(&super::super::Location::plain_postgres(url)).unwrap();
         let before = Timestamp::now();
         let r = catalog.check_clock(Duration::seconds(1)).unwrap();
         let after = Timestamp::now();

@@ -905,11 +905,9 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let mut locations = vec![Location::Sqlite(dir.join("catalog.sqlite"))];
         if let Some(server) = super::super::sql::tests::postgres_server() {
-            locations.push(Location::Postgres {
-                url: super::super::sql::tests::fresh_database(&server, "statuses"),
-                password: None,
-                tls: crate::config::CatalogTls::Disable,
-            });
+            locations.push(Location::plain_postgres(
+                super::super::sql::tests::fresh_database(&server, "statuses"),
+            ));
         }
         for location in locations {
             let catalog = Catalog::open(&location).unwrap();

@@ -1,6 +1,7 @@
 //! TLS to a PostgreSQL catalog on another machine: the rustls client configuration
 //! that [`CatalogTls`] (libpq's `sslmode` and `sslrootcert` in `[catalog] url`) asks
-//! for, and what a refused handshake means for the operator.
+//! for, with the client certificate of [`ClientCertificate`] (`sslcert`, `sslkey`) if
+//! one is named, and what a refused handshake means for the operator.
 //!
 //! libpq's modes (PostgreSQL 15 documentation §34.19.1): `prefer` and `require` encrypt
 //! without checking the server's certificate; `verify-ca` checks that a trusted
@@ -14,15 +15,19 @@ use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::StoreError;
-use crate::config::{CatalogRoots, CatalogTls};
+use crate::config::{CatalogRoots, CatalogTls, ClientCertificate};
 
-/// The connector for `tls` (`None`: `sslmode=disable`, plain TCP).
-pub(super) fn connector(tls: &CatalogTls) -> Result<Option<MakeRustlsConnect>, StoreError> {
+/// The connector for `tls` (`None`: `sslmode=disable`, plain TCP), presenting `client`'s
+/// certificate to a server that asks for one.
+pub(super) fn connector(
+    tls: &CatalogTls,
+    client: Option<&ClientCertificate>,
+) -> Result<Option<MakeRustlsConnect>, StoreError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
@@ -39,11 +44,74 @@ pub(super) fn connector(tls: &CatalogTls) -> Result<Option<MakeRustlsConnect>, S
         }),
         CatalogTls::VerifyFull(roots) => webpki(roots, provider)?,
     };
-    let config = builder
+    let builder = builder
         .dangerous()
-        .with_custom_certificate_verifier(verifier)
-        .with_no_client_auth();
+        .with_custom_certificate_verifier(verifier);
+    let config = match client {
+        None => builder.with_no_client_auth(),
+        Some(c) => {
+            let (chain, key) = client_identity(c)?;
+            builder
+                .with_client_auth_cert(chain, key)
+                .map_err(|e| StoreError::CatalogTls {
+                    reason: format!(
+                        "sslkey {} is not the key of the certificate in sslcert {}: {e}",
+                        c.key.display(),
+                        c.cert.display()
+                    ),
+                    hint: "name the certificate and the private key it was made with",
+                })?
+        }
+    };
     Ok(Some(MakeRustlsConnect::new(config)))
+}
+
+/// The certificate chain and private key of `c`, read from their files. The key is
+/// refused, as libpq refuses it (`fe-secure-openssl.c`), when its file may be read by
+/// others than its owner, or by others than its owner and group if root owns it: a
+/// key others can read is no proof of who connects.
+fn client_identity(
+    c: &ClientCertificate,
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), StoreError> {
+    let cert_error = |reason: String| StoreError::CatalogTls {
+        reason: format!("sslcert {}: {reason}", c.cert.display()),
+        hint: "name a PEM file with the client certificate the PostgreSQL server's ssl_ca_file authority signed (its common name the user in [catalog] url)",
+    };
+    let chain = CertificateDer::pem_file_iter(&c.cert)
+        .map_err(|e| cert_error(e.to_string()))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| cert_error(e.to_string()))?;
+    if chain.is_empty() {
+        return Err(cert_error("holds no PEM certificate".into()));
+    }
+    let key_error = |reason: String, hint: &'static str| StoreError::CatalogTls {
+        reason: format!("sslkey {}: {reason}", c.key.display()),
+        hint,
+    };
+    const KEY_HINT: &str = "name the PEM file of the client certificate's private key (PKCS#8, PKCS#1 or SEC1, unencrypted)";
+    let bytes = std::fs::read(&c.key).map_err(|e| key_error(e.to_string(), KEY_HINT))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(&c.key).map_err(|e| key_error(e.to_string(), KEY_HINT))?;
+        let (mode, root) = (meta.mode() & 0o777, meta.uid() == 0);
+        let open = if root { mode & 0o037 } else { mode & 0o077 };
+        if open != 0 {
+            return Err(key_error(
+                format!("the private key's file may be read by others (mode {mode:04o})"),
+                "keep it readable by plikt's user only: chmod 600 and owned by that user, or chmod 640 owned by root with plikt's group (as libpq asks)",
+            ));
+        }
+    }
+    if String::from_utf8_lossy(&bytes).contains("ENCRYPTED") {
+        return Err(key_error(
+            "the private key is encrypted".into(),
+            "plikt reads only an unencrypted key: decrypt it once (`openssl pkey -in KEY.enc -out KEY`) and keep the file readable by plikt's user only",
+        ));
+    }
+    let key = PrivateKeyDer::from_pem_slice(&bytes)
+        .map_err(|e| key_error(format!("holds no PEM private key ({e})"), KEY_HINT))?;
+    Ok((chain, key))
 }
 
 fn tls_setup(reason: String) -> StoreError {
@@ -187,11 +255,15 @@ pub(crate) fn tls_cause<'a>(
 
 /// What went wrong with TLS when connecting failed, and what the operator can do
 /// (`None`: the failure was not TLS's).
-pub(super) fn explain(error: &postgres::Error, tls: &CatalogTls) -> Option<StoreError> {
+pub(super) fn explain(
+    error: &postgres::Error,
+    tls: &CatalogTls,
+    client: Option<&ClientCertificate>,
+) -> Option<StoreError> {
     if let Some(r) = tls_cause(error) {
         return Some(StoreError::CatalogTls {
             reason: format!("the TLS handshake with PostgreSQL failed: {r}"),
-            hint: hint(r, tls),
+            hint: hint(r, tls, client),
         });
     }
     let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
@@ -207,9 +279,29 @@ pub(super) fn explain(error: &postgres::Error, tls: &CatalogTls) -> Option<Store
     None
 }
 
-fn hint(error: &rustls::Error, tls: &CatalogTls) -> &'static str {
+fn hint(
+    error: &rustls::Error,
+    tls: &CatalogTls,
+    client: Option<&ClientCertificate>,
+) -> &'static str {
     use CertificateError as C;
+    use rustls::AlertDescription as A;
     match error {
+        // The server's verdict on the client's certificate (TLS alerts, RFC 8446 §6.2).
+        rustls::Error::AlertReceived(
+            A::UnknownCA
+            | A::BadCertificate
+            | A::UnsupportedCertificate
+            | A::CertificateRevoked
+            | A::CertificateExpired
+            | A::CertificateUnknown
+            | A::AccessDenied,
+        ) if client.is_some() => {
+            "the PostgreSQL server did not accept the client certificate of sslcert: it must be signed by an authority in the server's ssl_ca_file, within its validity period, and not revoked (the server's log says which)"
+        }
+        rustls::Error::AlertReceived(A::CertificateRequired) => {
+            "the PostgreSQL server asks for a client certificate: name it and its key with sslcert=/path/to/plikt.crt&sslkey=/path/to/plikt.key in [catalog] url"
+        }
         rustls::Error::InvalidCertificate(
             C::NotValidForName | C::NotValidForNameContext { .. },
         ) => {

@@ -127,7 +127,7 @@ fn a_catalog_over_tls_is_encrypted_and_its_certificate_checked_as_sslmode_asks()
         (
             "localhost",
             format!("?sslmode=verify-full&sslrootcert={ca}&sslcert=client.pem"),
-            Err("`sslcert` is not supported"),
+            Err("sslcert needs sslkey"),
         ),
         (
             "localhost",
@@ -215,6 +215,149 @@ fn a_catalog_over_tls_is_encrypted_and_its_certificate_checked_as_sslmode_asks()
         );
         assert!(!stderr.contains(password), "{stderr}");
     }
+}
+
+/// A catalog whose server authenticates plikt by its client certificate (`hostssl …
+/// cert` in pg_hba.conf, PostgreSQL 15 documentation §21.12), as libpq's `sslcert` and
+/// `sslkey` in `[catalog] url` name it (§34.19.2): plikt harvests into it with no
+/// password, and each way a certificate or key can be wrong is said before or by the
+/// server, with what to change; the key is never quoted.
+#[test]
+fn a_catalog_that_takes_client_certificates_lets_plikt_in_by_its_certificate_alone() {
+    let pg = OwnPostgres::start_tls();
+    let port = pg
+        .url
+        .rsplit_once(':')
+        .and_then(|(_, p)| p.split('/').next())
+        .unwrap()
+        .to_string();
+    let dir = std::path::PathBuf::from(&pg.dir);
+    let base: Arc<OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let server = Server::with_handler(move |r| match r.path.as_str() {
+        "/feed.xml" => {
+            let b = b2.get().unwrap();
+            Response::ok(feed(&[TestItem::new(
+                "cert-1",
+                &date(0),
+                &format!("{b}/page/1.html"),
+            )
+            .content(
+                &format!("{b}/file/1.bin"),
+                "application/octet-stream",
+                b"by certificate",
+            )]))
+        }
+        "/file/1.bin" => Response::file(b"by certificate", "application/octet-stream"),
+        _ => Response::file(b"<html><body>page</body></html>", "text/html"),
+    });
+    let _ = base.set(server.url(""));
+    let env = Env::plain("catalog-cert", &server.url("/feed.xml"), "");
+    let plain = without_catalog(&env);
+    // The role `plikt_cert` may log in only by certificate; no password is given.
+    let with_certificate = |cert: &std::path::Path, key: &std::path::Path| {
+        std::fs::write(
+            &env.config,
+            format!(
+                "{plain}\n[catalog]\nurl = \"postgres://plikt_cert@localhost:{port}/certs?sslmode=verify-full&sslrootcert={}&sslcert={}&sslkey={}\"\n",
+                dir.join("ca.pem").display(),
+                cert.display(),
+                key.display()
+            ),
+        )
+        .unwrap();
+    };
+    let (cert, key) = (dir.join("client.crt"), dir.join("client.key"));
+    with_certificate(&cert, &key);
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(env.status()["deposits"].as_u64(), Some(1));
+
+    // Keys as a deposit team might get them wrong, made here from the right one.
+    let mode = |path: &std::path::Path, mode: u32| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    let readable = env.dir.join("readable.key");
+    std::fs::copy(&key, &readable).unwrap();
+    mode(&readable, 0o644);
+    let not_a_key = env.dir.join("not-a.key");
+    std::fs::copy(&cert, &not_a_key).unwrap();
+    mode(&not_a_key, 0o600);
+    let encrypted = env.dir.join("encrypted.key");
+    let o = std::process::Command::new("openssl")
+        .args(["pkey", "-aes256", "-passout", "pass:secret", "-in"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&encrypted)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "openssl pkey: {}", text(&o));
+    mode(&encrypted, 0o600);
+    let key_text = std::fs::read_to_string(&key).unwrap();
+    let key_line = key_text.lines().nth(1).unwrap().to_string();
+    let c = |name: &str| dir.join(name);
+    let cases: Vec<(std::path::PathBuf, std::path::PathBuf, &str)> = vec![
+        // Signed by an authority the server does not trust: its TLS alert.
+        (
+            c("client-other.crt"),
+            c("client-other.key"),
+            "did not accept the client certificate of sslcert",
+        ),
+        // Signed by the server's authority, for another user.
+        (
+            c("client-postgres.crt"),
+            c("client-postgres.key"),
+            "its common name (CN) must be the user in [catalog] url",
+        ),
+        // Said before any connection.
+        (
+            cert.clone(),
+            readable.clone(),
+            "the private key's file may be read by others (mode 0644)",
+        ),
+        (cert.clone(), not_a_key.clone(), "holds no PEM private key"),
+        (
+            cert.clone(),
+            encrypted.clone(),
+            "the private key is encrypted",
+        ),
+        (
+            cert.clone(),
+            c("client-postgres.key"),
+            "is not the key of the certificate in sslcert",
+        ),
+    ];
+    for (cert, key, said) in cases {
+        with_certificate(&cert, &key);
+        let o = env.cmd(&["status"]);
+        let out = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{said}: {out}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(said),
+            "wanted `{said}`: {out}"
+        );
+        assert!(!out.contains(&key_line), "the key appears in: {out}");
+    }
+    // No certificate for a role that may log in only by one: the server's refusal, and
+    // what to write.
+    std::fs::write(
+        &env.config,
+        format!(
+            "{plain}\n[catalog]\nurl = \"postgres://plikt_cert@localhost:{port}/certs?sslmode=verify-full&sslrootcert={}\"\n",
+            dir.join("ca.pem").display()
+        ),
+    )
+    .unwrap();
+    let o = env.cmd(&["status"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(
+            "the server asks for a client certificate: name it and its key with sslcert="
+        ),
+        "{}",
+        text(&o)
+    );
 }
 
 /// A catalog that cannot be reached: the error names the cause the driver found (its

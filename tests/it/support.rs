@@ -1476,6 +1476,7 @@ pub fn hold_publish_lock(url: &str) -> plikt::store::Catalog {
         url: url.into(),
         password: None,
         tls: Default::default(),
+        client_certificate: None,
     })
     .unwrap();
     assert!(
