@@ -1,5 +1,5 @@
 //! ResourceSync as a Destination meets it: over HTTP, after several days of history
-//! (issue 14). Harvests and publishes run on earlier days under Debian's `faketime`,
+//! (issue 14). Harvests and publishes run on earlier days under Debian's libfaketime,
 //! so closed Change Lists, Change Dumps, archives and snapshots exist; then `plikt
 //! serve` answers on loopback and the Destination crawler (`tests/destination/
 //! crawl.py`) follows every URL every document names, in the public sets and, with
@@ -402,7 +402,7 @@ fn a_destination_crawling_several_days_of_history_meets_no_dead_link() {
     assert_eq!(a_pdf, 2, "{manifest}");
 }
 
-/// `resync-sync` with `args`, as if it were `when` (faketime: its last sync time is
+/// `resync-sync` with `args`, as if it were `when` (libfaketime: its last sync time is
 /// what it compares change times with); its output.
 fn resync_at(env: &Env, when: Option<&str>, args: &[&str]) -> String {
     let bin = root().join(".venv/bin/resync-sync");
@@ -411,14 +411,10 @@ fn resync_at(env: &Env, when: Option<&str>, args: &[&str]) -> String {
         "{} is missing: run scripts/setup",
         bin.display()
     );
-    let mut c = match when {
-        Some(t) => {
-            let mut c = Command::new("/usr/bin/faketime");
-            c.arg(t).arg(&bin).env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
-            c
-        }
-        None => Command::new(&bin),
-    };
+    let mut c = Command::new(&bin);
+    if let Some(t) = when {
+        crate::support::at_time(&mut c, t);
+    }
     let o = c
         .args(args)
         .current_dir(&env.dir)

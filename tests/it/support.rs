@@ -809,7 +809,7 @@ pub fn free_port() -> u16 {
 }
 
 /// Runs `plikt <args>` as if it were `when` (UTC, `YYYY-MM-DD hh:mm:ss`), under
-/// Debian's faketime (real monotonic clock: timeouts stay real).
+/// Debian's libfaketime (real monotonic clock: timeouts stay real; [`at_time`]).
 ///
 /// On PostgreSQL, whose clock is today's, the configuration's `[catalog]` allows any
 /// offset (`max_clock_offset_secs`): plikt refuses a machine whose clock is further
@@ -827,24 +827,33 @@ pub fn plikt_at(env: &Env, when: &str, args: &[&str]) -> Output {
         )
         .unwrap();
     }
-    let faketime = Path::new("/usr/bin/faketime");
-    assert!(
-        faketime.exists(),
-        "faketime is missing: run scripts/setup (it installs Debian's faketime)"
-    );
-    let mut c = Command::new(faketime);
-    c.arg(when)
-        .arg(env!("CARGO_BIN_EXE_plikt"))
-        .args(args)
+    let mut c = Command::new(env!("CARGO_BIN_EXE_plikt"));
+    at_time(&mut c, when);
+    c.args(args)
         .arg("--config")
         .arg(&env.config)
-        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
-        .env("TZ", "UTC")
         .env("RUST_LOG", "warn");
     for (k, v) in &env.env {
         c.env(k, v);
     }
-    c.output().expect("run faketime plikt")
+    c.output().expect("run plikt under libfaketime")
+}
+
+/// Runs `c` with its wall clock starting at `when` (UTC, `YYYY-MM-DD hh:mm:ss`) and
+/// going on from there: Debian's libfaketime preloaded (`FAKETIME=@…`), the monotonic
+/// clock real so that timeouts stay real. Not through Debian's `faketime` wrapper: it
+/// makes a semaphore named by its process id with O_EXCL, so a wrapper killed earlier
+/// whose id came round again made a later run fail at once ("sem_open: File exists").
+pub fn at_time(c: &mut Command, when: &str) {
+    let lib = Path::new("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1");
+    assert!(
+        lib.exists(),
+        "libfaketime is missing: run scripts/setup (it installs Debian's faketime)"
+    );
+    c.env("LD_PRELOAD", lib)
+        .env("FAKETIME", format!("@{when}"))
+        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+        .env("TZ", "UTC");
 }
 
 /// Runs `c` with the wall clock off by what the file `clock` says (Debian's
