@@ -161,9 +161,20 @@ impl Worker {
         }
         let summary = harvester.run(p).await;
         drop(carrying);
-        // The next scheduled run is the first slot after this one.
-        Catalog::open(&self.location)?.release_lease(&p.id, &self.id, due(p, now))?;
-        summary.map(Ok)
+        // The next scheduled run is the first slot after this one. When the run failed,
+        // its failure is what the command reports (a full disk fails the release too).
+        let released = Catalog::open(&self.location)
+            .and_then(|c| c.release_lease(&p.id, &self.id, due(p, now)));
+        match (summary, released) {
+            (Ok(summary), Ok(_)) => Ok(Ok(summary)),
+            (Ok(_), Err(e)) => Err(e.into()),
+            (Err(e), released) => {
+                if let Err(r) = released {
+                    tracing::warn!(publisher = %p.id, error = %r, "releasing the run's lease failed too; it runs out by itself");
+                }
+                Err(e)
+            }
+        }
     }
 }
 

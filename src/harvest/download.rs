@@ -53,11 +53,12 @@ pub enum Failure {
     /// Its bytes are not those `media:hash` names (H-MD5).
     Md5,
     /// The blob store could not keep it: the deposit's failure, not the publisher's
-    /// (not an attempt of its version's). `away`: because the object store does not
-    /// answer (an outage), so the run downloads nothing more.
+    /// (not an attempt of its version's). `down`: because the store takes no file now
+    /// (the object store does not answer, or the disk is full), so the run downloads
+    /// nothing more.
     Store {
-        /// The object store does not answer.
-        away: bool,
+        /// The blob store takes no file now ([`BlobError::takes_nothing_now`]).
+        down: bool,
     },
 }
 
@@ -141,7 +142,7 @@ pub async fn fetch_file(
                 failure = Some(match &e {
                     FileError::Md5 { .. } => Failure::Md5,
                     FileError::Store { source, .. } => Failure::Store {
-                        away: source.is_unreachable(),
+                        down: source.takes_nothing_now(),
                     },
                     FileError::Fetch(f) => Failure::Fetch(f.reason()),
                 });

@@ -44,10 +44,11 @@ pub(super) struct Downloads<'a> {
     last_flush: Instant,
     /// Set once shutdown was asked for: when the files in flight are abandoned.
     grace_deadline: Option<Instant>,
-    /// The object store stopped answering: no file is started any more, and those not
-    /// started stay pending, unattempted, for the next run (which would otherwise
-    /// download every one of them only to throw it away).
-    store_away: bool,
+    /// The blob store took no file (the object store stopped answering, or the disk
+    /// is full): no file is started any more, and those not started stay pending,
+    /// unattempted, for the next run (which would otherwise download every one of them
+    /// only to throw it away).
+    store_down: bool,
 }
 
 /// What the loop waits for next.
@@ -94,7 +95,7 @@ impl<'a> Downloads<'a> {
             },
             last_flush: Instant::now(),
             grace_deadline: None,
-            store_away: false,
+            store_down: false,
         };
         for v in catalog.due_versions(&publisher.id, crate::store::now())? {
             if v.files.is_empty() {
@@ -167,8 +168,8 @@ impl<'a> Downloads<'a> {
     /// not be stored (an object store that failed): they were counted stored when they
     /// ended, and failed in the end.
     fn count(&mut self, done: SettledBatch, state: &mut RunState) {
-        if done.store_away {
-            self.store_away();
+        if done.store_down {
+            self.store_down();
         }
         state.counts.deposited += done.deposited;
         let p = self.publisher;
@@ -177,7 +178,7 @@ impl<'a> Downloads<'a> {
             state.counts.files_failed += 1;
             let m = crate::metrics::get();
             let store = download::Failure::Store {
-                away: done.store_away,
+                down: done.store_down,
             };
             crate::metrics::Metrics::count(&m.failures, &p.id, store.label());
             tracing::warn!(publisher = %p.id, guid = %guid, url = %url, reason = %reason, "file failed");
@@ -187,17 +188,17 @@ impl<'a> Downloads<'a> {
         }
     }
 
-    /// Stops starting files: the object store does not answer.
-    fn store_away(&mut self) {
-        if !std::mem::replace(&mut self.store_away, true) {
-            tracing::warn!(publisher = %self.publisher.id, left = self.jobs.len(), "the object store does not answer: this run downloads no more files; those left stay pending for the next run");
+    /// Stops starting files: the blob store takes no file now.
+    fn store_down(&mut self) {
+        if !std::mem::replace(&mut self.store_down, true) {
+            tracing::warn!(publisher = %self.publisher.id, left = self.jobs.len(), "the blob store takes no file now (the object store does not answer, or the disk is full: the failure above says which): this run downloads no more files; those left stay pending for the next run");
         }
     }
 
     /// Starts queued files until the window is full (none once the object store
     /// stopped answering).
     fn start_more(&mut self) {
-        if self.store_away {
+        if self.store_down {
             return;
         }
         let window = self.harvester.policy.max_connections.max(1) * 2;
@@ -272,10 +273,10 @@ impl<'a> Downloads<'a> {
         if let Some(d) = outcome.postpone {
             self.postponed.insert(v, d);
         }
-        if let Some(download::Failure::Store { away }) = outcome.failure {
+        if let Some(download::Failure::Store { down }) = outcome.failure {
             Arc::make_mut(&mut self.settler.unstored).insert(v);
-            if away {
-                self.store_away();
+            if down {
+                self.store_down();
             }
         }
         // A stored file with a harvest-time error (H-DRM) makes its version
@@ -372,15 +373,15 @@ struct SettledBatch {
     deposited: u64,
     /// Files whose blob could not be moved into place: (guid, URL, why).
     not_stored: Vec<(String, String, String)>,
-    /// Some of them because the object store does not answer.
-    store_away: bool,
+    /// Some of them because the blob store takes no file now.
+    store_down: bool,
 }
 
 impl SettledBatch {
     fn and(mut self, other: Self) -> Self {
         self.deposited += other.deposited;
         self.not_stored.extend(other.not_stored);
-        self.store_away |= other.store_away;
+        self.store_down |= other.store_down;
         self
     }
 }
@@ -391,8 +392,8 @@ impl SettledBatch {
 struct Committed {
     batch: Batch,
     not_stored: Vec<(String, String, String)>,
-    /// Some of them because the object store does not answer.
-    store_away: bool,
+    /// Some of them because the blob store takes no file now.
+    store_down: bool,
     /// The versions of those files.
     unstored: Vec<i64>,
     /// The SHA-256 of the blobs this batch stored.
@@ -523,7 +524,7 @@ fn commit(
         .map(|(sha, _)| sha.clone())
         .collect();
     let (mut not_stored, mut unstored) = (Vec::new(), Vec::new());
-    let mut store_away = false;
+    let mut store_down = false;
     let results = &mut batch.results;
     let at: HashMap<i64, usize> = results
         .iter()
@@ -543,7 +544,7 @@ fn commit(
             Err(e) => {
                 // The file stays pending: its version is retried by a later run, as
                 // for a download that failed.
-                store_away |= e.is_unreachable();
+                store_down |= e.takes_nothing_now();
                 let reason = format!("{url}: storing the file failed: {e}");
                 r.1 = FileResult::Failed(reason.clone());
                 not_stored.push((guid, url, reason));
@@ -554,7 +555,7 @@ fn commit(
     Ok(Committed {
         batch,
         not_stored,
-        store_away,
+        store_down,
         unstored,
         new_blobs,
         spared: Arc::default(),
@@ -571,7 +572,7 @@ fn record(
     let Committed {
         batch,
         not_stored,
-        store_away,
+        store_down,
         spared,
         ..
     } = committed;
@@ -587,7 +588,7 @@ fn record(
         return Ok(SettledBatch {
             deposited: 0,
             not_stored,
-            store_away,
+            store_down,
         });
     }
     let retry_at = |attempts: u32| {
@@ -632,6 +633,6 @@ fn record(
     Ok(SettledBatch {
         deposited,
         not_stored,
-        store_away,
+        store_down,
     })
 }

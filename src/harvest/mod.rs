@@ -202,26 +202,39 @@ impl Harvester {
             failures: Vec::new(),
         };
         let result = self.run_inner(&mut catalog, publisher, &mut state).await;
-        let (outcome, message) = match result {
+        let (outcome, failure) = match result {
             Ok(o) => (o, None),
             Err(e) => {
-                let message = format!("publisher {}: {e}", publisher.id);
                 tracing::error!(publisher = %publisher.id, run, error = %e, "run failed");
-                (Outcome::Failed, Some(message))
+                (Outcome::Failed, Some(e))
             }
         };
+        let message = failure
+            .as_ref()
+            .map(|e| format!("publisher {}: {e}", publisher.id));
         let outcome = if *self.shutdown.borrow() && outcome == Outcome::Ok {
             Outcome::Interrupted
         } else {
             outcome
         };
-        catalog.end_run(
+        let ended = catalog.end_run(
             run,
             outcome,
             message.as_deref(),
             &state.counts,
             crate::store::now(),
-        )?;
+        );
+        if let Err(not_ended) = ended {
+            // The run's own failure is the one to report (a full disk fails both); the
+            // run stays open until a later start closes it as cut short.
+            return Err(match failure {
+                Some(e) => {
+                    tracing::warn!(publisher = %publisher.id, run, error = %not_ended, "recording the run's end failed too");
+                    e
+                }
+                None => not_ended.into(),
+            });
+        }
         let m = crate::metrics::get();
         crate::metrics::Metrics::count(&m.runs, &publisher.id, outcome.as_str());
         for (family, n) in [

@@ -60,7 +60,7 @@ pub use state::{
 #[non_exhaustive]
 pub enum StoreError {
     /// A catalog statement failed.
-    #[error("catalog: {context}: {source}")]
+    #[error("catalog: {context}: {source}{}", source.advice())]
     Sql {
         /// What plikt was doing.
         context: &'static str,

@@ -68,6 +68,27 @@ impl DbError {
         }
     }
 
+    /// What to do about it, where the error alone does not say (`"; …"`, or empty): a
+    /// full disk under the catalog.
+    pub fn advice(&self) -> &'static str {
+        match self {
+            DbError::Sqlite(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DiskFull =>
+            {
+                "; the filesystem holding the SQLite catalog (data_dir) is full: free space or grow it; nothing is lost: the transaction was rolled back, and what it recorded is done again by a later run"
+            }
+            DbError::Sqlite(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::SystemIoFailure =>
+            {
+                "; check the filesystem holding the SQLite catalog (data_dir): is it full, read-only or failing (the kernel's log says)? nothing is lost: the transaction was rolled back"
+            }
+            DbError::Postgres(e) if e.code() == Some(&postgres::error::SqlState::DISK_FULL) => {
+                "; the PostgreSQL server's disk is full: free space there or grow it; nothing is lost: the transaction was rolled back, and what it recorded is done again by a later run"
+            }
+            _ => "",
+        }
+    }
+
     /// Whether the connection to the server is gone (PostgreSQL restarted, network): a
     /// new connection may succeed.
     pub fn is_disconnect(&self) -> bool {

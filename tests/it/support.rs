@@ -1464,6 +1464,47 @@ impl Drop for OwnPostgres {
     }
 }
 
+/// A tmpfs of `size` (mount's `size=`, such as `2m`) mounted at `dir`, made if
+/// missing: a real filesystem that fills up. Unmounted when dropped. Mounting needs
+/// root, as the tests run (`scripts/test`, CI).
+pub struct Tmpfs {
+    dir: PathBuf,
+}
+
+impl Tmpfs {
+    pub fn mount(dir: &Path, size: &str) -> Self {
+        std::fs::create_dir_all(dir).unwrap();
+        let o = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "mounting a tmpfs at {} (the test needs root): {}",
+            dir.display(),
+            text(&o)
+        );
+        Self { dir: dir.into() }
+    }
+
+    /// Makes room: the same filesystem, now `size`.
+    pub fn resize(&self, size: &str) {
+        let o = Command::new("mount")
+            .args(["-o", &format!("remount,size={size}")])
+            .arg(&self.dir)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "remounting: {}", text(&o));
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
+    }
+}
+
 /// Bytes that do not compress and do not repeat (xorshift).
 pub fn noise(n: usize, seed: u64) -> Vec<u8> {
     let mut x = seed | 1;

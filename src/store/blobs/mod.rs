@@ -40,7 +40,7 @@ use crate::config::BlobsConfig;
 #[non_exhaustive]
 pub enum BlobError {
     /// A file or folder of the local blob store.
-    #[error("{path}: {source}")]
+    #[error("{path}: {source}{}", if full(.source) { FULL } else { "" })]
     Io {
         /// The file or folder.
         path: PathBuf,
@@ -66,6 +66,17 @@ pub enum BlobError {
         ours: String,
     },
 }
+
+/// Whether `e` says the filesystem is full, or the user is over its quota there.
+fn full(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded
+    )
+}
+
+/// What to do when the local blob store's filesystem is full.
+const FULL: &str = "; the filesystem holding the blob store is full (or plikt's user is over its quota there): free space or grow it; nothing is lost: a file being harvested stays pending, and the run downloads no more files until a later run can store them";
 
 /// A request to the object store that failed: where, what, why, and what to do.
 #[derive(Debug, thiserror::Error)]
@@ -114,6 +125,13 @@ impl BlobError {
     /// now fails until it comes back.
     pub fn is_unreachable(&self) -> bool {
         matches!(self, BlobError::ObjectStore(e) if e.failure == Failure::Unreachable)
+    }
+
+    /// The blob store takes no file now, whichever file it is: the object store does
+    /// not answer, or the local folder's filesystem is full (or plikt's user is over
+    /// its quota there). What is stored now fails until that changes.
+    pub fn takes_nothing_now(&self) -> bool {
+        self.is_unreachable() || matches!(self, BlobError::Io { source, .. } if full(source))
     }
 
     /// The object store refused plikt's requests (not an outage): its settings or its
