@@ -1465,23 +1465,50 @@ impl Drop for OwnPostgres {
 }
 
 /// A tmpfs of `size` (mount's `size=`, such as `2m`) mounted at `dir`, made if
-/// missing: a real filesystem that fills up. Unmounted when dropped. Mounting needs
-/// root, as the tests run (`scripts/test`, CI).
+/// missing, and owned by the user the tests run as: a real filesystem that fills up.
+/// Unmounted when dropped. Mounting needs root: as root directly, otherwise through
+/// `sudo -n` (as `scripts/setup` installs packages).
 pub struct Tmpfs {
     dir: PathBuf,
 }
 
 impl Tmpfs {
+    /// `mount` or `umount`, as root.
+    fn as_root(program: &str) -> Command {
+        let uid = std::fs::metadata("/proc/self").map_or(0, |m| {
+            use std::os::unix::fs::MetadataExt;
+            m.uid()
+        });
+        if uid == 0 {
+            Command::new(program)
+        } else {
+            let mut c = Command::new("sudo");
+            c.args(["-n", program]);
+            c
+        }
+    }
+
     pub fn mount(dir: &Path, size: &str) -> Self {
         std::fs::create_dir_all(dir).unwrap();
-        let o = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+        let owner = std::fs::metadata(dir).unwrap();
+        let (uid, gid) = {
+            use std::os::unix::fs::MetadataExt;
+            (owner.uid(), owner.gid())
+        };
+        let o = Self::as_root("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},uid={uid},gid={gid},mode=0755"),
+                "tmpfs",
+            ])
             .arg(dir)
             .output()
             .unwrap();
         assert!(
             o.status.success(),
-            "mounting a tmpfs at {} (the test needs root): {}",
+            "mounting a tmpfs at {} (the test needs root, or sudo without a password): {}",
             dir.display(),
             text(&o)
         );
@@ -1490,7 +1517,7 @@ impl Tmpfs {
 
     /// Makes room: the same filesystem, now `size`.
     pub fn resize(&self, size: &str) {
-        let o = Command::new("mount")
+        let o = Self::as_root("mount")
             .args(["-o", &format!("remount,size={size}")])
             .arg(&self.dir)
             .output()
@@ -1501,7 +1528,7 @@ impl Tmpfs {
 
 impl Drop for Tmpfs {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.dir).status();
+        let _ = Self::as_root("umount").arg("-l").arg(&self.dir).status();
     }
 }
 
