@@ -40,7 +40,7 @@ use crate::config::BlobsConfig;
 #[non_exhaustive]
 pub enum BlobError {
     /// A file or folder of the local blob store.
-    #[error("{path}: {source}{}", if full(.source) { FULL } else { "" })]
+    #[error("{path}: {source}{}", unwritable(.source).unwrap_or(""))]
     Io {
         /// The file or folder.
         path: PathBuf,
@@ -67,16 +67,21 @@ pub enum BlobError {
     },
 }
 
-/// Whether `e` says the filesystem is full, or the user is over its quota there.
-fn full(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded
-    )
+/// What to do, if `e` says the local blob store cannot be written at all (not one
+/// file's trouble): its filesystem full or read-only, or plikt's user over its quota or
+/// without the right to write there.
+fn unwritable(e: &io::Error) -> Option<&'static str> {
+    match e.kind() {
+        io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded => Some(FULL),
+        io::ErrorKind::ReadOnlyFilesystem => Some(READ_ONLY),
+        io::ErrorKind::PermissionDenied => Some(DENIED),
+        _ => None,
+    }
 }
 
-/// What to do when the local blob store's filesystem is full.
 const FULL: &str = "; the filesystem holding the blob store is full (or plikt's user is over its quota there): free space or grow it; nothing is lost: a file being harvested stays pending, and the run downloads no more files until a later run can store them";
+const READ_ONLY: &str = "; the filesystem holding the blob store is read-only (Linux remounts a filesystem read-only after a disk error: the kernel's log says): repair it and mount it read-write; nothing is lost: a file being harvested stays pending, and the run downloads no more files until a later run can store them";
+const DENIED: &str = "; plikt's user may not read or write there: give data_dir and everything in it to the user plikt runs as (a restore or a command run as another user can leave files owned by someone else); nothing is lost: a file being harvested stays pending, and the run downloads no more files until a later run can store them";
 
 /// A request to the object store that failed: where, what, why, and what to do.
 #[derive(Debug, thiserror::Error)]
@@ -128,10 +133,12 @@ impl BlobError {
     }
 
     /// The blob store takes no file now, whichever file it is: the object store does
-    /// not answer, or the local folder's filesystem is full (or plikt's user is over
-    /// its quota there). What is stored now fails until that changes.
+    /// not answer, or the local folder cannot be written (its filesystem full or
+    /// read-only, plikt's user over its quota or without the right to write there).
+    /// What is stored now fails until that changes.
     pub fn takes_nothing_now(&self) -> bool {
-        self.is_unreachable() || matches!(self, BlobError::Io { source, .. } if full(source))
+        self.is_unreachable()
+            || matches!(self, BlobError::Io { source, .. } if unwritable(source).is_some())
     }
 
     /// The object store refused plikt's requests (not an outage): its settings or its
@@ -645,6 +652,33 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The errors of a local blob store that takes no file at all, as Linux reports
+    /// them (ENOSPC, EDQUOT, EROFS, EACCES), stop a run's downloads and say what to do;
+    /// one file's trouble (a name that is not there) does neither.
+    #[test]
+    fn a_blob_store_that_cannot_be_written_at_all_is_told_apart_and_explained() {
+        let at = |errno: i32| BlobError::Io {
+            path: PathBuf::from("data/tmp/1-1.part"),
+            source: io::Error::from_raw_os_error(errno),
+        };
+        for (errno, said) in [
+            (28, "is full (or plikt's user is over its quota there)"),
+            (122, "is full (or plikt's user is over its quota there)"),
+            (30, "is read-only"),
+            (13, "may not read or write there"),
+        ] {
+            let e = at(errno);
+            assert!(e.takes_nothing_now(), "errno {errno}: {e}");
+            assert!(e.to_string().contains(said), "errno {errno}: {e}");
+        }
+        let missing = at(2);
+        assert!(!missing.takes_nothing_now());
+        assert_eq!(
+            missing.to_string(),
+            "data/tmp/1-1.part: No such file or directory (os error 2)"
+        );
+    }
 
     #[tokio::test]
     async fn identical_bytes_are_stored_once_and_tmp_is_cleaned() {
