@@ -16,40 +16,50 @@ fn without_catalog(env: &Env) -> String {
     }
 }
 
-#[test]
-fn a_catalog_over_tls_is_encrypted_and_its_certificate_checked_as_sslmode_asks() {
-    let pg = OwnPostgres::start_tls();
-    let port = pg
-        .url
+/// The port of `pg`'s URL.
+fn port_of(pg: &OwnPostgres) -> String {
+    pg.url
         .rsplit_once(':')
         .and_then(|(_, p)| p.split('/').next())
         .unwrap()
-        .to_string();
-    let password = std::fs::read_to_string(format!("{}/password", pg.dir)).unwrap();
-    let password = password.trim();
-    let ca = format!("{}/ca.pem", pg.dir);
-    let other_ca = format!("{}/other-ca.pem", pg.dir);
+        .to_string()
+}
 
+/// A publisher on loopback with one item, `guid`, whose file holds `bytes`.
+fn one_item_publisher(guid: &'static str, bytes: &'static [u8]) -> Server {
     let base: Arc<OnceLock<String>> = Default::default();
     let b2 = base.clone();
     let server = Server::with_handler(move |r| match r.path.as_str() {
         "/feed.xml" => {
             let b = b2.get().unwrap();
             Response::ok(feed(&[TestItem::new(
-                "tls-1",
+                guid,
                 &date(0),
                 &format!("{b}/page/1.html"),
             )
             .content(
                 &format!("{b}/file/1.bin"),
                 "application/octet-stream",
-                b"over TLS",
+                bytes,
             )]))
         }
-        "/file/1.bin" => Response::file(b"over TLS", "application/octet-stream"),
+        "/file/1.bin" => Response::file(bytes, "application/octet-stream"),
         _ => Response::file(b"<html><body>page</body></html>", "text/html"),
     });
     let _ = base.set(server.url(""));
+    server
+}
+
+#[test]
+fn a_catalog_over_tls_is_encrypted_and_its_certificate_checked_as_sslmode_asks() {
+    let pg = OwnPostgres::start_tls();
+    let port = port_of(&pg);
+    let password = std::fs::read_to_string(format!("{}/password", pg.dir)).unwrap();
+    let password = password.trim();
+    let ca = format!("{}/ca.pem", pg.dir);
+    let other_ca = format!("{}/other-ca.pem", pg.dir);
+
+    let server = one_item_publisher("tls-1", b"over TLS");
     let env = Env::plain("catalog-tls", &server.url("/feed.xml"), "");
     let plain = without_catalog(&env);
     let with_catalog = |env: &Env, catalog: &str| {
@@ -225,33 +235,9 @@ fn a_catalog_over_tls_is_encrypted_and_its_certificate_checked_as_sslmode_asks()
 #[test]
 fn a_catalog_that_takes_client_certificates_lets_plikt_in_by_its_certificate_alone() {
     let pg = OwnPostgres::start_tls();
-    let port = pg
-        .url
-        .rsplit_once(':')
-        .and_then(|(_, p)| p.split('/').next())
-        .unwrap()
-        .to_string();
+    let port = port_of(&pg);
     let dir = std::path::PathBuf::from(&pg.dir);
-    let base: Arc<OnceLock<String>> = Default::default();
-    let b2 = base.clone();
-    let server = Server::with_handler(move |r| match r.path.as_str() {
-        "/feed.xml" => {
-            let b = b2.get().unwrap();
-            Response::ok(feed(&[TestItem::new(
-                "cert-1",
-                &date(0),
-                &format!("{b}/page/1.html"),
-            )
-            .content(
-                &format!("{b}/file/1.bin"),
-                "application/octet-stream",
-                b"by certificate",
-            )]))
-        }
-        "/file/1.bin" => Response::file(b"by certificate", "application/octet-stream"),
-        _ => Response::file(b"<html><body>page</body></html>", "text/html"),
-    });
-    let _ = base.set(server.url(""));
+    let server = one_item_publisher("cert-1", b"by certificate");
     let env = Env::plain("catalog-cert", &server.url("/feed.xml"), "");
     let plain = without_catalog(&env);
     // The role `plikt_cert` may log in only by certificate; no password is given.

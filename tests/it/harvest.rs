@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use crate::support::{
     Body, Env, OwnPostgres, Response, Running, Server, TestItem, Tmpfs, date, feed, get,
-    hold_publish_lock, md5_hex, noise, own_catalog, plikt, root, serve, text, wait_for_exit,
+    hold_publish_lock, md5_hex, noise, noise_publisher, own_catalog, plikt, root, serve, text,
+    wait_for_exit,
 };
 
 /// A publisher with one item: `/feed.xml`, its link page `/a-1.html`, and `/a-1.pdf`
@@ -281,34 +282,7 @@ fn wrong_md5_is_recorded_and_nothing_is_deposited() {
 #[test]
 fn a_full_disk_stops_the_runs_downloads_says_what_to_do_and_loses_nothing() {
     const ITEMS: usize = 30;
-    let publisher = serve(move |base| {
-        let items: Vec<TestItem> = (0..ITEMS)
-            .map(|i| {
-                TestItem::new(
-                    &format!("a-{i}"),
-                    &date(100 - i as i64),
-                    &format!("{base}/a-{i}.html"),
-                )
-                .content(
-                    &format!("{base}/a-{i}.bin"),
-                    "application/octet-stream",
-                    &noise(512 << 10, i as u64 + 1),
-                )
-            })
-            .collect();
-        let mut routes = vec![("/feed.xml".to_string(), Response::ok(feed(&items)))];
-        for i in 0..ITEMS {
-            routes.push((
-                format!("/a-{i}.html"),
-                Response::file(b"<html><body>a</body></html>".to_vec(), "text/html"),
-            ));
-            routes.push((
-                format!("/a-{i}.bin"),
-                Response::file(noise(512 << 10, i as u64 + 1), "application/octet-stream"),
-            ));
-        }
-        routes
-    });
+    let publisher = noise_publisher(ITEMS, 512 << 10);
     let env = Env::plain(
         "disk-full",
         &publisher.url("/feed.xml"),

@@ -10,8 +10,8 @@ use sha2::Digest;
 
 use crate::support::{
     Body, Env, Garage, OwnPostgres, Proxy, Response, Server, Serving, TestItem, TlsFront, date,
-    feed, free_port, get, get_with, hold_publish_lock, locs, noise, own_catalog, root, serve, text,
-    wait_for_exit,
+    feed, free_port, get, get_with, hold_publish_lock, locs, noise, noise_publisher, own_catalog,
+    root, serve, text, wait_for_exit,
 };
 
 const HTML: &[u8] = b"<!DOCTYPE html><html><body>Artikel</body></html>";
@@ -2191,31 +2191,7 @@ fn s3_a_publish_that_loses_its_lock_mid_copy_writes_nothing_more() {
 fn s3_a_run_that_finds_the_object_store_away_downloads_no_more_files() {
     let mut garage = Garage::start("away");
     const ITEMS: usize = 30;
-    let publisher = serve(move |base| {
-        let items: Vec<TestItem> = (0..ITEMS)
-            .map(|i| {
-                TestItem::new(
-                    &format!("a-{i}"),
-                    &date(100 - i as i64),
-                    &format!("{base}/a-{i}.html"),
-                )
-                .content(
-                    &format!("{base}/a-{i}.bin"),
-                    "application/octet-stream",
-                    &noise(2 << 20, i as u64 + 1),
-                )
-            })
-            .collect();
-        let mut routes = vec![("/feed.xml".to_string(), Response::ok(feed(&items)))];
-        for i in 0..ITEMS {
-            routes.push((format!("/a-{i}.html"), Response::file(HTML, "text/html")));
-            routes.push((
-                format!("/a-{i}.bin"),
-                Response::file(noise(2 << 20, i as u64 + 1), "application/octet-stream"),
-            ));
-        }
-        routes
-    });
+    let publisher = noise_publisher(ITEMS, 2 << 20);
     let env = Env::plain(
         "s3-away",
         &publisher.url("/feed.xml"),

@@ -1532,6 +1532,42 @@ impl Drop for Tmpfs {
     }
 }
 
+/// A publisher on loopback whose feed has `items` items, newest first: `a-<i>`, its
+/// link page `/a-<i>.html` and its file `/a-<i>.bin` of `size` bytes of [`noise`].
+pub fn noise_publisher(items: usize, size: usize) -> Server {
+    serve(move |base| {
+        let feed_items: Vec<TestItem> = (0..items)
+            .map(|i| {
+                TestItem::new(
+                    &format!("a-{i}"),
+                    &date(100 - i as i64),
+                    &format!("{base}/a-{i}.html"),
+                )
+                .content(
+                    &format!("{base}/a-{i}.bin"),
+                    "application/octet-stream",
+                    &noise(size, i as u64 + 1),
+                )
+            })
+            .collect();
+        let mut routes = vec![("/feed.xml".to_string(), Response::ok(feed(&feed_items)))];
+        for i in 0..items {
+            routes.push((
+                format!("/a-{i}.html"),
+                Response::file(
+                    b"<!DOCTYPE html><html><body>Artikel</body></html>".to_vec(),
+                    "text/html",
+                ),
+            ));
+            routes.push((
+                format!("/a-{i}.bin"),
+                Response::file(noise(size, i as u64 + 1), "application/octet-stream"),
+            ));
+        }
+        routes
+    })
+}
+
 /// Bytes that do not compress and do not repeat (xorshift).
 pub fn noise(n: usize, seed: u64) -> Vec<u8> {
     let mut x = seed | 1;
