@@ -179,9 +179,15 @@ pub(super) fn snapshots(set: &Set<'_>, kind: Kind) -> Vec<Snapshot> {
     out
 }
 
+/// The sidecar in a set's folder that keeps the fingerprint of the set the live
+/// document of `kind` was written for, and the day of its snapshot.
+pub(super) fn fingerprint_file(kind: Kind) -> String {
+    format!(".{}.fingerprint", kind.capability())
+}
+
 /// Brings a kind archived as dated snapshots (Resource Lists, Resource Dumps) up to
 /// date: if the set changed since the live document was written (its fingerprint is
-/// kept in `.<capability>.fingerprint` with the day of the snapshot the live document
+/// kept in [`fingerprint_file`] with the day of the snapshot the live document
 /// copies), `write` makes today's snapshot and it is copied to the live document; then
 /// the archive. Returns what `write` returned (0 when nothing changed).
 pub(super) fn refresh_snapshot(
@@ -191,7 +197,7 @@ pub(super) fn refresh_snapshot(
 ) -> Result<u64, PublishError> {
     let SetSpec { www, dir, .. } = set.spec;
     let live = www.join(format!("{dir}/{}", kind.document()));
-    let stamp = www.join(format!("{dir}/.{}.fingerprint", kind.capability()));
+    let stamp = www.join(format!("{dir}/{}", fingerprint_file(kind)));
     let recorded = read_sidecar(&stamp).filter(|_| live.exists());
     let unchanged = recorded
         .as_ref()

@@ -1655,9 +1655,50 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
         )),
         "{out}"
     );
-    runtime()
-        .block_on(garage.client().delete(&Key::from(format!("kb/www/{lost}"))))
-        .unwrap();
+    // Bytes that rotted in the object store: the same length and the same SHA-256 kept
+    // with the object, other bytes. Only reading them again finds it.
+    let key = Key::from(format!("kb/www/{lost}"));
+    let (kept, sha256) = runtime().block_on(async {
+        let got = garage.client().get(&key).await.unwrap();
+        let sha256 = got
+            .attributes
+            .get(&object_store::Attribute::Metadata("sha256".into()))
+            .map(|v| v.to_string())
+            .expect("a package keeps its SHA-256");
+        (got.bytes().await.unwrap(), sha256)
+    });
+    let mut rotten = kept.to_vec();
+    let at = rotten.len() / 2;
+    rotten[at] ^= 0x20;
+    let put_with_sha256 = |bytes: Vec<u8>| {
+        let mut attributes = object_store::Attributes::new();
+        attributes.insert(
+            object_store::Attribute::Metadata("sha256".into()),
+            sha256.clone().into(),
+        );
+        runtime()
+            .block_on(garage.client().put_opts(
+                &key,
+                bytes.into(),
+                object_store::PutOptions {
+                    attributes,
+                    ..Default::default()
+                },
+            ))
+            .unwrap();
+    };
+    put_with_sha256(rotten);
+    let (code, out) = audit(a);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains(&format!("package: www/{lost}: listed"))
+            && out.contains("holds other bytes under its name, read again"),
+        "{out}"
+    );
+    put_with_sha256(kept.to_vec());
+    let (code, out) = audit(a);
+    assert_eq!(code, Some(0), "{out}");
+    runtime().block_on(garage.client().delete(&key)).unwrap();
     let (code, out) = audit(a);
     assert_eq!(code, Some(1), "{out}");
     assert!(

@@ -486,6 +486,12 @@ impl Documents {
         self.0.delete_document(path)
     }
 
+    /// The length and digests of the document `path`, every byte read again (`None`:
+    /// there is none): what `plikt audit` compares a dump package with. Blocks.
+    pub fn digests(&self, path: &str) -> Result<Option<Digests>, BlobError> {
+        self.0.document_digests(path)
+    }
+
     /// The document `path`, streamed, with its length and version (`None`: there is
     /// none); or [`Fetched::NotModified`] when its entity tag is one of `if_none_match`
     /// (a Destination's `If-None-Match`, passed on: the store sends no bytes then).

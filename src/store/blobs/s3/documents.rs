@@ -23,6 +23,29 @@ impl S3 {
         Path::from(format!("{}www/{rel}", self.settings.prefix))
     }
 
+    /// The length and digests of the document at `rel`, every byte read again as it
+    /// streams (`None`: there is none). Blocks.
+    pub(in crate::store::blobs) fn document_digests(
+        &self,
+        rel: &str,
+    ) -> Result<Option<crate::store::Digests>, BlobError> {
+        let (s3, rel) = (self.clone(), rel.to_string());
+        block(async move {
+            let Some(super::super::Fetched::Document(doc)) = s3.stream_document(&rel, None).await?
+            else {
+                return Ok(None);
+            };
+            let mut digester = crate::store::Digester::new();
+            let mut stream = doc.stream;
+            while let Some(chunk) = stream.next().await {
+                let chunk = chunk
+                    .map_err(|e| s3.error("reading", s3.document_key(&rel).as_ref(), e, false))?;
+                digester.update(&chunk);
+            }
+            Ok(Some(digester.finish()))
+        })
+    }
+
     /// A small document, whole (`None`: there is none). Blocks.
     pub(in crate::store::blobs) fn document(&self, rel: &str) -> Result<Option<Bytes>, BlobError> {
         let (s3, key) = (self.clone(), self.document_key(rel));
