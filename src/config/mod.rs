@@ -154,6 +154,9 @@ pub struct CatalogConfig {
     pub client_certificate: Option<ClientCertificate>,
 }
 
+/// What to do with an encrypted client key: plikt reads only unencrypted ones.
+pub(crate) const DECRYPT_KEY: &str = "plikt reads only an unencrypted sslkey; decrypt it once (`openssl pkey -in KEY.enc -out KEY`) and keep the file readable by plikt's user only (chmod 600, or 640 owned by root)";
+
 /// A client certificate for a PostgreSQL server that authenticates its clients by
 /// certificate (`hostssl … cert` in `pg_hba.conf`, PostgreSQL 15 documentation §21.12,
 /// or `clientcert=verify-full` beside a password): libpq's `sslcert` and `sslkey`
@@ -233,9 +236,9 @@ impl CatalogTls {
                     );
                 }
                 "sslpassword" => {
-                    return Err(
-                        "[catalog] url: `sslpassword` is not supported: plikt reads only an unencrypted sslkey; decrypt it once (`openssl pkey -in KEY.enc -out KEY`) and keep the file readable by plikt's user only (chmod 600, or 640 owned by root)".into(),
-                    );
+                    return Err(format!(
+                        "[catalog] url: `sslpassword` is not supported: {DECRYPT_KEY}"
+                    ));
                 }
                 "sslcrl" | "sslcrldir" | "sslcertmode" => {
                     return Err(format!(

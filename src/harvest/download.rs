@@ -39,14 +39,14 @@ pub struct FileOutcome {
     /// H-* findings.
     pub findings: Vec<StoredFinding>,
     /// Why it failed, if it did.
-    pub failure: Option<Failure>,
+    pub failure: Option<FileFailure>,
     /// When it ended.
     pub at: crate::store::Timestamp,
 }
 
 /// Why a file failed: what the run does next depends on whose failure it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Failure {
+pub enum FileFailure {
     /// Fetching it failed (the publisher's server or the network), for this reason
     /// ([`FetchError::reason`]).
     Fetch(&'static str),
@@ -62,13 +62,13 @@ pub enum Failure {
     },
 }
 
-impl Failure {
+impl FileFailure {
     /// In one word, as `plikt_file_failures_total` labels it.
     pub fn label(self) -> &'static str {
         match self {
-            Failure::Fetch(reason) => reason,
-            Failure::Md5 => "md5",
-            Failure::Store { .. } => "store",
+            FileFailure::Fetch(reason) => reason,
+            FileFailure::Md5 => "md5",
+            FileFailure::Store { .. } => "store",
         }
     }
 }
@@ -77,7 +77,7 @@ impl Failure {
 enum FileError {
     #[error(transparent)]
     Fetch(#[from] FetchError),
-    #[error("{url}: storing the file failed: {source}")]
+    #[error("{url}: storing the file failed: {source}; it stays pending for a later run")]
     Store { url: String, source: BlobError },
     #[error(
         "{url}: MD5 of the downloaded bytes is {actual}, but media:hash says {expected} (H-MD5); the file is corrupt or the feed's hash is wrong"
@@ -118,7 +118,7 @@ pub async fn fetch_file(
                     }
                 }
                 Retry::Postpone(d) => {
-                    failure = Some(Failure::Fetch(e.reason()));
+                    failure = Some(FileFailure::Fetch(e.reason()));
                     break (
                         FileResult::Failed(format!(
                             "{e}; postponed to a later run (Retry-After longer than max_retry_after_secs)"
@@ -134,27 +134,26 @@ pub async fn fetch_file(
                         Some(&job.file.url),
                         e.to_string(),
                     ));
-                    failure = Some(Failure::Fetch(e.reason()));
+                    failure = Some(FileFailure::Fetch(e.reason()));
                     break (FileResult::Failed(e.to_string()), None);
                 }
             },
-            Err(e) => {
-                failure = Some(match &e {
-                    FileError::Md5 { .. } => Failure::Md5,
-                    FileError::Store { source, .. } => Failure::Store {
-                        down: source.takes_nothing_now(),
-                    },
-                    FileError::Fetch(f) => Failure::Fetch(f.reason()),
+            Err(e @ FileError::Md5 { .. }) => {
+                failure = Some(FileFailure::Md5);
+                findings.push(harvest_finding(
+                    RuleId::HMd5,
+                    Severity::Error,
+                    Some(&job.guid),
+                    Some(&job.file.url),
+                    e.to_string(),
+                ));
+                break (FileResult::Failed(e.to_string()), None);
+            }
+            Err(FileError::Store { url, source }) => {
+                failure = Some(FileFailure::Store {
+                    down: source.takes_nothing_now(),
                 });
-                if let FileError::Md5 { .. } = e {
-                    findings.push(harvest_finding(
-                        RuleId::HMd5,
-                        Severity::Error,
-                        Some(&job.guid),
-                        Some(&job.file.url),
-                        e.to_string(),
-                    ));
-                }
+                let e = FileError::Store { url, source };
                 break (FileResult::Failed(e.to_string()), None);
             }
         }

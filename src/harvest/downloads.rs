@@ -177,7 +177,7 @@ impl<'a> Downloads<'a> {
             state.counts.files_stored = state.counts.files_stored.saturating_sub(1);
             state.counts.files_failed += 1;
             let m = crate::metrics::get();
-            let store = download::Failure::Store {
+            let store = download::FileFailure::Store {
                 down: done.store_down,
             };
             crate::metrics::Metrics::count(&m.failures, &p.id, store.label());
@@ -261,7 +261,9 @@ impl<'a> Downloads<'a> {
                 crate::metrics::Metrics::count(
                     &m.failures,
                     &p.id,
-                    outcome.failure.map_or("other", download::Failure::label),
+                    outcome
+                        .failure
+                        .map_or("other", download::FileFailure::label),
                 );
                 tracing::warn!(publisher = %p.id, guid = %outcome.job.guid, url = %outcome.job.file.url, reason = %reason, "file failed");
                 state.failures.push(format!(
@@ -273,7 +275,7 @@ impl<'a> Downloads<'a> {
         if let Some(d) = outcome.postpone {
             self.postponed.insert(v, d);
         }
-        if let Some(download::Failure::Store { down }) = outcome.failure {
+        if let Some(download::FileFailure::Store { down }) = outcome.failure {
             Arc::make_mut(&mut self.settler.unstored).insert(v);
             if down {
                 self.store_down();
@@ -545,7 +547,9 @@ fn commit(
                 // The file stays pending: its version is retried by a later run, as
                 // for a download that failed.
                 store_down |= e.takes_nothing_now();
-                let reason = format!("{url}: storing the file failed: {e}");
+                let reason = format!(
+                    "{url}: storing the file failed: {e}; it stays pending for a later run"
+                );
                 r.1 = FileResult::Failed(reason.clone());
                 not_stored.push((guid, url, reason));
                 unstored.push(version);

@@ -62,6 +62,15 @@ pub enum HarvestError {
     /// A configuration value is unusable.
     #[error("{0}")]
     Config(String),
+    /// The run failed, and recording its end failed too (a full disk fails both): the
+    /// run stays open in the catalog until a later start closes it as cut short.
+    #[error("{run}; recording the run's end failed too: {end}")]
+    NotEnded {
+        /// The run's own failure.
+        run: Box<HarvestError>,
+        /// Why its end could not be recorded.
+        end: StoreError,
+    },
     /// A task of the run panicked or was cancelled (a bug: the log has more).
     #[error("{what} stopped unexpectedly: {reason}")]
     Task {
@@ -224,15 +233,14 @@ impl Harvester {
             &state.counts,
             crate::store::now(),
         );
-        if let Err(not_ended) = ended {
-            // The run's own failure is the one to report (a full disk fails both); the
-            // run stays open until a later start closes it as cut short.
+        if let Err(end) = ended {
+            // The run's own failure first (a full disk fails both).
             return Err(match failure {
-                Some(e) => {
-                    tracing::warn!(publisher = %publisher.id, run, error = %not_ended, "recording the run's end failed too");
-                    e
-                }
-                None => not_ended.into(),
+                Some(e) => HarvestError::NotEnded {
+                    run: Box::new(e),
+                    end,
+                },
+                None => end.into(),
             });
         }
         let m = crate::metrics::get();

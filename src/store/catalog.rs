@@ -877,11 +877,13 @@ fn refused(e: &postgres::Error, config: &postgres::Config) -> Option<StoreError>
             if *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
                 && db_message(e).contains("requires a valid client certificate") =>
         {
-            "the server asks for a client certificate: name it and its key with sslcert=/path/to/plikt.crt&sslkey=/path/to/plikt.key in [catalog] url"
+            super::tls::ASKS_FOR_CERTIFICATE
         }
         Some(c)
             if *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
-                && db_message(e).contains("certificate authentication failed") =>
+                && (db_message(e).contains("certificate authentication failed")
+                    || db_message(e)
+                        .contains("certificate validation (clientcert=verify-full) failed")) =>
         {
             "the client certificate of sslcert is not the user's: its common name (CN) must be the user in [catalog] url, or be mapped to it in the server's pg_ident.conf"
         }

@@ -53,13 +53,24 @@ pub(super) fn connector(
             let (chain, key) = client_identity(c)?;
             builder
                 .with_client_auth_cert(chain, key)
-                .map_err(|e| StoreError::CatalogTls {
-                    reason: format!(
-                        "sslkey {} is not the key of the certificate in sslcert {}: {e}",
-                        c.key.display(),
-                        c.cert.display()
-                    ),
-                    hint: "name the certificate and the private key it was made with",
+                .map_err(|e| match e {
+                    rustls::Error::InconsistentKeys(rustls::InconsistentKeys::KeyMismatch) => {
+                        StoreError::CatalogTls {
+                            reason: format!(
+                                "sslkey {} is not the key of the certificate in sslcert {}",
+                                c.key.display(),
+                                c.cert.display()
+                            ),
+                            hint: "name the certificate and the private key it was made with",
+                        }
+                    }
+                    other => StoreError::CatalogTls {
+                        reason: format!(
+                            "the key in sslkey {} cannot be used: {other}",
+                            c.key.display()
+                        ),
+                        hint: "plikt's TLS takes RSA keys of 2048 to 8192 bits, ECDSA keys on P-256 or P-384, and Ed25519 keys; make a certificate with one of those",
+                    },
                 })?
         }
     };
@@ -89,11 +100,17 @@ fn client_identity(
         hint,
     };
     const KEY_HINT: &str = "name the PEM file of the client certificate's private key (PKCS#8, PKCS#1 or SEC1, unencrypted)";
-    let bytes = std::fs::read(&c.key).map_err(|e| key_error(e.to_string(), KEY_HINT))?;
+    let unreadable = |e: std::io::Error| key_error(e.to_string(), KEY_HINT);
+    // As libpq: a regular file (a FIFO would block the connection), readable by its
+    // owner only, or also by its group if root owns it; the file read is the one
+    // looked at.
+    let meta = std::fs::metadata(&c.key).map_err(unreadable)?;
+    if !meta.is_file() {
+        return Err(key_error("is not a regular file".into(), KEY_HINT));
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        let meta = std::fs::metadata(&c.key).map_err(|e| key_error(e.to_string(), KEY_HINT))?;
         let (mode, root) = (meta.mode() & 0o777, meta.uid() == 0);
         let open = if root { mode & 0o037 } else { mode & 0o077 };
         if open != 0 {
@@ -103,16 +120,33 @@ fn client_identity(
             ));
         }
     }
+    let mut file = std::fs::File::open(&c.key).map_err(unreadable)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let opened = file.metadata().map_err(unreadable)?;
+        if (opened.dev(), opened.ino()) != (meta.dev(), meta.ino()) {
+            return Err(key_error(
+                "was replaced while plikt read it".into(),
+                "connect again",
+            ));
+        }
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut file, &mut bytes).map_err(unreadable)?;
     if String::from_utf8_lossy(&bytes).contains("ENCRYPTED") {
         return Err(key_error(
             "the private key is encrypted".into(),
-            "plikt reads only an unencrypted key: decrypt it once (`openssl pkey -in KEY.enc -out KEY`) and keep the file readable by plikt's user only",
+            crate::config::DECRYPT_KEY,
         ));
     }
     let key = PrivateKeyDer::from_pem_slice(&bytes)
         .map_err(|e| key_error(format!("holds no PEM private key ({e})"), KEY_HINT))?;
     Ok((chain, key))
 }
+
+/// What to do when the server asks for a client certificate plikt was not given.
+pub(super) const ASKS_FOR_CERTIFICATE: &str = "the PostgreSQL server asks for a client certificate: name it and its key with sslcert=/path/to/plikt.crt&sslkey=/path/to/plikt.key in [catalog] url";
 
 fn tls_setup(reason: String) -> StoreError {
     StoreError::CatalogTls {
@@ -299,9 +333,7 @@ fn hint(
         ) if client.is_some() => {
             "the PostgreSQL server did not accept the client certificate of sslcert: it must be signed by an authority in the server's ssl_ca_file, within its validity period, and not revoked (the server's log says which)"
         }
-        rustls::Error::AlertReceived(A::CertificateRequired) => {
-            "the PostgreSQL server asks for a client certificate: name it and its key with sslcert=/path/to/plikt.crt&sslkey=/path/to/plikt.key in [catalog] url"
-        }
+        rustls::Error::AlertReceived(A::CertificateRequired) => ASKS_FOR_CERTIFICATE,
         rustls::Error::InvalidCertificate(
             C::NotValidForName | C::NotValidForNameContext { .. },
         ) => {

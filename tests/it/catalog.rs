@@ -280,6 +280,30 @@ fn a_catalog_that_takes_client_certificates_lets_plikt_in_by_its_certificate_alo
         .unwrap();
     assert!(o.status.success(), "openssl pkey: {}", text(&o));
     mode(&encrypted, 0o600);
+    // A key rustls does not take (libpq does): ECDSA on P-521.
+    let (p521_cert, p521_key) = (env.dir.join("p521.crt"), env.dir.join("p521.key"));
+    let o = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:secp521r1",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=plikt_cert",
+            "-keyout",
+        ])
+        .arg(&p521_key)
+        .arg("-out")
+        .arg(&p521_cert)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "openssl req: {}", text(&o));
+    mode(&p521_key, 0o600);
     let key_text = std::fs::read_to_string(&key).unwrap();
     let key_line = key_text.lines().nth(1).unwrap().to_string();
     let c = |name: &str| dir.join(name);
@@ -307,6 +331,12 @@ fn a_catalog_that_takes_client_certificates_lets_plikt_in_by_its_certificate_alo
             cert.clone(),
             encrypted.clone(),
             "the private key is encrypted",
+        ),
+        (cert.clone(), env.dir.clone(), "is not a regular file"),
+        (
+            p521_cert.clone(),
+            p521_key.clone(),
+            "plikt's TLS takes RSA keys of 2048 to 8192 bits, ECDSA keys on P-256 or P-384",
         ),
         (
             cert.clone(),
@@ -339,7 +369,7 @@ fn a_catalog_that_takes_client_certificates_lets_plikt_in_by_its_certificate_alo
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
         String::from_utf8_lossy(&o.stderr).contains(
-            "the server asks for a client certificate: name it and its key with sslcert="
+            "the PostgreSQL server asks for a client certificate: name it and its key with sslcert="
         ),
         "{}",
         text(&o)

@@ -839,18 +839,25 @@ pub fn plikt_at(env: &Env, when: &str, args: &[&str]) -> Output {
     c.output().expect("run plikt under libfaketime")
 }
 
+/// Debian's libfaketime for threaded programs (plikt is one), wherever this machine's
+/// architecture keeps it.
+fn libfaketime() -> PathBuf {
+    let found = std::fs::read_dir("/usr/lib")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("faketime/libfaketimeMT.so.1"))
+        .find(|p| p.exists());
+    found.expect("libfaketime is missing: run scripts/setup (it installs Debian's faketime)")
+}
+
 /// Runs `c` with its wall clock starting at `when` (UTC, `YYYY-MM-DD hh:mm:ss`) and
 /// going on from there: Debian's libfaketime preloaded (`FAKETIME=@…`), the monotonic
 /// clock real so that timeouts stay real. Not through Debian's `faketime` wrapper: it
 /// makes a semaphore named by its process id with O_EXCL, so a wrapper killed earlier
 /// whose id came round again made a later run fail at once ("sem_open: File exists").
 pub fn at_time(c: &mut Command, when: &str) {
-    let lib = Path::new("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1");
-    assert!(
-        lib.exists(),
-        "libfaketime is missing: run scripts/setup (it installs Debian's faketime)"
-    );
-    c.env("LD_PRELOAD", lib)
+    c.env("LD_PRELOAD", libfaketime())
         .env("FAKETIME", format!("@{when}"))
         .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
         .env("TZ", "UTC");
@@ -860,12 +867,7 @@ pub fn at_time(c: &mut Command, when: &str) {
 /// libfaketime, the file read at every look at the clock; the monotonic clock real, so
 /// that timeouts stay real).
 pub fn off_clock(c: &mut Command, clock: &Path) {
-    let lib = Path::new("/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1");
-    assert!(
-        lib.exists(),
-        "libfaketime is missing: run scripts/setup (it installs Debian's faketime)"
-    );
-    c.env("LD_PRELOAD", lib)
+    c.env("LD_PRELOAD", libfaketime())
         .env("FAKETIME_TIMESTAMP_FILE", clock)
         .env("FAKETIME_NO_CACHE", "1")
         .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");

@@ -79,9 +79,10 @@ fn unwritable(e: &io::Error) -> Option<&'static str> {
     }
 }
 
-const FULL: &str = "; the filesystem holding the blob store is full (or plikt's user is over its quota there): free space or grow it; nothing is lost: a file being harvested stays pending, and the run downloads no more files until a later run can store them";
-const READ_ONLY: &str = "; the filesystem holding the blob store is read-only (Linux remounts a filesystem read-only after a disk error: the kernel's log says): repair it and mount it read-write; nothing is lost: a file being harvested stays pending, and the run downloads no more files until a later run can store them";
-const DENIED: &str = "; plikt's user may not read or write there: give data_dir and everything in it to the user plikt runs as (a restore or a command run as another user can leave files owned by someone else); nothing is lost: a file being harvested stays pending, and the run downloads no more files until a later run can store them";
+const FULL: &str =
+    "; the filesystem is full (or plikt's user is over its quota there): free space or grow it";
+const READ_ONLY: &str = "; the filesystem is read-only (Linux remounts a filesystem read-only after a disk error: the kernel's log says): repair it and mount it read-write";
+const DENIED: &str = "; plikt's user may not read or write there: give data_dir and everything in it to the user plikt runs as (a restore, or a command run as another user, can leave files owned by someone else)";
 
 /// A request to the object store that failed: where, what, why, and what to do.
 #[derive(Debug, thiserror::Error)]
@@ -244,8 +245,22 @@ impl Blobs {
                         Tmp::S3(_) => unreachable!("a local store writes local blobs"),
                     })
                     .collect();
-                l.commit(files).map_err(BlobError::io(l.root()))?;
-                Ok((0..n).map(|_| Ok(None)).collect())
+                match l.commit(files) {
+                    Ok(()) => Ok((0..n).map(|_| Ok(None)).collect()),
+                    // The folder takes no file now (full, read-only, not plikt's):
+                    // every file of the batch fails alike, each to be fetched again,
+                    // and the run stops downloading, as when a file's own write
+                    // failed so. Another failure is the run's.
+                    Err(e) if unwritable(&e).is_some() => Ok((0..n)
+                        .map(|_| {
+                            Err(BlobError::Io {
+                                path: l.root().to_path_buf(),
+                                source: io::Error::new(e.kind(), e.to_string()),
+                            })
+                        })
+                        .collect()),
+                    Err(e) => Err(BlobError::io(l.root())(e)),
+                }
             }
             Backend::S3(s) => {
                 let batch = batch
