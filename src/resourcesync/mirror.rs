@@ -394,8 +394,10 @@ pub(super) fn audit_packages(
                         rel.clone(),
                         entry.clone(),
                         format!(
-                            "holds other bytes under its name, read again: {} bytes, SHA-256 {}",
-                            d.length, d.sha256
+                            "holds other bytes under its name, read again: {} bytes, SHA-256 {} (remove that object, {}, first: the length and SHA-256 kept with it are the listed ones, so a publish would keep it)",
+                            d.length,
+                            d.sha256,
+                            documents.location(rel)
                         ),
                     )),
                     None => failing.push((rel.clone(), entry.clone(), held(None))),
@@ -431,81 +433,6 @@ pub(super) fn audit_packages(
         ));
     }
     Ok((listed.packages.len() as u64, found))
-}
-
-/// Every dump package kept whole in the folder `www` (the local folder's, or one a
-/// worker has not copied up yet) read again and compared with its sidecar, the length
-/// and hash its dump lists it with: (packages checked, what is wrong). A stub of a
-/// package kept in the object store only is [`audit_packages`]'s to check. A package
-/// that differs is read again once, its sidecar too, before it is reported: a publish
-/// may be replacing both meanwhile.
-pub(super) fn audit_folder_packages(www: &Path) -> Result<(u64, Vec<String>), PublishError> {
-    let mut checked = 0;
-    let mut found = Vec::new();
-    for rel in local_files(www)? {
-        let Some(stem) = rel
-            .rsplit('/')
-            .next()
-            .and_then(|name| name.strip_suffix(".zip"))
-        else {
-            continue;
-        };
-        let path = www.join(&rel);
-        let folder = path.parent().unwrap_or(www);
-        if stub_length(&path).is_some() {
-            continue;
-        }
-        // Its sidecar as it is now, and the file's length and hash; `None`: not a
-        // finished package (being written, or removed by a publish meanwhile).
-        let look = || -> Result<Option<(super::package::Package, String, u64)>, PublishError> {
-            let Some(recorded) = super::package::Package::recorded(folder, "", stem) else {
-                return Ok(None);
-            };
-            match crate::store::digest_file(&path) {
-                Ok(d) => Ok(Some((
-                    recorded,
-                    format!("md5:{} sha-256:{}", d.md5, d.sha256),
-                    d.length,
-                ))),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-                Err(e) => Err(write_err(&path)(e)),
-            }
-        };
-        let differs = |(recorded, hash, length): &(super::package::Package, String, u64)| {
-            recorded.hash != *hash || recorded.length != *length
-        };
-        let Some(first) = look()? else {
-            continue;
-        };
-        checked += 1;
-        if !differs(&first) {
-            continue;
-        }
-        if let Some(again) = look()?.filter(|a| differs(a) && a.0.hash == first.0.hash) {
-            let (recorded, hash, length) = again;
-            let part = partition_of(&rel);
-            // What makes the next publish write it again: its set's state, and for a
-            // Resource Dump the fingerprint that keeps the day's snapshot.
-            let rewrite = if rel.contains("/resourcedump/") {
-                format!(
-                    "remove `www/{rel}`, `www/{}` and `www/{}`, and publish (a package that only snapshots of past days list is not written again)",
-                    in_part(part, SET_STATE),
-                    in_part(part, &super::archive::fingerprint_file(Kind::ResourceDump))
-                )
-            } else {
-                format!(
-                    "remove `www/{rel}` and `www/{}`, and publish (a Change Dump package of a day more than {} closed days back is not written again)",
-                    in_part(part, SET_STATE),
-                    super::change_dump::LIVE_DAYS
-                )
-            };
-            found.push(format!(
-                "www/{rel}: listed ({} bytes, {}), and the file holds {length} bytes, {hash} (read twice); to have it written anew from the catalog, {rewrite}",
-                recorded.length, recorded.hash,
-            ));
-        }
-    }
-    Ok((checked, found))
 }
 
 /// The packages the object store's lists name ([`listed_packages`]), and the

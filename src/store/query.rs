@@ -155,11 +155,12 @@ pub struct AuditReport {
     /// harvest starts: a local folder's at once, an object store's once older than
     /// `stale_upload_secs`). Not a finding: the audit stays clean.
     pub leftovers: Vec<String>,
-    /// Dump packages read again: those the object store's lists of published
-    /// documents name, or those in the local folder's `www`.
+    /// Dump packages the object store's lists of published documents name, looked up
+    /// and read again in the object store (0 with the local folder, whose packages are
+    /// documents there).
     pub packages_checked: u64,
-    /// Those of them missing or holding other bytes than their dumps list (length,
-    /// SHA-256), each with how to have it written anew.
+    /// Those of them the object store lacks or holds other bytes of (its length, or its
+    /// SHA-256 read again): no worker keeps their bytes.
     pub packages: Vec<String>,
     /// The SHA-256 of each blob found missing or damaged (`plikt audit --refetch`
     /// fetches them again from their publishers).

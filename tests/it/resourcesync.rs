@@ -1179,64 +1179,6 @@ pub fn first_change_moved(env: &Env, seconds: i64) -> String {
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
-/// `plikt audit` reads every dump package of the data folder again against the length
-/// and hash its Resource Dump lists (issue 17 §4: every object re-read): a damaged one is
-/// named, with what to remove for the next publish to write it anew, and doing exactly
-/// that brings it back.
-#[test]
-fn a_damaged_dump_package_is_found_by_audit_and_written_anew_as_it_says() {
-    let (_server, env) = one_item_harvested("package-audit");
-    assert_eq!(env.cmd(&["publish"]).status.code(), Some(0));
-    let audit = || {
-        let o = env.cmd(&["audit"]);
-        (
-            o.status.code(),
-            String::from_utf8_lossy(&o.stdout).to_string(),
-        )
-    };
-    let (code, out) = audit();
-    assert_eq!(code, Some(0), "{out}");
-    assert!(
-        out.contains("checked 1 dump packages in data_dir/www: 0 missing or other bytes"),
-        "{out}"
-    );
-    let dir = env.data().join("www/resourcesync/test");
-    let package = listed(&dir, "resourcedump.xml").remove(0);
-    let good = std::fs::read(&package).unwrap();
-    let mut bad = good.clone();
-    let at = bad.len() / 2;
-    bad[at] ^= 0x20;
-    std::fs::write(&package, &bad).unwrap();
-    let (code, out) = audit();
-    assert_eq!(code, Some(1), "{out}");
-    let line = out
-        .lines()
-        .find(|l| l.starts_with("package: www/resourcesync/test/resourcedump/"))
-        .unwrap_or_else(|| panic!("no package line: {out}"));
-    assert!(line.contains("and the file holds"), "{line}");
-    // As it says: the files it names removed, then a publish.
-    let named: Vec<&str> = line
-        .split('`')
-        .skip(1)
-        .step_by(2)
-        .filter(|p| p.starts_with("www/"))
-        .collect();
-    assert_eq!(named.len(), 3, "{line}");
-    for rel in named {
-        std::fs::remove_file(env.data().join(rel)).unwrap();
-    }
-    let o = env.cmd(&["publish"]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    // Written anew (its manifest dated now), under its name, and as listed.
-    let again = std::fs::read(&package).unwrap();
-    assert!(
-        again != bad && again.len() == good.len(),
-        "not written anew"
-    );
-    let (code, out) = audit();
-    assert_eq!(code, Some(0), "{out}");
-}
-
 #[test]
 fn publishing_without_dumps_writes_the_lists_and_leaves_the_dumps_as_they_were() {
     let (_server, env) = one_item_harvested("nodumps");

@@ -501,6 +501,11 @@ impl Documents {
         self.0.delete_document(path)
     }
 
+    /// Where the document `path` is: `s3://bucket/<prefix>www/<path>`.
+    pub fn location(&self, path: &str) -> String {
+        self.0.document_location(path)
+    }
+
     /// The length and digests of the document `path`, every byte read again (`None`:
     /// there is none): what `plikt audit` compares a dump package with. Blocks.
     pub fn digests(&self, path: &str) -> Result<Option<Digests>, BlobError> {

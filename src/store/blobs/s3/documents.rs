@@ -23,6 +23,11 @@ impl S3 {
         Path::from(format!("{}www/{rel}", self.settings.prefix))
     }
 
+    /// Where the document `rel` is: `s3://bucket/<prefix>www/<rel>`.
+    pub(in crate::store::blobs) fn document_location(&self, rel: &str) -> String {
+        format!("s3://{}/{}", self.settings.bucket, self.document_key(rel))
+    }
+
     /// The length and digests of the document at `rel`, every byte read again as it
     /// streams (`None`: there is none). Blocks.
     pub(in crate::store::blobs) fn document_digests(
