@@ -35,7 +35,8 @@
 //!           streamed to a temporary object → server-side copy, files ≤ 1 MiB in packs
 //!           (the catalog records pack and offset), identical bytes once as the
 //!           catalog decides) + the catalog on SQLite (WAL, synchronous=FULL) or
-//!           PostgreSQL ([catalog] url; TLS as its libpq sslmode says, `store::tls`):
+//!           PostgreSQL ([catalog] url; TLS as its libpq sslmode says, a client
+//!           certificate as its sslcert and sslkey, `store::tls`):
 //!           `store::sql` is the one SQL layer over both,
 //!           migrations per backend, an append-only change journal, run leases and
 //!           the hub's claims and leases (times of the catalog's clock,
@@ -53,7 +54,8 @@
 //! harvest   one run of one publisher: fetch → validate (two passes: verdict, then
 //!           diff in one transaction) → download + verify (H-*) → deposit; a file the
 //!           blob store could not keep is no attempt of the publisher's, and once the
-//!           object store does not answer the run starts no more downloads; `refetch`
+//!           store takes no file (the object store does not answer; the folder full,
+//!           read-only or not plikt's) the run starts no more downloads; `refetch`
 //!           brings back blobs `plikt audit` found lost, from their publishers
 //! schedule  cron → runs shared by any number of workers through run leases in the
 //!           catalog (claim due runs, renew, release with the next slot; a dead
@@ -75,7 +77,8 @@
 //!           pull what changed before a publish, push the sets
 //!           written after, leaves first, each write fenced by the publish lock among
 //!           workers still held; dump packages kept there only, a stub in
-//!           the folder), and served from it; `publish_until` stops
+//!           the folder, read again by `plikt audit`), and served from it;
+//!           `publish_until` stops
 //!           between sets and dump packages (SIGTERM), and the next publish goes on
 //! notify    Change Notification over WebSub: `enqueue` (after a publish) stores each
 //!           topic's notifications with a delivery per subscriber (an outbox in the
