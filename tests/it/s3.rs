@@ -1695,13 +1695,18 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
             && out.contains("holds other bytes under its name, read again"),
         "{out}"
     );
-    // As it says: that object removed, then as for a package the object store lacks.
+    // What the advice says for a package the object store lacks: the stub and the
+    // set's state removed from one worker's folder, and a publish there.
+    let as_advised = || {
+        std::fs::remove_file(www_b.join(lost)).unwrap();
+        std::fs::remove_file(www_b.join("resourcesync/test/.published")).unwrap();
+        let o = b.cmd(&["publish"]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    };
+    // For other bytes: that object removed first.
     assert!(out.contains("remove that object, s3://"), "{out}");
     runtime().block_on(garage.client().delete(&key)).unwrap();
-    std::fs::remove_file(www_b.join(lost)).unwrap();
-    std::fs::remove_file(www_b.join("resourcesync/test/.published")).unwrap();
-    let o = b.cmd(&["publish"]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    as_advised();
     let (code, out) = audit(a);
     assert_eq!(code, Some(0), "{out}");
     runtime().block_on(garage.client().delete(&key)).unwrap();
@@ -1712,11 +1717,7 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
             && out.contains("the object store lacks it"),
         "{out}"
     );
-    // As it says: the stub and the set's state removed from one worker's folder.
-    std::fs::remove_file(www_b.join(lost)).unwrap();
-    std::fs::remove_file(www_b.join("resourcesync/test/.published")).unwrap();
-    let o = b.cmd(&["publish"]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    as_advised();
     let (code, out) = audit(a);
     assert_eq!(code, Some(0), "{out}");
     served_as_listed(lost);
