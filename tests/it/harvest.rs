@@ -327,6 +327,79 @@ fn a_full_disk_stops_the_runs_downloads_says_what_to_do_and_loses_nothing() {
     );
 }
 
+/// A blob folder plikt may not write into (here made immutable with `chattr +i`, which
+/// stops root too: the folder of a restore owned by someone else, or a filesystem gone
+/// read-only, fail alike): the files download into `tmp/`, but the batch that moves them
+/// into place fails, each of its files fails with what to do, and the run starts no more
+/// downloads (before, the whole run failed there). Once the folder is writable again the
+/// next run deposits every version, and `plikt audit` is clean.
+#[test]
+fn a_blob_folder_that_takes_no_file_fails_its_batch_and_stops_the_downloads() {
+    const ITEMS: usize = 60;
+    // 64 KiB in four pieces 40 ms apart: 60 files on two connections take ~5 s, and the
+    // first batch is moved into place within ~1 s.
+    let publisher =
+        crate::support::noise_publisher_paced(ITEMS, 64 << 10, Some(Duration::from_millis(40)));
+    let env = Env::plain(
+        "blobs-immutable",
+        &publisher.url("/feed.xml"),
+        "max_connections = 2\nmax_connections_per_host = 2",
+    );
+    let blobs = env.data().join("blobs");
+    std::fs::create_dir_all(&blobs).unwrap();
+    /// `chattr` on the folder; `-i` again when dropped, so that a failing test leaves no
+    /// folder nobody can remove.
+    struct Immutable(std::path::PathBuf);
+    impl Immutable {
+        fn set(&self, on: bool) {
+            let o = std::process::Command::new("chattr")
+                .arg(if on { "+i" } else { "-i" })
+                .arg(&self.0)
+                .output()
+                .unwrap();
+            assert!(
+                o.status.success(),
+                "chattr (the test needs root): {}",
+                text(&o)
+            );
+        }
+    }
+    impl Drop for Immutable {
+        fn drop(&mut self) {
+            self.set(false);
+        }
+    }
+    let immutable = Immutable(blobs.clone());
+    immutable.set(true);
+    let bins = || {
+        publisher
+            .received()
+            .iter()
+            .filter(|r| r.path.ends_with(".bin"))
+            .count()
+    };
+    let o = env.harvest();
+    let out = text(&o);
+    assert!(out.contains("Operation not permitted"), "{out}");
+    assert!(
+        out.contains("plikt's user may not read or write there"),
+        "{out}"
+    );
+    assert!(out.contains("this run downloads no more files"), "{out}");
+    let fetched = bins();
+    eprintln!("{fetched} of {ITEMS} files downloaded into a folder that takes none");
+    assert!(fetched < ITEMS, "{fetched} of {ITEMS} files downloaded");
+    immutable.set(false);
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(
+        env.one("SELECT count(*) FROM versions WHERE state = 'deposited'"),
+        ITEMS.to_string()
+    );
+    let o = env.cmd(&["audit"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
 #[test]
 fn a_failing_version_is_retried_and_then_stays_failed() {
     let server = one_file_publisher(Response::status(404));

@@ -1537,6 +1537,12 @@ impl Drop for Tmpfs {
 /// A publisher on loopback whose feed has `items` items, newest first: `a-<i>`, its
 /// link page `/a-<i>.html` and its file `/a-<i>.bin` of `size` bytes of [`noise`].
 pub fn noise_publisher(items: usize, size: usize) -> Server {
+    noise_publisher_paced(items, size, None)
+}
+
+/// As [`noise_publisher`], each file sent in four pieces `pace` apart when given (so that
+/// a harvest takes a while).
+pub fn noise_publisher_paced(items: usize, size: usize, pace: Option<Duration>) -> Server {
     serve(move |base| {
         let feed_items: Vec<TestItem> = (0..items)
             .map(|i| {
@@ -1561,9 +1567,17 @@ pub fn noise_publisher(items: usize, size: usize) -> Server {
                     "text/html",
                 ),
             ));
+            let file = Response::file(noise(size, i as u64 + 1), "application/octet-stream");
             routes.push((
                 format!("/a-{i}.bin"),
-                Response::file(noise(size, i as u64 + 1), "application/octet-stream"),
+                match pace {
+                    None => file,
+                    Some(every) => file.body(Body::Paced {
+                        bytes: noise(size, i as u64 + 1),
+                        chunk: size.div_ceil(4).max(1),
+                        every,
+                    }),
+                },
             ));
         }
         routes
