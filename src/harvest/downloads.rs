@@ -191,7 +191,7 @@ impl<'a> Downloads<'a> {
     /// Stops starting files: the blob store takes no file now.
     fn store_down(&mut self) {
         if !std::mem::replace(&mut self.store_down, true) {
-            tracing::warn!(publisher = %self.publisher.id, left = self.jobs.len(), "the blob store takes no file now (the object store does not answer, or the disk is full: the failure above says which): this run downloads no more files; those left stay pending for the next run");
+            tracing::warn!(publisher = %self.publisher.id, left = self.jobs.len(), "the blob store takes no file now (the failure above says why: the object store does not answer, or the folder is full, read-only or not writable): this run downloads no more files; those left stay pending for the next run");
         }
     }
 

@@ -394,7 +394,7 @@ pub(super) fn audit_packages(
                         rel.clone(),
                         entry.clone(),
                         format!(
-                            "holds other bytes under its name, read again: {} bytes, SHA-256 {} (remove that object, {}, first: the length and SHA-256 kept with it are the listed ones, so a publish would keep it)",
+                            "holds other bytes under its name, read again: {} bytes, SHA-256 {} (remove that object, {}, first: its length, and any SHA-256 kept with it, match the lists, so a publish would keep it; but not if only snapshots of past days list the package, which is not written again: then keep it)",
                             d.length,
                             d.sha256,
                             documents.location(rel)

@@ -1704,7 +1704,11 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     };
     // For other bytes: that object removed first.
-    assert!(out.contains("remove that object, s3://"), "{out}");
+    assert!(
+        out.contains("remove that object, s3://")
+            && out.contains(&format!("/kb/www/{lost}, first")),
+        "{out}"
+    );
     runtime().block_on(garage.client().delete(&key)).unwrap();
     as_advised();
     let (code, out) = audit(a);

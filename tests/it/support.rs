@@ -1474,22 +1474,22 @@ pub struct Tmpfs {
     dir: PathBuf,
 }
 
-impl Tmpfs {
-    /// `mount` or `umount`, as root.
-    fn as_root(program: &str) -> Command {
-        let uid = std::fs::metadata("/proc/self").map_or(0, |m| {
-            use std::os::unix::fs::MetadataExt;
-            m.uid()
-        });
-        if uid == 0 {
-            Command::new(program)
-        } else {
-            let mut c = Command::new("sudo");
-            c.args(["-n", program]);
-            c
-        }
+/// `program`, as root: directly when the tests run as root, else through `sudo -n`.
+pub fn as_root(program: &str) -> Command {
+    let uid = std::fs::metadata("/proc/self").map_or(0, |m| {
+        use std::os::unix::fs::MetadataExt;
+        m.uid()
+    });
+    if uid == 0 {
+        Command::new(program)
+    } else {
+        let mut c = Command::new("sudo");
+        c.args(["-n", program]);
+        c
     }
+}
 
+impl Tmpfs {
     pub fn mount(dir: &Path, size: &str) -> Self {
         std::fs::create_dir_all(dir).unwrap();
         let owner = std::fs::metadata(dir).unwrap();
@@ -1497,7 +1497,7 @@ impl Tmpfs {
             use std::os::unix::fs::MetadataExt;
             (owner.uid(), owner.gid())
         };
-        let o = Self::as_root("mount")
+        let o = as_root("mount")
             .args([
                 "-t",
                 "tmpfs",
@@ -1519,7 +1519,7 @@ impl Tmpfs {
 
     /// Makes room: the same filesystem, now `size`.
     pub fn resize(&self, size: &str) {
-        let o = Self::as_root("mount")
+        let o = as_root("mount")
             .args(["-o", &format!("remount,size={size}")])
             .arg(&self.dir)
             .output()
@@ -1530,7 +1530,7 @@ impl Tmpfs {
 
 impl Drop for Tmpfs {
     fn drop(&mut self) {
-        let _ = Self::as_root("umount").arg("-l").arg(&self.dir).status();
+        let _ = as_root("umount").arg("-l").arg(&self.dir).status();
     }
 }
 

@@ -74,6 +74,8 @@ fn unwritable(e: &io::Error) -> Option<&'static str> {
     match e.kind() {
         io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded => Some(FULL),
         io::ErrorKind::ReadOnlyFilesystem => Some(READ_ONLY),
+        // EPERM, which no owner or mode explains (Rust calls EACCES and EPERM alike).
+        io::ErrorKind::PermissionDenied if e.raw_os_error() == Some(1) => Some(NOT_PERMITTED),
         io::ErrorKind::PermissionDenied => Some(DENIED),
         _ => None,
     }
@@ -82,6 +84,7 @@ fn unwritable(e: &io::Error) -> Option<&'static str> {
 const FULL: &str =
     "; the filesystem is full (or plikt's user is over its quota there): free space or grow it";
 const READ_ONLY: &str = "; the filesystem is read-only (Linux remounts a filesystem read-only after a disk error: the kernel's log says): repair it and mount it read-write";
+const NOT_PERMITTED: &str = "; the operation is not permitted whoever asks: an immutable or append-only attribute (`lsattr -d` shows it, `chattr -i` removes it) or a security policy (SELinux, AppArmor) forbids it";
 const DENIED: &str = "; plikt's user may not read or write there: give data_dir and everything in it to the user plikt runs as (a restore, or a command run as another user, can leave files owned by someone else)";
 
 /// A request to the object store that failed: where, what, why, and what to do.
@@ -680,7 +683,7 @@ mod tests {
     use super::*;
 
     /// The errors of a local blob store that takes no file at all, as Linux reports
-    /// them (ENOSPC, EDQUOT, EROFS, EACCES), stop a run's downloads and say what to do;
+    /// them (ENOSPC, EDQUOT, EROFS, EACCES, EPERM), stop a run's downloads and say what to do;
     /// one file's trouble (a name that is not there) does neither.
     #[test]
     fn a_blob_store_that_cannot_be_written_at_all_is_told_apart_and_explained() {
@@ -693,6 +696,7 @@ mod tests {
             (122, "is full (or plikt's user is over its quota there)"),
             (30, "is read-only"),
             (13, "may not read or write there"),
+            (1, "an immutable or append-only attribute"),
         ] {
             let e = at(errno);
             assert!(e.takes_nothing_now(), "errno {errno}: {e}");
