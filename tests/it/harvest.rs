@@ -7,8 +7,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::support::{
-    Body, Env, OwnPostgres, Response, Running, Server, TestItem, Tmpfs, date, feed, get,
-    hold_publish_lock, md5_hex, noise, noise_publisher, own_catalog, plikt, root, serve, text,
+    Body, Env, OwnPostgres, Response, Running, Server, TestItem, Tmpfs, date, feed, files_fetched,
+    get, hold_publish_lock, md5_hex, noise, noise_publisher, own_catalog, plikt, root, serve, text,
     wait_for_exit,
 };
 
@@ -289,13 +289,7 @@ fn a_full_disk_stops_the_runs_downloads_says_what_to_do_and_loses_nothing() {
         "max_connections = 2\nmax_connections_per_host = 2",
     );
     let disk = Tmpfs::mount(&env.data(), "2m");
-    let bins = || {
-        publisher
-            .received()
-            .iter()
-            .filter(|r| r.path.ends_with(".bin"))
-            .count()
-    };
+    let bins = || files_fetched(&publisher);
     let o = env.harvest();
     let out = text(&o);
     assert!(out.contains("No space left on device"), "{out}");
@@ -347,49 +341,46 @@ fn a_blob_folder_that_takes_no_file_fails_its_batch_and_stops_the_downloads() {
     );
     let blobs = env.data().join("blobs");
     std::fs::create_dir_all(&blobs).unwrap();
-    /// `chattr` on the folder; `-i` again when dropped, so that a failing test leaves no
-    /// folder nobody can remove.
+    /// The folder made immutable (`chattr +i`, as root); writable again when dropped, so
+    /// that a failing test leaves no folder nobody can remove.
     struct Immutable(std::path::PathBuf);
     impl Immutable {
-        fn set(&self, on: bool) {
-            let o = std::process::Command::new("chattr")
-                .arg(if on { "+i" } else { "-i" })
-                .arg(&self.0)
+        fn make(folder: &std::path::Path) -> Self {
+            let o = crate::support::as_root("chattr")
+                .arg("+i")
+                .arg(folder)
                 .output()
                 .unwrap();
             assert!(
                 o.status.success(),
-                "chattr (the test needs root): {}",
+                "chattr +i (the test needs root, or sudo without a password, and ext4): {}",
                 text(&o)
             );
+            Self(folder.to_path_buf())
         }
     }
     impl Drop for Immutable {
         fn drop(&mut self) {
-            self.set(false);
+            let _ = crate::support::as_root("chattr")
+                .arg("-i")
+                .arg(&self.0)
+                .status();
         }
     }
-    let immutable = Immutable(blobs.clone());
-    immutable.set(true);
-    let bins = || {
-        publisher
-            .received()
-            .iter()
-            .filter(|r| r.path.ends_with(".bin"))
-            .count()
-    };
+    let immutable = Immutable::make(&blobs);
+    let bins = || files_fetched(&publisher);
     let o = env.harvest();
     let out = text(&o);
     assert!(out.contains("Operation not permitted"), "{out}");
     assert!(
-        out.contains("plikt's user may not read or write there"),
+        out.contains("an immutable or append-only attribute (`lsattr -d` shows it"),
         "{out}"
     );
     assert!(out.contains("this run downloads no more files"), "{out}");
     let fetched = bins();
     eprintln!("{fetched} of {ITEMS} files downloaded into a folder that takes none");
     assert!(fetched < ITEMS, "{fetched} of {ITEMS} files downloaded");
-    immutable.set(false);
+    drop(immutable);
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert_eq!(

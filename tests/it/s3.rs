@@ -2250,13 +2250,7 @@ fn s3_a_run_that_finds_the_object_store_away_downloads_no_more_files() {
         "max_connections = 2\nmax_connections_per_host = 2",
     );
     let env = garage.configure(env, "", "retry_timeout_secs = 2");
-    let bins = || {
-        publisher
-            .received()
-            .iter()
-            .filter(|r| r.path.ends_with(".bin"))
-            .count()
-    };
+    let bins = || crate::support::files_fetched(&publisher);
     garage.stop();
     let o = env.harvest();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));

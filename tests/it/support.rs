@@ -1540,6 +1540,15 @@ pub fn noise_publisher(items: usize, size: usize) -> Server {
     noise_publisher_paced(items, size, None)
 }
 
+/// How many of [`noise_publisher`]'s files (`/a-<i>.bin`) `server` was asked for.
+pub fn files_fetched(server: &Server) -> usize {
+    server
+        .received()
+        .iter()
+        .filter(|r| r.path.ends_with(".bin"))
+        .count()
+}
+
 /// As [`noise_publisher`], each file sent in four pieces `pace` apart when given (so that
 /// a harvest takes a while).
 pub fn noise_publisher_paced(items: usize, size: usize, pace: Option<Duration>) -> Server {

@@ -258,7 +258,11 @@ impl Blobs {
                         .map(|_| {
                             Err(BlobError::Io {
                                 path: l.root().to_path_buf(),
-                                source: io::Error::new(e.kind(), e.to_string()),
+                                // The same error for each (the system's, if it was one).
+                                source: e.raw_os_error().map_or_else(
+                                    || io::Error::new(e.kind(), e.to_string()),
+                                    io::Error::from_raw_os_error,
+                                ),
                             })
                         })
                         .collect()),
