@@ -925,10 +925,7 @@ fn forgotten_with(lost: &str) -> impl Fn(&str) -> bool + use<> {
     let stem = file.strip_suffix(".zip").unwrap_or(file).to_string();
     let kind = folder.rsplit('/').next().unwrap_or("").to_string();
     let state = in_part(&part, SET_STATE);
-    let fingerprint = in_part(
-        &part,
-        &format!(".{}.fingerprint", Kind::ResourceDump.capability()),
-    );
+    let fingerprint = in_part(&part, &super::archive::fingerprint_file(Kind::ResourceDump));
     let closed = format!("{folder}/{}", super::layout::CLOSED_MARK);
     move |rel: &str| {
         if rel == state {

@@ -272,6 +272,29 @@ fn wrong_md5_is_recorded_and_nothing_is_deposited() {
     assert!(env.sql("SELECT * FROM changes").is_empty());
 }
 
+/// A harvest of `env` whose blob store takes no file: its output says each of `said`,
+/// and that the run downloads no more files.
+fn harvest_into_a_store_taking_none(env: &Env, said: &[&str]) {
+    let o = env.harvest();
+    let out = text(&o);
+    for s in said.iter().chain(&["this run downloads no more files"]) {
+        assert!(out.contains(s), "{out}");
+    }
+}
+
+/// Once the blob store takes files again: the next harvest deposits all `items`
+/// versions, and `plikt audit` is clean.
+fn deposits_all_once_it_takes_files_again(env: &Env, items: usize) {
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(
+        env.one("SELECT count(*) FROM versions WHERE state = 'deposited'"),
+        items.to_string()
+    );
+    let o = env.cmd(&["audit"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}
+
 /// The data folder's filesystem fills up mid-harvest (a real tmpfs of 2 MiB; the
 /// feed's files are 15 MiB): each failure says the disk is full and what to do, and the
 /// run stops downloading, so the files left stay pending, unattempted (fetching every
@@ -283,21 +306,16 @@ fn wrong_md5_is_recorded_and_nothing_is_deposited() {
 fn a_full_disk_stops_the_runs_downloads_says_what_to_do_and_loses_nothing() {
     const ITEMS: usize = 30;
     let publisher = noise_publisher(ITEMS, 512 << 10);
-    let env = Env::plain(
-        "disk-full",
-        &publisher.url("/feed.xml"),
-        "max_connections = 2\nmax_connections_per_host = 2",
-    );
+    let env = Env::on_two_connections("disk-full", &publisher);
     let disk = Tmpfs::mount(&env.data(), "2m");
     let bins = || files_fetched(&publisher);
-    let o = env.harvest();
-    let out = text(&o);
-    assert!(out.contains("No space left on device"), "{out}");
-    assert!(
-        out.contains("is full (or plikt's user is over its quota there): free space or grow it"),
-        "{out}"
+    harvest_into_a_store_taking_none(
+        &env,
+        &[
+            "No space left on device",
+            "is full (or plikt's user is over its quota there): free space or grow it",
+        ],
     );
-    assert!(out.contains("this run downloads no more files"), "{out}");
     // What fitted, and the files in flight when the first failed (two connections).
     let fetched = bins();
     eprintln!("{fetched} of {ITEMS} files downloaded onto a full disk");
@@ -306,14 +324,7 @@ fn a_full_disk_stops_the_runs_downloads_says_what_to_do_and_loses_nothing() {
         "{fetched} of {ITEMS} files downloaded onto a full disk"
     );
     disk.resize("64m");
-    let o = env.harvest();
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert_eq!(
-        env.one("SELECT count(*) FROM versions WHERE state = 'deposited'"),
-        ITEMS.to_string()
-    );
-    let o = env.cmd(&["audit"]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    deposits_all_once_it_takes_files_again(&env, ITEMS);
     assert!(
         bins() <= ITEMS + fetched,
         "{} downloads in all: each file at most once more than it fitted",
@@ -334,11 +345,7 @@ fn a_blob_folder_that_takes_no_file_fails_its_batch_and_stops_the_downloads() {
     // first batch is moved into place within ~1 s.
     let publisher =
         crate::support::noise_publisher_paced(ITEMS, 64 << 10, Some(Duration::from_millis(40)));
-    let env = Env::plain(
-        "blobs-immutable",
-        &publisher.url("/feed.xml"),
-        "max_connections = 2\nmax_connections_per_host = 2",
-    );
+    let env = Env::on_two_connections("blobs-immutable", &publisher);
     let blobs = env.data().join("blobs");
     std::fs::create_dir_all(&blobs).unwrap();
     /// The folder made immutable (`chattr +i`, as root); writable again when dropped, so
@@ -346,15 +353,10 @@ fn a_blob_folder_that_takes_no_file_fails_its_batch_and_stops_the_downloads() {
     struct Immutable(std::path::PathBuf);
     impl Immutable {
         fn make(folder: &std::path::Path) -> Self {
-            let o = crate::support::as_root("chattr")
-                .arg("+i")
-                .arg(folder)
-                .output()
-                .unwrap();
-            assert!(
-                o.status.success(),
-                "chattr +i (the test needs root, or sudo without a password, and ext4): {}",
-                text(&o)
+            crate::support::run_as_root(
+                "chattr",
+                &["+i".as_ref(), folder.as_os_str()],
+                "the test needs ext4",
             );
             Self(folder.to_path_buf())
         }
@@ -368,27 +370,18 @@ fn a_blob_folder_that_takes_no_file_fails_its_batch_and_stops_the_downloads() {
         }
     }
     let immutable = Immutable::make(&blobs);
-    let bins = || files_fetched(&publisher);
-    let o = env.harvest();
-    let out = text(&o);
-    assert!(out.contains("Operation not permitted"), "{out}");
-    assert!(
-        out.contains("an immutable or append-only attribute (`lsattr -d` shows it"),
-        "{out}"
+    harvest_into_a_store_taking_none(
+        &env,
+        &[
+            "Operation not permitted",
+            "an immutable or append-only attribute (`lsattr -d` shows it",
+        ],
     );
-    assert!(out.contains("this run downloads no more files"), "{out}");
-    let fetched = bins();
+    let fetched = files_fetched(&publisher);
     eprintln!("{fetched} of {ITEMS} files downloaded into a folder that takes none");
     assert!(fetched < ITEMS, "{fetched} of {ITEMS} files downloaded");
     drop(immutable);
-    let o = env.harvest();
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert_eq!(
-        env.one("SELECT count(*) FROM versions WHERE state = 'deposited'"),
-        ITEMS.to_string()
-    );
-    let o = env.cmd(&["audit"]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    deposits_all_once_it_takes_files_again(&env, ITEMS);
 }
 
 #[test]

@@ -2244,11 +2244,7 @@ fn s3_a_run_that_finds_the_object_store_away_downloads_no_more_files() {
     let mut garage = Garage::start("away");
     const ITEMS: usize = 30;
     let publisher = noise_publisher(ITEMS, 2 << 20);
-    let env = Env::plain(
-        "s3-away",
-        &publisher.url("/feed.xml"),
-        "max_connections = 2\nmax_connections_per_host = 2",
-    );
+    let env = Env::on_two_connections("s3-away", &publisher);
     let env = garage.configure(env, "", "retry_timeout_secs = 2");
     let bins = || crate::support::files_fetched(&publisher);
     garage.stop();

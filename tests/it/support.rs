@@ -547,6 +547,16 @@ impl Env {
         )
     }
 
+    /// An http publisher on loopback at `publisher`'s `/feed.xml`, fetched on two
+    /// connections (so that few files are in flight when one fails).
+    pub fn on_two_connections(name: &str, publisher: &Server) -> Self {
+        Self::plain(
+            name,
+            &publisher.url("/feed.xml"),
+            "max_connections = 2\nmax_connections_per_host = 2",
+        )
+    }
+
     pub fn with_env(mut self, k: &str, v: &str) -> Self {
         self.env.push((k.into(), v.into()));
         self
@@ -1489,6 +1499,17 @@ pub fn as_root(program: &str) -> Command {
     }
 }
 
+/// Runs `program` with `args` as root ([`as_root`]); fails the test, saying `needs`
+/// besides root, unless it succeeds.
+pub fn run_as_root(program: &str, args: &[&std::ffi::OsStr], needs: &str) {
+    let o = as_root(program).args(args).output().unwrap();
+    assert!(
+        o.status.success(),
+        "{program} {args:?} (the test needs root, or sudo without a password; {needs}): {}",
+        text(&o)
+    );
+}
+
 impl Tmpfs {
     pub fn mount(dir: &Path, size: &str) -> Self {
         std::fs::create_dir_all(dir).unwrap();
@@ -1497,34 +1518,30 @@ impl Tmpfs {
             use std::os::unix::fs::MetadataExt;
             (owner.uid(), owner.gid())
         };
-        let o = as_root("mount")
-            .args([
-                "-t",
-                "tmpfs",
-                "-o",
-                &format!("size={size},uid={uid},gid={gid},mode=0755"),
-                "tmpfs",
-            ])
-            .arg(dir)
-            .output()
-            .unwrap();
-        assert!(
-            o.status.success(),
-            "mounting a tmpfs at {} (the test needs root, or sudo without a password): {}",
-            dir.display(),
-            text(&o)
+        let options = format!("size={size},uid={uid},gid={gid},mode=0755");
+        run_as_root(
+            "mount",
+            &[
+                "-t".as_ref(),
+                "tmpfs".as_ref(),
+                "-o".as_ref(),
+                options.as_ref(),
+                "tmpfs".as_ref(),
+                dir.as_os_str(),
+            ],
+            "a kernel that lets it mount tmpfs",
         );
         Self { dir: dir.into() }
     }
 
     /// Makes room: the same filesystem, now `size`.
     pub fn resize(&self, size: &str) {
-        let o = as_root("mount")
-            .args(["-o", &format!("remount,size={size}")])
-            .arg(&self.dir)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "remounting: {}", text(&o));
+        let options = format!("remount,size={size}");
+        run_as_root(
+            "mount",
+            &["-o".as_ref(), options.as_ref(), self.dir.as_os_str()],
+            "a kernel that lets it mount tmpfs",
+        );
     }
 }
 
