@@ -46,7 +46,7 @@ pub fn run(args: &AuditArgs) -> Result<Exit, Error> {
     // The packages' lookup failing (the object store away) loses nothing of the
     // catalog's audit, which is printed first.
     let packages = crate::resourcesync::audit_packages(&config, &store.blobs);
-    if let Ok(Some((checked, found))) = &packages {
+    if let Ok((checked, found)) = &packages {
         report.packages_checked = *checked;
         report.packages = found.clone();
     }
@@ -82,8 +82,12 @@ pub fn run(args: &AuditArgs) -> Result<Exit, Error> {
         }
         if report.packages_checked > 0 || !report.packages.is_empty() {
             outln!(
-                "checked {} dump packages in the object store: {} missing or other bytes",
+                "checked {} dump packages {}: {} missing or other bytes",
                 report.packages_checked,
+                match store.blobs.documents() {
+                    Some(_) => "in the object store",
+                    None => "in data_dir/www",
+                },
                 report.packages.len()
             );
             for p in &report.packages {

@@ -6,6 +6,7 @@
 //! listed in the Change Dump Archive (Archives §6); the live `changedump.xml` lists the
 //! packages of the last [`LIVE_DAYS`] closed days.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 
@@ -203,19 +204,44 @@ fn write_day(
 /// last), from their sidecar files; `None` if the day is not written completely, or
 /// was written by an earlier layout.
 fn written_day(folder: &Path, folder_url: &str, day: &str) -> Option<Vec<Package>> {
+    day_stems(folder, day)?
+        .iter()
+        .map(|stem| Package::recorded(folder, folder_url, stem))
+        .collect()
+}
+
+/// The names (without `.zip`) of the packages of a closed day its marker says were
+/// written, in order; `None` if the day is not written completely, or was written by an
+/// earlier layout.
+fn day_stems(folder: &Path, day: &str) -> Option<Vec<String>> {
     let marker = read_sidecar(&folder.join(format!(".{day}.packages")))?;
     if marker.get(1).map(String::as_str) != Some(LAYOUT) {
         return None;
     }
     let count: u64 = marker.first()?.trim().parse().ok()?;
-    let mut out = Vec::new();
-    for n in 1..=count {
-        let stem = if count == 1 && folder.join(format!(".{day}.meta")).exists() {
-            day.to_string()
-        } else {
-            format!("{day}-part-{n:05}")
-        };
-        out.push(Package::recorded(folder, folder_url, &stem)?);
+    Some(
+        (1..=count)
+            .map(|n| {
+                if count == 1 && folder.join(format!(".{day}.meta")).exists() {
+                    day.to_string()
+                } else {
+                    format!("{day}-part-{n:05}")
+                }
+            })
+            .collect(),
+    )
+}
+
+/// The packages every day written in the Change Dump folder `folder` has (the day's
+/// Change Dump and the archive list them), by name (without `.zip`), with their day.
+/// Each can be written again, byte for byte, from the catalog's journal: its manifest
+/// holds no time of its writing.
+pub(super) fn listed_packages(folder: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for day in super::files::marked_days(folder) {
+        for stem in day_stems(folder, &day).unwrap_or_default() {
+            out.insert(stem, day.clone());
+        }
     }
-    Some(out)
+    out
 }

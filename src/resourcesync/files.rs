@@ -153,6 +153,23 @@ pub(super) fn read_sidecar(path: &Path) -> Option<Vec<String>> {
         .map(|t| t.lines().map(str::to_string).collect())
 }
 
+/// The days in `folder` that have a `.<YYYY-MM-DD>.packages` sidecar (a Resource Dump
+/// snapshot's list of packages, a Change Dump day's marker), oldest first.
+pub(super) fn marked_days(folder: &Path) -> Vec<String> {
+    let mut days: Vec<String> = fs::read_dir(folder)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            let day = name.strip_prefix('.')?.strip_suffix(".packages")?;
+            super::archive::is_day(day).then(|| day.to_string())
+        })
+        .collect();
+    days.sort();
+    days
+}
+
 /// Removes `<prefix>NNNNN.xml` parts numbered above `keep` from `dir`.
 pub(super) fn remove_parts(dir: &Path, prefix: &str, keep: u64) {
     if let Ok(entries) = fs::read_dir(dir) {

@@ -913,8 +913,9 @@ pub(super) enum Lost {
 /// The documents of the folder that go with the dump package `rel`, which the object
 /// store lost, and are forgotten with it so that the next publish of its set writes it
 /// anew from the catalog (no worker keeps its bytes): the set's state; for a Resource
-/// Dump package, its stub, sidecar and manifest and the Resource Dump's fingerprint (the
-/// snapshot of the day is written again, and the package with it); for a Change Dump
+/// Dump package, its stub and manifest and the Resource Dump's fingerprint (the snapshot
+/// of the day is written again, and the package with it; its sidecar stays, whose times
+/// make it the same bytes again, as past snapshots list it); for a Change Dump
 /// package, every file of its day (its parts, their sidecars and manifests, the day's
 /// Change Dump and marker) and the mark of the last day written, so that the day is
 /// packed again whole and its Change Dump lists what is then in the object store.
@@ -947,7 +948,7 @@ fn forgotten_with(lost: &str) -> impl Fn(&str) -> bool + use<> {
                     .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('-'))
         } else {
             bare.strip_prefix(stem.as_str())
-                .is_some_and(|rest| rest == ".zip" || rest == ".meta" || rest == "-manifest.xml")
+                .is_some_and(|rest| rest == ".zip" || rest == "-manifest.xml")
         }
     }
 }

@@ -419,18 +419,18 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
     Ok((copied, pushed))
 }
 
-/// With an object store (`blobs`), the dump packages its lists of published documents
-/// name, each looked up and read again there (`plikt audit`): how many, and a line for
-/// each it lacks or holds other bytes of, saying how to have it written anew (no worker
-/// keeps their bytes). `None` with the local folder, where packages are documents like
-/// the others.
+/// Every dump package the published documents list, read again (`plikt audit`): with
+/// an object store (`blobs`), those its lists of published documents name, each looked
+/// up and read there (no worker keeps their bytes); with the local folder, those the
+/// dumps in `data_dir/www` list, against the length and hash they list. How many, and a
+/// line for each that is missing or holds other bytes, saying what brings it back.
 pub fn audit_packages(
     config: &Config,
     blobs: &crate::store::Blobs,
-) -> Result<Option<(u64, Vec<String>)>, PublishError> {
+) -> Result<(u64, Vec<String>), PublishError> {
     match blobs.documents() {
-        Some(documents) => mirror::audit_packages(&documents, &www(config)).map(Some),
-        None => Ok(None),
+        Some(documents) => mirror::audit_packages(&documents, &www(config)),
+        None => package::audit_folder(&www(config)),
     }
 }
 

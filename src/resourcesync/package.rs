@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use super::files::{
     COMPLETED_PLACEHOLDER, completed_offset, read_sidecar, write_err, write_sidecar,
 };
+use super::layout::{CLOSED_MARK, Kind, SET_STATE};
 use super::{DocumentWriter, Entry, Ln, Md, PublishError, Root, Set};
 use crate::store::{PublishedFile, digest_file, sync_dir};
 
@@ -54,6 +55,18 @@ impl Package {
             at: at.clone(),
             completed: completed.clone(),
         })
+    }
+
+    /// The `at` and `completed` its sidecar `.<stem>.meta` in `folder` keeps, whether or
+    /// not the package is there: a package lost since it was written is written again
+    /// with them, so that its bytes, and the hash every snapshot lists it with, stay the
+    /// same (given the same files and records).
+    pub(super) fn recorded_times(folder: &Path, stem: &str) -> Option<(String, String)> {
+        let lines = read_sidecar(&folder.join(format!(".{stem}.meta")))?;
+        let [_, _, at, completed] = lines.get(..4)? else {
+            return None;
+        };
+        Some((at.clone(), completed.clone()))
     }
 
     /// Records it in its sidecar `.<stem>.meta` in `folder`.
@@ -111,6 +124,8 @@ pub(super) struct PackageWriter {
     /// Where the manifest's `completed` placeholder is, if it has one.
     completed_at: Option<u64>,
     at: String,
+    /// The manifest's `completed` when given (a package written again), not filled in.
+    completed: Option<String>,
     paths: Paths,
     /// Bytes added so far.
     pub bytes: u64,
@@ -136,7 +151,8 @@ fn zip_err(path: &Path) -> impl Fn(zip::result::ZipError) -> PublishError {
 
 impl PackageWriter {
     /// Starts `<dir>/<stem>.zip`, whose manifest has `md` (if it ends with a
-    /// `completed` placeholder, the time the package is finished goes there) and an `up`
+    /// `completed` placeholder, the time the package is finished goes there; a
+    /// `completed` time given is the package's) and an `up`
     /// link to the Capability List `cap`; its files go at `paths`.
     pub(super) fn new(
         dir: &Path,
@@ -155,10 +171,9 @@ impl PackageWriter {
             }
             _ => None,
         };
-        let at =
-            md.0.iter()
-                .find(|(k, _)| *k == "at")
-                .map_or_else(|| crate::store::now().to_string(), |(_, v)| v.clone());
+        let given = |key: &str| md.0.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone());
+        let at = given("at").unwrap_or_else(|| crate::store::now().to_string());
+        let completed = given("completed").filter(|_| completed_at.is_none());
         let file = File::create(&tmp).map_err(write_err(&tmp))?;
         let mut w = Self {
             zip: Some(zip::ZipWriter::new(BufWriter::new(file))),
@@ -169,6 +184,7 @@ impl PackageWriter {
             manifest_tmp,
             completed_at,
             at,
+            completed,
             paths,
             bytes: 0,
             files: 0,
@@ -262,7 +278,10 @@ impl PackageWriter {
             .finish()
             .and_then(|out| out.into_inner().map_err(io::IntoInnerError::into_error))
             .map_err(&manifest_err)?;
-        let completed = crate::store::now().to_string();
+        let completed = self
+            .completed
+            .take()
+            .unwrap_or_else(|| crate::store::now().to_string());
         if let Some(at) = self.completed_at {
             manifest
                 .seek(SeekFrom::Start(at))
@@ -315,4 +334,186 @@ impl Drop for PackageWriter {
         let _ = fs::remove_file(&self.tmp);
         let _ = fs::remove_file(&self.manifest_tmp);
     }
+}
+
+/// What is wrong with a package the folder's dumps list.
+enum Wrong {
+    /// Its sidecar (its length, hash and times) is gone.
+    NoSidecar,
+    /// The file is gone; the sidecar says what it was.
+    Missing { length: u64, hash: String },
+    /// The file holds other bytes.
+    Other {
+        length: u64,
+        hash: String,
+        held_length: u64,
+        held_hash: String,
+    },
+}
+
+/// What brings a package of the folder back as listed.
+enum Remedy {
+    /// These files removed (besides the package), then a publish: it is written again
+    /// from the catalog, byte for byte.
+    Publish(Vec<String>),
+    /// None: only the Resource Dump snapshots of these past days list it, and plikt
+    /// writes again only the live Resource Dump's packages.
+    Restore(Vec<String>),
+}
+
+/// How the package `<stem>.zip` in `folder` compares with its sidecar; `None` if it is
+/// as listed.
+fn compare(folder: &Path, stem: &str) -> Result<Option<Wrong>, PublishError> {
+    let Some(lines) = read_sidecar(&folder.join(format!(".{stem}.meta"))) else {
+        return Ok(Some(Wrong::NoSidecar));
+    };
+    let (Some(length), Some(hash)) = (lines.first().and_then(|l| l.parse().ok()), lines.get(1))
+    else {
+        return Ok(Some(Wrong::NoSidecar));
+    };
+    let hash = hash.clone();
+    let path = folder.join(format!("{stem}.zip"));
+    match digest_file(&path) {
+        Ok(d) => {
+            let held_hash = format!("md5:{} sha-256:{}", d.md5, d.sha256);
+            Ok(
+                (d.length != length || held_hash != hash).then_some(Wrong::Other {
+                    length,
+                    hash,
+                    held_length: d.length,
+                    held_hash,
+                }),
+            )
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Some(Wrong::Missing { length, hash })),
+        Err(e) => Err(write_err(&path)(e)),
+    }
+}
+
+/// The packages the dump folder `<set>/<kind>` under `www` lists, each with what would
+/// bring it back.
+fn listed_in(www: &Path, set: &str, kind: Kind) -> Vec<(String, Remedy)> {
+    let folder = www.join(set).join(kind.capability());
+    let state = format!("{set}/{SET_STATE}");
+    if kind == Kind::ResourceDump {
+        // The day of the snapshot the live Resource Dump copies: its packages are those
+        // a publish writes again once the set's state and this fingerprint are gone.
+        let fingerprint = format!("{set}/{}", super::archive::fingerprint_file(kind));
+        let live = read_sidecar(&www.join(&fingerprint)).and_then(|l| l.get(1).cloned());
+        super::resource_dump::listed_packages(&folder)
+            .into_iter()
+            .map(|(stem, days)| {
+                let remedy = if live.as_ref().is_some_and(|d| days.contains(d)) {
+                    Remedy::Publish(vec![state.clone(), fingerprint.clone()])
+                } else {
+                    Remedy::Restore(days)
+                };
+                (stem, remedy)
+            })
+            .collect()
+    } else {
+        // Any written day is packed again, once the mark of the last day written is
+        // gone and the set is written again.
+        let closed = format!("{set}/{}/{CLOSED_MARK}", kind.capability());
+        super::change_dump::listed_packages(&folder)
+            .into_keys()
+            .map(|stem| (stem, Remedy::Publish(vec![state.clone(), closed.clone()])))
+            .collect()
+    }
+}
+
+/// Every dump package the dumps in the folder `www` list (with the local folder: the
+/// packages of every kept Resource Dump snapshot and every Change Dump day) read again
+/// and compared with the length and hash its sidecar, and so its dump, lists: (packages
+/// checked, a line for each that is missing or holds other bytes, saying what brings it
+/// back). One that differs is looked at again, listed anew, before it is reported: a
+/// publish may be replacing it meanwhile.
+pub(super) fn audit_folder(www: &Path) -> Result<(u64, Vec<String>), PublishError> {
+    // The dump folders: `<set>/resourcedump/…`, `<set>/changedump/…`.
+    let mut folders: Vec<(String, Kind)> = Vec::new();
+    for rel in super::mirror::local_files(www)? {
+        let Some((set, capability)) = rel
+            .rsplit_once('/')
+            .and_then(|(parent, _)| parent.rsplit_once('/'))
+        else {
+            continue;
+        };
+        for kind in [Kind::ResourceDump, Kind::ChangeDump] {
+            let folder = (set.to_string(), kind);
+            if capability == kind.capability() && !folders.contains(&folder) {
+                folders.push(folder);
+            }
+        }
+    }
+    let mut checked = 0;
+    let mut found = Vec::new();
+    for (set, kind) in &folders {
+        let folder = www.join(set).join(kind.capability());
+        for (stem, _) in listed_in(www, set, *kind) {
+            checked += 1;
+            if compare(&folder, &stem)?.is_none() {
+                continue;
+            }
+            let Some((_, remedy)) = listed_in(www, set, *kind)
+                .into_iter()
+                .find(|(s, _)| *s == stem)
+            else {
+                continue;
+            };
+            let Some(wrong) = compare(&folder, &stem)? else {
+                continue;
+            };
+            let rel = format!("{set}/{}/{stem}.zip", kind.capability());
+            found.push(finding(&rel, &wrong, &remedy));
+        }
+    }
+    Ok((checked, found))
+}
+
+/// The audit's line for the package `rel` (under `www`).
+fn finding(rel: &str, wrong: &Wrong, remedy: &Remedy) -> String {
+    let (listed, what, there) = match wrong {
+        Wrong::NoSidecar => {
+            let sidecar = match rel.rsplit_once('/') {
+                Some((folder, name)) => format!("{folder}/.{}", name.replace(".zip", ".meta")),
+                None => rel.to_string(),
+            };
+            return format!(
+                "www/{rel}: listed, and its sidecar `www/{sidecar}` (its length, hash and times) is gone (looked at twice); restore both from a backup of data_dir/www"
+            );
+        }
+        Wrong::Missing { length, hash } => (
+            format!("{length} bytes, {hash}"),
+            "the file is missing".to_string(),
+            false,
+        ),
+        Wrong::Other {
+            length,
+            hash,
+            held_length,
+            held_hash,
+        } => (
+            format!("{length} bytes, {hash}"),
+            format!("the file holds {held_length} bytes, {held_hash}"),
+            true,
+        ),
+    };
+    let advice = match remedy {
+        Remedy::Publish(files) => {
+            let mut remove: Vec<String> = Vec::new();
+            if there {
+                remove.push(format!("`www/{rel}`"));
+            }
+            remove.extend(files.iter().map(|f| format!("`www/{f}`")));
+            format!(
+                "to have it written again from the catalog, byte for byte as listed, remove {} and publish",
+                remove.join(", ")
+            )
+        }
+        Remedy::Restore(days) => format!(
+            "only the Resource Dump snapshots of {} list it, and plikt writes again only the live Resource Dump's packages: restore it from a backup of data_dir/www (until then a Destination that checks its hash finds it differs)",
+            days.join(", ")
+        ),
+    };
+    format!("www/{rel}: listed ({listed}), and {what} (looked at twice); {advice}")
 }

@@ -10,11 +10,13 @@
 //! and the packages no later snapshot has, not a copy of the collection. A package is
 //! removed only when no kept snapshot lists it.
 
+use std::collections::BTreeMap;
 use std::fs;
+use std::path::Path;
 
 use super::archive;
 use super::chunks::{self, Chunker};
-use super::files::{list_document, write_err, write_sidecar};
+use super::files::{list_document, read_sidecar, write_err, write_sidecar};
 use super::layout::Kind;
 use super::package::{Package, PackageWriter, Paths};
 use super::{Ln, Md, PART_ENTRIES, PublishError, Root, Set, SetSpec};
@@ -58,12 +60,20 @@ fn write_snapshot(set: &Set<'_>, day: &str, package_bytes: u64) -> Result<u64, P
             Some(p) => p,
             None => {
                 set.spec.go_on()?;
+                // Written before and lost since (its file removed, its object lost):
+                // written again with the times it had, so byte for byte as before and
+                // as every snapshot that lists it says.
+                let (at, completed) =
+                    Package::recorded_times(&folder, &stem).unwrap_or_else(|| {
+                        let placeholder = super::files::COMPLETED_PLACEHOLDER;
+                        (crate::store::now().to_string(), placeholder.to_string())
+                    });
                 let mut w = PackageWriter::new(
                     &folder,
                     &stem,
                     Md::capability("resourcedump-manifest")
-                        .with("at", crate::store::now())
-                        .with("completed", super::files::COMPLETED_PLACEHOLDER),
+                        .with("at", at)
+                        .with("completed", completed),
                     cap,
                     Paths::Current,
                 )?;
@@ -112,4 +122,17 @@ fn write_snapshot(set: &Set<'_>, day: &str, package_bytes: u64) -> Result<u64, P
     write_sidecar(&folder.join(format!(".{day}.packages")), &names)?;
     write_sidecar(&folder.join(format!(".{day}.meta")), &[&w.at, &w.completed])?;
     Ok(written)
+}
+
+/// The packages the kept snapshots in the Resource Dump folder `folder` list, by name
+/// (without `.zip`), with the days of the snapshots that list each, oldest first.
+pub(super) fn listed_packages(folder: &Path) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for day in super::files::marked_days(folder) {
+        let stems = read_sidecar(&folder.join(format!(".{day}.packages"))).unwrap_or_default();
+        for stem in stems {
+            out.entry(stem).or_default().push(day.clone());
+        }
+    }
+    out
 }

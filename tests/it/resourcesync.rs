@@ -1179,6 +1179,165 @@ pub fn first_change_moved(env: &Env, seconds: i64) -> String {
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
+/// `plikt audit` with the local folder reads every dump package its dumps list again
+/// (issue 17 §4: every object re-read): a Resource Dump package of the live snapshot and
+/// a Change Dump package that hold other bytes, or are gone, are named with what to
+/// remove; doing exactly that and publishing writes each again byte for byte (its
+/// manifest's times kept), so every snapshot that lists it, past days' too, keeps its
+/// hash, and a Destination is served what the lists say. A package only a past
+/// snapshot lists is not written again: the audit says to restore it from a backup.
+#[test]
+fn the_data_folders_dump_packages_are_audited_and_written_again_byte_for_byte_as_advised() {
+    // An item harvested and published yesterday, a deposit of the day before written
+    // into the catalog (a closed day with a Change Dump package), and one today:
+    // today's snapshot packs the three deposits under another name than yesterday's, so
+    // yesterday's package is listed by yesterday's snapshot only.
+    let base: Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let server = Server::with_handler(move |r| match r.path.as_str() {
+        "/feed.xml" => Response::ok(feed(&[TestItem::new(
+            "a",
+            &date(1),
+            &format!("{}/a.html", b2.get().unwrap()),
+        )])),
+        p => Response::file(format!("<html>{p}</html>"), "text/html"),
+    });
+    let _ = base.set(server.url(""));
+    let env = Env::plain("package-audit", &server.url("/feed.xml"), "");
+    let now = chrono::Utc::now();
+    let ago = |days: i64| now - chrono::Duration::days(days);
+    let stamp =
+        |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let yesterday = ago(1).format("%Y-%m-%d").to_string();
+    let o = plikt_at(&env, &format!("{yesterday} 12:00:00"), &["harvest"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let url = env.one("SELECT url FROM files LIMIT 1");
+    add_deposit(&env, "old", &format!("{url}?old"), &stamp(ago(2)));
+    let o = plikt_at(&env, &format!("{yesterday} 12:05:00"), &["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    add_deposit(&env, "b", &format!("{url}?b"), &stamp(now));
+    let o = env.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // The deposits written into the catalog by hand are counted in.
+    env.cmd(&["audit", "--recount"]);
+    let dir = env.data().join("www/resourcesync/test");
+    let zips = |doc: &str| -> Vec<std::path::PathBuf> {
+        listed(&dir, doc)
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "zip"))
+            .collect()
+    };
+    let [live] = &zips("resourcedump.xml")[..] else {
+        panic!("not one package today: {:?}", zips("resourcedump.xml"));
+    };
+    let [past] = &zips(&format!("resourcedump/{yesterday}.xml"))[..] else {
+        panic!("not one package yesterday");
+    };
+    assert_ne!(live, past, "yesterday's package is today's too");
+    // The closed days': the day before yesterday's and yesterday's.
+    let days = zips("changedump.xml");
+    assert_eq!(days.len(), 2, "{days:?}");
+    let changes = &days[0];
+    let originals: Vec<(std::path::PathBuf, Vec<u8>)> = [live, past]
+        .into_iter()
+        .chain(&days)
+        .map(|p| (p.clone(), std::fs::read(p).unwrap()))
+        .collect();
+    let audit = || {
+        let o = env.cmd(&["audit"]);
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).to_string(),
+        )
+    };
+    let clean = || {
+        let (code, out) = audit();
+        assert_eq!(code, Some(0), "{out}");
+        assert!(
+            out.contains("checked 4 dump packages in data_dir/www: 0 missing or other bytes"),
+            "{out}"
+        );
+    };
+    clean();
+    let rel = |p: &Path| {
+        p.strip_prefix(env.data())
+            .unwrap()
+            .to_string_lossy()
+            .to_string()
+    };
+    let line_of = |out: &str, p: &Path| -> String {
+        out.lines()
+            .find(|l| l.starts_with(&format!("package: {}: listed", rel(p))))
+            .unwrap_or_else(|| panic!("no line for {}: {out}", rel(p)))
+            .to_string()
+    };
+    let damage = |p: &Path| {
+        let mut bad = std::fs::read(p).unwrap();
+        let at = bad.len() / 2;
+        bad[at] ^= 0x20;
+        std::fs::write(p, &bad).unwrap();
+    };
+    // As the audit says: the files it names removed, then a publish; the package is
+    // then byte for byte what it was, and the audit is clean.
+    let as_advised = |p: &Path, wrong: &str, named: usize| {
+        let (code, out) = audit();
+        assert_eq!(code, Some(1), "{out}");
+        assert!(out.contains("1 missing or other bytes"), "{out}");
+        let line = line_of(&out, p);
+        assert!(line.contains(wrong), "{line}");
+        assert!(line.contains("byte for byte as listed"), "{line}");
+        let files: Vec<&str> = line
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|f| f.starts_with("www/"))
+            .collect();
+        assert_eq!(files.len(), named, "{line}");
+        for f in files {
+            std::fs::remove_file(env.data().join(f)).unwrap();
+        }
+        let o = env.cmd(&["publish"]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        let (_, original) = originals.iter().find(|(o, _)| o == p).unwrap();
+        assert!(
+            std::fs::read(p).unwrap() == *original,
+            "{} was written again with other bytes",
+            rel(p)
+        );
+        clean();
+    };
+    // Other bytes, then gone outright: the live snapshot's package and the Change Dump's.
+    for p in [live, changes] {
+        damage(p);
+        as_advised(p, "and the file holds", 3);
+        std::fs::remove_file(p).unwrap();
+        as_advised(p, "and the file is missing", 2);
+    }
+    // Listed by yesterday's snapshot only: plikt cannot write it again; restored from
+    // a backup, it is as listed.
+    damage(past);
+    let (code, out) = audit();
+    assert_eq!(code, Some(1), "{out}");
+    let line = line_of(&out, past);
+    assert!(
+        line.contains(&format!(
+            "only the Resource Dump snapshots of {yesterday} list it"
+        )) && line.contains("restore it from a backup of data_dir/www"),
+        "{line}"
+    );
+    let (_, original) = originals.iter().find(|(o, _)| o == past).unwrap();
+    std::fs::write(past, original).unwrap();
+    clean();
+    // A Destination is served each package as it was listed.
+    let srv = serve(&env);
+    for (p, bytes) in &originals {
+        let url = format!("{}{}", srv.base, rel(p).strip_prefix("www/").unwrap());
+        let (head, body) = get(&url);
+        assert!(head.starts_with("HTTP/1.1 200"), "{url}: {head}");
+        assert!(body == *bytes, "{url} is served with other bytes");
+    }
+}
+
 #[test]
 fn publishing_without_dumps_writes_the_lists_and_leaves_the_dumps_as_they_were() {
     let (_server, env) = one_item_harvested("nodumps");

@@ -1525,6 +1525,13 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
         node_b.stop();
     };
     served_as_listed(lost);
+    // Written again byte for byte (the times its manifest had kept from its sidecar), so
+    // every snapshot that lists it, today's and past days', still has its hash.
+    let again = || object(garage, &format!("kb/www/{lost}"));
+    assert!(
+        again() == whole,
+        "{lost} was written again with other bytes"
+    );
     let (length, sha256) = stub(&www_b.join(other)).unwrap();
     let bytes = object(garage, &format!("kb/www/{other}"));
     assert_eq!(
@@ -1725,6 +1732,10 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
     let (code, out) = audit(a);
     assert_eq!(code, Some(0), "{out}");
     served_as_listed(lost);
+    assert!(
+        again() == whole,
+        "{lost} was written again with other bytes"
+    );
 }
 
 /// A new worker's first publish writes stubs of the packages other workers wrote and
