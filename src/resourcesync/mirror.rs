@@ -379,28 +379,29 @@ pub(super) fn audit_packages(
     // Each package looked up, then read again whole: what the object store holds under
     // its name, if that is not what the lists say.
     let failing =
-        |listed: &BTreeMap<String, Entry>| -> Result<Vec<(String, Entry, String)>, PublishError> {
+        |listed: &BTreeMap<String, Entry>| -> Result<Vec<(String, Entry, String, bool)>, PublishError> {
             let mut failing = Vec::new();
             for (rel, entry) in listed {
                 let head = documents.head(rel).map_err(store_err)?;
                 if !holds(head.as_ref(), entry) {
-                    failing.push((rel.clone(), entry.clone(), held(head.as_ref())));
+                    failing.push((rel.clone(), entry.clone(), held(head.as_ref()), false));
                     continue;
                 }
                 let read = documents.digests(rel).map_err(store_err)?;
                 match read {
                     Some(d) if d.length == entry.length && d.sha256 == entry.sha256 => {}
+                    // Its length, and any SHA-256 kept with it, match the lists, so a
+                    // publish would keep it: it goes first.
                     Some(d) => failing.push((
                         rel.clone(),
                         entry.clone(),
                         format!(
-                            "holds other bytes under its name, read again: {} bytes, SHA-256 {} (remove that object, {}, first: its length, and any SHA-256 kept with it, match the lists, so a publish would keep it; but not if only snapshots of past days list the package, which is not written again: then keep it)",
-                            d.length,
-                            d.sha256,
-                            documents.location(rel)
+                            "holds other bytes under its name, read again: {} bytes, SHA-256 {}",
+                            d.length, d.sha256,
                         ),
+                        true,
                     )),
-                    None => failing.push((rel.clone(), entry.clone(), held(None))),
+                    None => failing.push((rel.clone(), entry.clone(), held(None), false)),
                 }
             }
             Ok(failing)
@@ -413,8 +414,8 @@ pub(super) fn audit_packages(
         let again = listed_packages(documents, www)?;
         let still: BTreeMap<String, Entry> = failed
             .iter()
-            .filter(|(rel, entry, _)| again.packages.get(rel) == Some(entry))
-            .map(|(rel, entry, _)| (rel.clone(), entry.clone()))
+            .filter(|(rel, entry, ..)| again.packages.get(rel) == Some(entry))
+            .map(|(rel, entry, ..)| (rel.clone(), entry.clone()))
             .collect();
         failed = failing(&still)?;
         unread = again.unread;
@@ -423,13 +424,27 @@ pub(super) fn audit_packages(
         .into_iter()
         .map(|(part, e)| format!("the object store's list of the published documents of `{part}` could not be read: {e}"))
         .collect();
-    for (rel, entry, held) in failed {
-        let held = format!("the object store {held}");
+    for (rel, entry, held, rotten) in failed {
+        // What this folder's dumps (their sidecars are the object store's) say brings
+        // it back.
+        let advice = match super::package::remedy_of(www, &rel) {
+            Some(remedy) => {
+                let first = match &remedy {
+                    super::package::Remedy::Publish { .. } if rotten => {
+                        format!(
+                            "remove that object, {}, first; then ",
+                            documents.location(&rel)
+                        )
+                    }
+                    _ => String::new(),
+                };
+                format!("{first}{}", remedy.advice(&rel, true, true))
+            }
+            None => "restore it from a backup of the bucket".to_string(),
+        };
         found.push(format!(
-            "www/{rel}: listed ({} bytes, SHA-256 {}), and {held} (twice, the lists read again between); to have it written anew from the catalog, remove `www/{rel}` (its stub) and `www/{}` from one worker's data folder, and publish there (a package that only snapshots of past days list is not written again)",
-            entry.length,
-            entry.sha256,
-            in_part(partition_of(&rel), SET_STATE)
+            "www/{rel}: listed ({} bytes, SHA-256 {}), and the object store {held} (twice, the lists read again between); {advice}",
+            entry.length, entry.sha256,
         ));
     }
     Ok((listed.packages.len() as u64, found))

@@ -351,11 +351,13 @@ enum Wrong {
     },
 }
 
-/// What brings a package of the folder back as listed.
-enum Remedy {
+/// What brings back a package of the folder as listed.
+pub(super) enum Remedy {
     /// These files removed (besides the package), then a publish: it is written again
-    /// from the catalog, byte for byte.
-    Publish(Vec<String>),
+    /// from the catalog, byte for byte. `unlisted`: the folder's dumps do not list it
+    /// (a worker that has not copied the object store's documents since it was
+    /// written), so whether only past snapshots list it is not known.
+    Publish { remove: Vec<String>, unlisted: bool },
     /// None: only the Resource Dump snapshots of these past days list it, and plikt
     /// writes again only the live Resource Dump's packages.
     Restore(Vec<String>),
@@ -390,21 +392,97 @@ fn compare(folder: &Path, stem: &str) -> Result<Option<Wrong>, PublishError> {
     }
 }
 
+impl Remedy {
+    /// What the audit says to do for the package `rel` (under `www`): `there`, whether a
+    /// file is in its place (the package, or with an object store its stub);
+    /// `object_store`, whether the package is kept there.
+    pub(super) fn advice(&self, rel: &str, there: bool, object_store: bool) -> String {
+        match self {
+            Remedy::Publish { remove, unlisted } => {
+                let stub = if object_store { " (its stub)" } else { "" };
+                let remove: Vec<String> = there
+                    .then(|| format!("`www/{rel}`{stub}"))
+                    .into_iter()
+                    .chain(remove.iter().map(|f| format!("`www/{f}`")))
+                    .collect();
+                let (from, there) = if object_store {
+                    (" from one worker's data folder", " there")
+                } else {
+                    ("", "")
+                };
+                let unlisted = if *unlisted {
+                    " (this data folder's dumps do not list it yet: if only Resource Dump snapshots of past days list it, plikt does not write it again, and a backup must bring it back)"
+                } else {
+                    ""
+                };
+                format!(
+                    "to have it written again from the catalog, byte for byte as listed, remove {}{from}, and publish{there}{unlisted}",
+                    remove.join(", ")
+                )
+            }
+            Remedy::Restore(days) => format!(
+                "only the Resource Dump snapshots of {} list it, and plikt writes again only the live Resource Dump's packages: restore {} (until then a Destination that checks its hash finds it differs)",
+                days.join(", "),
+                if object_store {
+                    "the object from a backup of the bucket"
+                } else {
+                    "it from a backup of data_dir/www"
+                }
+            ),
+        }
+    }
+}
+
+/// What brings back the package `rel` (under `www`) as the dumps in `www` list it, or
+/// as its kind's are brought back if they do not list it; `None` if `rel` is no dump
+/// package's path.
+pub(super) fn remedy_of(www: &Path, rel: &str) -> Option<Remedy> {
+    let (folder, name) = rel.rsplit_once('/')?;
+    let (set, capability) = folder.rsplit_once('/')?;
+    let stem = name.strip_suffix(".zip")?;
+    let kind = [Kind::ResourceDump, Kind::ChangeDump]
+        .into_iter()
+        .find(|k| k.capability() == capability)?;
+    let listed = listed_in(www, set, kind)
+        .into_iter()
+        .find_map(|(s, remedy)| (s == stem).then_some(remedy));
+    Some(listed.unwrap_or_else(|| Remedy::Publish {
+        remove: rewritten_with(set, kind),
+        unlisted: true,
+    }))
+}
+
+/// What to remove, besides a package of the set `set`'s dump of `kind`, for the next
+/// publish to write it again: the set's state, and for a Resource Dump the fingerprint
+/// that keeps the day's snapshot, for a Change Dump the mark of the last day packed
+/// (then every written day is looked at, and a day that lacks a package packed again).
+fn rewritten_with(set: &str, kind: Kind) -> Vec<String> {
+    let last = if kind == Kind::ResourceDump {
+        format!("{set}/{}", super::archive::fingerprint_file(kind))
+    } else {
+        format!("{set}/{}/{CLOSED_MARK}", kind.capability())
+    };
+    vec![format!("{set}/{SET_STATE}"), last]
+}
+
 /// The packages the dump folder `<set>/<kind>` under `www` lists, each with what would
 /// bring it back.
 fn listed_in(www: &Path, set: &str, kind: Kind) -> Vec<(String, Remedy)> {
     let folder = www.join(set).join(kind.capability());
-    let state = format!("{set}/{SET_STATE}");
+    let publish = || Remedy::Publish {
+        remove: rewritten_with(set, kind),
+        unlisted: false,
+    };
     if kind == Kind::ResourceDump {
         // The day of the snapshot the live Resource Dump copies: its packages are those
-        // a publish writes again once the set's state and this fingerprint are gone.
-        let fingerprint = format!("{set}/{}", super::archive::fingerprint_file(kind));
-        let live = read_sidecar(&www.join(&fingerprint)).and_then(|l| l.get(1).cloned());
+        // a publish writes again.
+        let fingerprint = www.join(set).join(super::archive::fingerprint_file(kind));
+        let live = read_sidecar(&fingerprint).and_then(|l| l.get(1).cloned());
         super::resource_dump::listed_packages(&folder)
             .into_iter()
             .map(|(stem, days)| {
                 let remedy = if live.as_ref().is_some_and(|d| days.contains(d)) {
-                    Remedy::Publish(vec![state.clone(), fingerprint.clone()])
+                    publish()
                 } else {
                     Remedy::Restore(days)
                 };
@@ -412,12 +490,9 @@ fn listed_in(www: &Path, set: &str, kind: Kind) -> Vec<(String, Remedy)> {
             })
             .collect()
     } else {
-        // Any written day is packed again, once the mark of the last day written is
-        // gone and the set is written again.
-        let closed = format!("{set}/{}/{CLOSED_MARK}", kind.capability());
         super::change_dump::listed_packages(&folder)
             .into_keys()
-            .map(|stem| (stem, Remedy::Publish(vec![state.clone(), closed.clone()])))
+            .map(|stem| (stem, publish()))
             .collect()
     }
 }
@@ -498,22 +573,6 @@ fn finding(rel: &str, wrong: &Wrong, remedy: &Remedy) -> String {
             true,
         ),
     };
-    let advice = match remedy {
-        Remedy::Publish(files) => {
-            let mut remove: Vec<String> = Vec::new();
-            if there {
-                remove.push(format!("`www/{rel}`"));
-            }
-            remove.extend(files.iter().map(|f| format!("`www/{f}`")));
-            format!(
-                "to have it written again from the catalog, byte for byte as listed, remove {} and publish",
-                remove.join(", ")
-            )
-        }
-        Remedy::Restore(days) => format!(
-            "only the Resource Dump snapshots of {} list it, and plikt writes again only the live Resource Dump's packages: restore it from a backup of data_dir/www (until then a Destination that checks its hash finds it differs)",
-            days.join(", ")
-        ),
-    };
+    let advice = remedy.advice(rel, there, false);
     format!("www/{rel}: listed ({listed}), and {what} (looked at twice); {advice}")
 }

@@ -1702,11 +1702,23 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
             && out.contains("holds other bytes under its name, read again"),
         "{out}"
     );
-    // What the advice says for a package the object store lacks: the stub and the
-    // set's state removed from one worker's folder, and a publish there.
-    let as_advised = || {
-        std::fs::remove_file(www_b.join(lost)).unwrap();
-        std::fs::remove_file(www_b.join("resourcesync/test/.published")).unwrap();
+    // As the advice says: the files it names (the stub, the set's state and the
+    // Resource Dump's fingerprint) removed from one worker's folder, and a publish there.
+    let as_advised = |out: &str| {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&format!("package: www/{lost}: listed")))
+            .unwrap_or_else(|| panic!("no line for {lost}: {out}"));
+        let files: Vec<&str> = line
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|f| f.starts_with("www/"))
+            .collect();
+        assert_eq!(files.len(), 3, "{line}");
+        for f in files {
+            std::fs::remove_file(www_b.join(f.strip_prefix("www/").unwrap())).unwrap();
+        }
         let o = b.cmd(&["publish"]);
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     };
@@ -1717,7 +1729,7 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
         "{out}"
     );
     runtime().block_on(garage.client().delete(&key)).unwrap();
-    as_advised();
+    as_advised(&out);
     let (code, out) = audit(a);
     assert_eq!(code, Some(0), "{out}");
     runtime().block_on(garage.client().delete(&key)).unwrap();
@@ -1725,10 +1737,11 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
     assert_eq!(code, Some(1), "{out}");
     assert!(
         out.contains(&format!("package: www/{lost}: listed"))
-            && out.contains("the object store lacks it"),
+            && out.contains("the object store lacks it")
+            && !out.contains("remove that object"),
         "{out}"
     );
-    as_advised();
+    as_advised(&out);
     let (code, out) = audit(a);
     assert_eq!(code, Some(0), "{out}");
     served_as_listed(lost);
@@ -1736,6 +1749,58 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
         again() == whole,
         "{lost} was written again with other bytes"
     );
+
+    // A closed day's Change Dump package the object store lost: the advice names its
+    // stub, the set's state and the mark of the last day packed; followed, the day is
+    // packed again, byte for byte.
+    let two_days_ago = chrono::Utc::now() - chrono::Duration::days(2);
+    let url = b.one("SELECT url FROM files LIMIT 1");
+    crate::resourcesync::add_deposit(
+        b,
+        "old",
+        &format!("{url}?old"),
+        &two_days_ago.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+    );
+    let o = b.cmd(&["audit", "--recount"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = b.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let day = format!(
+        "resourcesync/test/changedump/{}.zip",
+        two_days_ago.format("%Y-%m-%d")
+    );
+    let key = format!("kb/www/{day}");
+    let whole = object(garage, &key);
+    runtime()
+        .block_on(garage.client().delete(&Key::from(key.as_str())))
+        .unwrap();
+    let (code, out) = audit(a);
+    assert_eq!(code, Some(1), "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(&format!("package: www/{day}: listed")))
+        .unwrap_or_else(|| panic!("no line for {day}: {out}"));
+    let files: Vec<&str> = line
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|f| f.starts_with("www/"))
+        .collect();
+    assert!(
+        files.contains(&"www/resourcesync/test/changedump/.closed") && files.len() == 3,
+        "{line}"
+    );
+    for f in files {
+        std::fs::remove_file(www_b.join(f.strip_prefix("www/").unwrap())).unwrap();
+    }
+    let o = b.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        object(garage, &key) == whole,
+        "{day} was written again with other bytes"
+    );
+    let (code, out) = audit(a);
+    assert_eq!(code, Some(0), "{out}");
 }
 
 /// A new worker's first publish writes stubs of the packages other workers wrote and
