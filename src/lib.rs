@@ -67,7 +67,8 @@
 //!           kinds at once, each through its own catalog connection), Resource and
 //!           Change Dumps, the four Archives (a part per year once they span more
 //!           than one; dated snapshots of Resource Lists and Dumps, dump packages
-//!           named by content and shared), and change
+//!           named by content and shared, one lost written again byte for byte, all
+//!           read again by `plikt audit`), and change
 //!           notification payloads; metadata records are made by the `mappings/` record
 //!           mapping when listed, served or packed; a set is written again only
 //!           when its state (`.published`: journal position, day, settings) moved,
@@ -77,7 +78,7 @@
 //!           pull what changed before a publish, push the sets
 //!           written after, leaves first, each write fenced by the publish lock among
 //!           workers still held; dump packages kept there only, a stub in
-//!           the folder, read again by `plikt audit`), and served from it;
+//!           the folder), and served from it;
 //!           `publish_until` stops
 //!           between sets and dump packages (SIGTERM), and the next publish goes on
 //! notify    Change Notification over WebSub: `enqueue` (after a publish) stores each
