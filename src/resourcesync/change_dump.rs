@@ -12,9 +12,9 @@ use std::path::Path;
 
 use super::archive::{self, ArchiveEntry};
 use super::change_list::Periods;
-use super::files::{read_sidecar, write_err, write_sidecar};
+use super::files::{marked_days, read_sidecar, write_err, write_sidecar};
 use super::layout::{CLOSED_MARK, Kind};
-use super::package::{Package, PackageWriter, Paths};
+use super::package::{Package, PackageWriter, Paths, Sidecars};
 use super::{DocumentWriter, Ln, Md, PART_ENTRIES, PublishError, Root, Set, SetSpec};
 use crate::store::Timestamp;
 
@@ -204,25 +204,28 @@ fn write_day(
 /// last), from their sidecar files; `None` if the day is not written completely, or
 /// was written by an earlier layout.
 fn written_day(folder: &Path, folder_url: &str, day: &str) -> Option<Vec<Package>> {
-    day_stems(folder, day)?
+    let marker = read_sidecar(&folder.join(format!(".{day}.packages")))?;
+    day_stems(&marker, day, |name| folder.join(name).exists())?
         .iter()
         .map(|stem| Package::recorded(folder, folder_url, stem))
         .collect()
 }
 
-/// The names (without `.zip`) of the packages of a closed day its marker says were
-/// written, in order; `None` if the day is not written completely, or was written by an
-/// earlier layout.
-fn day_stems(folder: &Path, day: &str) -> Option<Vec<String>> {
-    let marker = read_sidecar(&folder.join(format!(".{day}.packages")))?;
+/// The names (without `.zip`) of the packages of a closed day its `marker`'s lines say
+/// were written, in order (`has`: whether the day's folder has a file of that name);
+/// `None` if the day was written by an earlier layout.
+fn day_stems(marker: &[String], day: &str, has: impl Fn(&str) -> bool) -> Option<Vec<String>> {
     if marker.get(1).map(String::as_str) != Some(LAYOUT) {
         return None;
     }
     let count: u64 = marker.first()?.trim().parse().ok()?;
+    // A day of one package is `<day>.zip`, unless it was packed in parts (one part:
+    // the day shrank between the count and the packing).
+    let whole = count == 1 && !has(&format!(".{day}-part-00001.meta"));
     Some(
         (1..=count)
             .map(|n| {
-                if count == 1 && folder.join(format!(".{day}.meta")).exists() {
+                if whole {
                     day.to_string()
                 } else {
                     format!("{day}-part-{n:05}")
@@ -232,14 +235,19 @@ fn day_stems(folder: &Path, day: &str) -> Option<Vec<String>> {
     )
 }
 
-/// The packages every day written in the Change Dump folder `folder` has (the day's
-/// Change Dump and the archive list them), by name (without `.zip`), with their day.
-/// Each can be written again, byte for byte, from the catalog's journal: its manifest
-/// holds no time of its writing.
-pub(super) fn listed_packages(folder: &Path) -> BTreeMap<String, String> {
+/// The packages every day written in the Change Dump folder `folder` (below `www/`)
+/// has, as `sidecars` say (the day's Change Dump and the archive list them), by name
+/// (without `.zip`), with their day. Each can be written again, byte for byte, from the
+/// catalog's journal: its manifest holds no time of its writing.
+pub(super) fn listed_packages(sidecars: &dyn Sidecars, folder: &str) -> BTreeMap<String, String> {
+    let names = sidecars.names(folder);
     let mut out = BTreeMap::new();
-    for day in super::files::marked_days(folder) {
-        for stem in day_stems(folder, &day).unwrap_or_default() {
+    for day in marked_days(&names, "packages") {
+        let marker = sidecars
+            .lines(&format!("{folder}/.{day}.packages"))
+            .unwrap_or_default();
+        let has = |name: &str| names.iter().any(|n| n == name);
+        for stem in day_stems(&marker, &day, has).unwrap_or_default() {
             out.insert(stem, day.clone());
         }
     }

@@ -19,7 +19,7 @@ use std::fs;
 use sha2::{Digest, Sha256};
 
 use super::archive::is_day;
-use super::files::{is_own_tmp, read_sidecar, write_err};
+use super::files::{is_own_tmp, marked_days, names_in, read_sidecar, write_err};
 use super::layout::Kind;
 use super::{PublishError, Set};
 use crate::store::PublishedFile;
@@ -121,22 +121,10 @@ pub(super) fn remove_unlisted(
     listing: &str,
 ) -> Result<(), PublishError> {
     let folder = set.www.join(format!("{}/{}", set.dir, kind.capability()));
-    let Ok(entries) = fs::read_dir(&folder) else {
-        return Ok(());
-    };
-    let names: Vec<String> = entries
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().to_string())
-        .collect();
+    let names = names_in(&folder);
     let mut listed = HashSet::new();
-    for n in &names {
-        if let Some(day) = n
-            .strip_prefix('.')
-            .and_then(|n| n.strip_suffix(&format!(".{listing}")))
-            && is_day(day)
-        {
-            listed.extend(read_sidecar(&folder.join(n)).unwrap_or_default());
-        }
+    for day in marked_days(&names, listing) {
+        listed.extend(read_sidecar(&folder.join(format!(".{day}.{listing}"))).unwrap_or_default());
     }
     for n in &names {
         let bare = n.strip_prefix('.').unwrap_or(n);

@@ -153,21 +153,30 @@ pub(super) fn read_sidecar(path: &Path) -> Option<Vec<String>> {
         .map(|t| t.lines().map(str::to_string).collect())
 }
 
-/// The days in `folder` that have a `.<YYYY-MM-DD>.packages` sidecar (a Resource Dump
-/// snapshot's list of packages, a Change Dump day's marker), oldest first.
-pub(super) fn marked_days(folder: &Path) -> Vec<String> {
-    let mut days: Vec<String> = fs::read_dir(folder)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().to_string();
-            let day = name.strip_prefix('.')?.strip_suffix(".packages")?;
+/// The days whose `.<YYYY-MM-DD>.<listing>` sidecar is among the file names `names`
+/// (a Resource Dump snapshot's list of packages, a Change Dump day's marker, a Resource
+/// List snapshot's list of parts), oldest first.
+pub(super) fn marked_days(names: &[String], listing: &str) -> Vec<String> {
+    let suffix = format!(".{listing}");
+    let mut days: Vec<String> = names
+        .iter()
+        .filter_map(|name| {
+            let day = name.strip_prefix('.')?.strip_suffix(suffix.as_str())?;
             super::archive::is_day(day).then(|| day.to_string())
         })
         .collect();
     days.sort();
     days
+}
+
+/// The names of the files in `folder` (none if it is not there).
+pub(super) fn names_in(folder: &Path) -> Vec<String> {
+    fs::read_dir(folder)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect()
 }
 
 /// Removes `<prefix>NNNNN.xml` parts numbered above `keep` from `dir`.

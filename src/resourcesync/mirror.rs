@@ -406,11 +406,12 @@ pub(super) fn audit_packages(
             }
             Ok(failing)
         };
+    let checked = listed.packages.len() as u64;
     let mut failed = failing(&listed.packages)?;
-    let mut unread = listed.unread;
+    let mut now = listed;
     // A publish under way replaces lists, packages and shards: what failed is looked at
     // again with the lists as they are now, and reported only if it still fails.
-    if !failed.is_empty() || !unread.is_empty() {
+    if !failed.is_empty() || !now.unread.is_empty() {
         let again = listed_packages(documents, www)?;
         let still: BTreeMap<String, Entry> = failed
             .iter()
@@ -418,16 +419,21 @@ pub(super) fn audit_packages(
             .map(|(rel, entry, ..)| (rel.clone(), entry.clone()))
             .collect();
         failed = failing(&still)?;
-        unread = again.unread;
+        now = again;
     }
+    let Listed { unread, rels, .. } = now;
+    // What brings a package back, as the sidecars in the object store say (a worker's
+    // folder may not have copied the latest).
+    let sidecars = InStore {
+        documents,
+        rels: &rels,
+    };
     let mut found: Vec<String> = unread
         .into_iter()
         .map(|(part, e)| format!("the object store's list of the published documents of `{part}` could not be read: {e}"))
         .collect();
     for (rel, entry, held, rotten) in failed {
-        // What this folder's dumps (their sidecars are the object store's) say brings
-        // it back.
-        let advice = match super::package::remedy_of(www, &rel) {
+        let advice = match super::package::remedy_of(&sidecars, &rel) {
             Some(remedy) => {
                 let first = match &remedy {
                     super::package::Remedy::Publish { .. } if rotten => {
@@ -438,7 +444,9 @@ pub(super) fn audit_packages(
                     }
                     _ => String::new(),
                 };
-                format!("{first}{}", remedy.advice(&rel, true, true))
+                // Its stub is named whether or not this folder has one: the worker
+                // that publishes must not have it.
+                format!("{first}{}", remedy.advice(&rel, true, true, true))
             }
             None => "restore it from a backup of the bucket".to_string(),
         };
@@ -447,7 +455,37 @@ pub(super) fn audit_packages(
             entry.length, entry.sha256,
         ));
     }
-    Ok((listed.packages.len() as u64, found))
+    Ok((checked, found))
+}
+
+/// The sidecars of the published documents as the object store holds them: `rels`, the
+/// documents its lists name, each read when asked for.
+struct InStore<'a> {
+    documents: &'a Documents,
+    rels: &'a BTreeSet<String>,
+}
+
+impl super::package::Sidecars for InStore<'_> {
+    fn lines(&self, rel: &str) -> Option<Vec<String>> {
+        let bytes = self.documents.get(rel).ok().flatten()?;
+        Some(
+            String::from_utf8_lossy(&bytes)
+                .lines()
+                .map(str::to_string)
+                .collect(),
+        )
+    }
+
+    fn names(&self, folder: &str) -> Vec<String> {
+        let prefix = format!("{folder}/");
+        self.rels
+            .range(prefix.clone()..)
+            .take_while(|r| r.starts_with(&prefix))
+            .map(|r| &r[prefix.len()..])
+            .filter(|name| !name.contains('/'))
+            .map(str::to_string)
+            .collect()
+    }
 }
 
 /// The packages the object store's lists name ([`listed_packages`]), and the
@@ -456,6 +494,8 @@ pub(super) fn audit_packages(
 struct Listed {
     packages: BTreeMap<String, Entry>,
     unread: Vec<(String, PublishError)>,
+    /// Every document the lists name.
+    rels: BTreeSet<String>,
 }
 
 /// The dump packages the object store's lists of published documents name.
@@ -463,10 +503,18 @@ fn listed_packages(documents: &Documents, www: &Path) -> Result<Listed, PublishE
     let mut listed = Listed {
         packages: BTreeMap::new(),
         unread: Vec::new(),
+        rels: BTreeSet::new(),
+    };
+    let mut take = |entries: Entries| {
+        listed.rels.extend(entries.keys().cloned());
+        listed
+            .packages
+            .extend(entries.into_iter().filter(|(rel, _)| only_in_store(rel)));
     };
     let Some(bytes) = documents.get(MANIFEST).map_err(store_err)? else {
         return Ok(listed);
     };
+    let mut unread = Vec::new();
     match serde_json::from_slice::<Manifest>(&bytes) {
         Ok(m) if m.format > FORMAT => {
             return Err(PublishError::NewerDocuments {
@@ -477,22 +525,18 @@ fn listed_packages(documents: &Documents, www: &Path) -> Result<Listed, PublishE
         Ok(m) => {
             for part in m.parts.keys() {
                 match fetch_part(documents, www, part, &Record::default()) {
-                    Ok((entries, _, _)) => listed
-                        .packages
-                        .extend(entries.into_iter().filter(|(rel, _)| only_in_store(rel))),
-                    Err(e @ PublishError::Write { .. }) => listed.unread.push((part.clone(), e)),
+                    Ok((entries, _, _)) => take(entries),
+                    Err(e @ PublishError::Write { .. }) => unread.push((part.clone(), e)),
                     Err(e) => return Err(e),
                 }
             }
         }
         // A manifest of every document (before partitions).
-        Err(e) => listed.packages.extend(
-            serde_json::from_slice::<Entries>(&bytes)
-                .map_err(|_| bad_json(www, MANIFEST, &e))?
-                .into_iter()
-                .filter(|(rel, _)| only_in_store(rel)),
+        Err(e) => take(
+            serde_json::from_slice::<Entries>(&bytes).map_err(|_| bad_json(www, MANIFEST, &e))?,
         ),
     }
+    listed.unread = unread;
     Ok(listed)
 }
 
@@ -935,16 +979,21 @@ pub(super) enum Lost {
 /// Change Dump and marker) and the mark of the last day written, so that the day is
 /// packed again whole and its Change Dump lists what is then in the object store.
 fn forgotten_with(lost: &str) -> impl Fn(&str) -> bool + use<> {
-    let part = partition_of(lost).to_string();
     let (folder, file) = lost.rsplit_once('/').unwrap_or(("", lost));
-    let folder = folder.to_string();
+    let (set, capability) = folder.rsplit_once('/').unwrap_or(("", folder));
     let stem = file.strip_suffix(".zip").unwrap_or(file).to_string();
-    let kind = folder.rsplit('/').next().unwrap_or("").to_string();
-    let state = in_part(&part, SET_STATE);
-    let fingerprint = in_part(&part, &super::archive::fingerprint_file(Kind::ResourceDump));
-    let closed = format!("{folder}/{}", super::layout::CLOSED_MARK);
+    let kind = [Kind::ResourceDump, Kind::ChangeDump]
+        .into_iter()
+        .find(|k| k.capability() == capability);
+    // What a publish needs gone to write it again: the set's state, and the Resource
+    // Dump's fingerprint or the mark of the last Change Dump day packed.
+    let with = kind.map_or_else(
+        || vec![in_part(partition_of(lost), SET_STATE)],
+        |k| super::package::rewritten_with(set, k).to_vec(),
+    );
+    let folder = folder.to_string();
     move |rel: &str| {
-        if rel == state {
+        if with.iter().any(|w| w == rel) {
             return true;
         }
         let Some(name) = rel
@@ -952,15 +1001,13 @@ fn forgotten_with(lost: &str) -> impl Fn(&str) -> bool + use<> {
             .and_then(|r| r.strip_prefix('/'))
             .filter(|n| !n.contains('/'))
         else {
-            return kind == Kind::ResourceDump.capability() && rel == fingerprint;
+            return false;
         };
         let bare = name.strip_prefix('.').unwrap_or(name);
-        if kind == Kind::ChangeDump.capability() {
+        if kind == Some(Kind::ChangeDump) {
             let day = stem.get(..10).unwrap_or(&stem);
-            rel == closed
-                || bare
-                    .strip_prefix(day)
-                    .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('-'))
+            bare.strip_prefix(day)
+                .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('-'))
         } else {
             bare.strip_prefix(stem.as_str())
                 .is_some_and(|rest| rest == ".zip" || rest == "-manifest.xml")
@@ -1328,7 +1375,8 @@ fn sync_part(
     let mut synced = before.files.clone();
     let mut as_listed = true;
     let mut heads = Heads::new(documents);
-    // Packages the object store lost, forgotten with what goes with them (`Lost::Forget`).
+    // Packages the object store lost (`Lost::Forget`), and what is forgotten with them.
+    let mut lost_here: Vec<(String, Entry)> = Vec::new();
     let mut forgetting: Vec<Forgets> = Vec::new();
     let mut copy = |synced: &mut BTreeMap<String, Synced>| -> Result<(), PublishError> {
         for (rel, entry) in entries {
@@ -1397,9 +1445,7 @@ fn sync_part(
                         },
                     });
                 }
-                tracing::warn!(package = %rel, found = ?head, "a dump package the object store's lists name is missing from it or holds other bytes: it is written anew from the catalog");
-                forgetting.push(Box::new(forgotten_with(rel)));
-                as_listed = false;
+                lost_here.push((rel.clone(), entry.clone()));
                 continue;
             }
             super::files::fill_then_rename(&path, |tmp| {
@@ -1421,6 +1467,26 @@ fn sync_part(
         Ok(())
     };
     let copying = copy(&mut synced);
+    // Each lost package is forgotten with what goes with it, so that this publish writes
+    // it anew from the catalog; but one only snapshots of past days list (as the set's
+    // sidecars, now copied, say), which no publish writes again, stays listed, so that
+    // `plikt audit` names it and a copy from a backup of the bucket brings it back.
+    for (rel, entry) in lost_here {
+        let past = copying.is_ok()
+            && matches!(
+                super::package::remedy_of(&super::package::InFolder(www), &rel),
+                Some(super::package::Remedy::Restore(_))
+            );
+        if past {
+            tracing::warn!(package = %rel, "a dump package that only snapshots of past days list is missing from the object store or holds other bytes there, and plikt cannot write it again: restore it from a backup of the bucket (`plikt audit` names it)");
+            let here = write_stub(&www.join(&rel), &entry)?;
+            synced.insert(rel, Synced::stub_of(&entry, here));
+        } else {
+            tracing::warn!(package = %rel, "a dump package the object store's lists name is missing from it or holds other bytes: it is written anew from the catalog");
+            forgetting.push(Box::new(forgotten_with(&rel)));
+            as_listed = false;
+        }
+    }
     if !forgetting.is_empty() {
         forget(www, part, &mut synced, &forgetting)?;
     }

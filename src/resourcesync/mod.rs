@@ -430,7 +430,7 @@ pub fn audit_packages(
 ) -> Result<(u64, Vec<String>), PublishError> {
     match blobs.documents() {
         Some(documents) => mirror::audit_packages(&documents, &www(config)),
-        None => package::audit_folder(&www(config)),
+        None => Ok(package::audit_folder(&www(config))),
     }
 }
 

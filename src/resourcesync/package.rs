@@ -40,10 +40,19 @@ impl Package {
     /// The package `<stem>.zip` in `folder` (URL `folder_url`) as its sidecar recorded
     /// it, if it is complete.
     pub(super) fn recorded(folder: &Path, folder_url: &str, stem: &str) -> Option<Package> {
-        let lines = read_sidecar(&folder.join(format!(".{stem}.meta")))?;
         if !folder.join(format!("{stem}.zip")).exists() {
             return None;
         }
+        let lines = read_sidecar(&folder.join(format!(".{stem}.meta")))?;
+        Self::in_sidecar(&lines, folder_url, stem)
+    }
+
+    /// The package `<stem>.zip` (in the folder of URL `folder_url`) as the `lines` of its
+    /// sidecar `.<stem>.meta` record it, whether or not it is there. A package lost since
+    /// it was written is written again with its `at` and `completed`, so that its bytes,
+    /// and the hash every snapshot lists it with, stay the same (given the same files and
+    /// records); the audit compares a package with its length and hash.
+    pub(super) fn in_sidecar(lines: &[String], folder_url: &str, stem: &str) -> Option<Package> {
         let [length, hash, at, completed] = lines.get(..4)? else {
             return None;
         };
@@ -55,18 +64,6 @@ impl Package {
             at: at.clone(),
             completed: completed.clone(),
         })
-    }
-
-    /// The `at` and `completed` its sidecar `.<stem>.meta` in `folder` keeps, whether or
-    /// not the package is there: a package lost since it was written is written again
-    /// with them, so that its bytes, and the hash every snapshot lists it with, stay the
-    /// same (given the same files and records).
-    pub(super) fn recorded_times(folder: &Path, stem: &str) -> Option<(String, String)> {
-        let lines = read_sidecar(&folder.join(format!(".{stem}.meta")))?;
-        let [_, _, at, completed] = lines.get(..4)? else {
-            return None;
-        };
-        Some((at.clone(), completed.clone()))
     }
 
     /// Records it in its sidecar `.<stem>.meta` in `folder`.
@@ -336,70 +333,69 @@ impl Drop for PackageWriter {
     }
 }
 
-/// What is wrong with a package the folder's dumps list.
+/// Where the audit reads a dump folder's sidecars (`.<day>.packages`, `.<stem>.meta`,
+/// the set's fingerprints): the data folder, or the object store's copy of the
+/// published documents, which every worker's folder copies.
+pub(super) trait Sidecars {
+    /// The lines of the sidecar `rel` (below `www/`), if it is there.
+    fn lines(&self, rel: &str) -> Option<Vec<String>>;
+    /// The names of the files in the folder `rel` (below `www/`).
+    fn names(&self, folder: &str) -> Vec<String>;
+}
+
+/// The sidecars of the data folder `www`.
+pub(super) struct InFolder<'a>(pub &'a Path);
+
+impl Sidecars for InFolder<'_> {
+    fn lines(&self, rel: &str) -> Option<Vec<String>> {
+        read_sidecar(&self.0.join(rel))
+    }
+
+    fn names(&self, folder: &str) -> Vec<String> {
+        super::files::names_in(&self.0.join(folder))
+    }
+}
+
+/// What is wrong with a package its dump lists.
 enum Wrong {
     /// Its sidecar (its length, hash and times) is gone.
     NoSidecar,
-    /// The file is gone; the sidecar says what it was.
-    Missing { length: u64, hash: String },
+    /// The file is gone.
+    Missing(Package),
     /// The file holds other bytes.
     Other {
+        listed: Package,
         length: u64,
         hash: String,
-        held_length: u64,
-        held_hash: String,
     },
+    /// The file could not be read.
+    Unreadable(io::Error),
 }
 
-/// What brings back a package of the folder as listed.
+/// What brings back a package as its dump lists it.
 pub(super) enum Remedy {
     /// These files removed (besides the package), then a publish: it is written again
-    /// from the catalog, byte for byte. `unlisted`: the folder's dumps do not list it
-    /// (a worker that has not copied the object store's documents since it was
-    /// written), so whether only past snapshots list it is not known.
+    /// from the catalog, byte for byte. `unlisted`: the sidecars read do not list it,
+    /// so whether only past snapshots list it is not known.
     Publish { remove: Vec<String>, unlisted: bool },
     /// None: only the Resource Dump snapshots of these past days list it, and plikt
     /// writes again only the live Resource Dump's packages.
     Restore(Vec<String>),
 }
 
-/// How the package `<stem>.zip` in `folder` compares with its sidecar; `None` if it is
-/// as listed.
-fn compare(folder: &Path, stem: &str) -> Result<Option<Wrong>, PublishError> {
-    let Some(lines) = read_sidecar(&folder.join(format!(".{stem}.meta"))) else {
-        return Ok(Some(Wrong::NoSidecar));
-    };
-    let (Some(length), Some(hash)) = (lines.first().and_then(|l| l.parse().ok()), lines.get(1))
-    else {
-        return Ok(Some(Wrong::NoSidecar));
-    };
-    let hash = hash.clone();
-    let path = folder.join(format!("{stem}.zip"));
-    match digest_file(&path) {
-        Ok(d) => {
-            let held_hash = format!("md5:{} sha-256:{}", d.md5, d.sha256);
-            Ok(
-                (d.length != length || held_hash != hash).then_some(Wrong::Other {
-                    length,
-                    hash,
-                    held_length: d.length,
-                    held_hash,
-                }),
-            )
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Some(Wrong::Missing { length, hash })),
-        Err(e) => Err(write_err(&path)(e)),
-    }
-}
-
 impl Remedy {
-    /// What the audit says to do for the package `rel` (under `www`): `there`, whether a
-    /// file is in its place (the package, or with an object store its stub);
-    /// `object_store`, whether the package is kept there.
-    pub(super) fn advice(&self, rel: &str, there: bool, object_store: bool) -> String {
+    /// What the audit says to do for the package `rel` (below `www/`): `there`, whether
+    /// a file is in its place (the package, or with an object store its stub);
+    /// `object_store`, whether the package is kept there; `dated`, whether its times are
+    /// known (a Resource Dump package's sidecar keeps them).
+    pub(super) fn advice(&self, rel: &str, there: bool, object_store: bool, dated: bool) -> String {
         match self {
             Remedy::Publish { remove, unlisted } => {
-                let stub = if object_store { " (its stub)" } else { "" };
+                let stub = if object_store {
+                    " (its stub, if it is there)"
+                } else {
+                    ""
+                };
                 let remove: Vec<String> = there
                     .then(|| format!("`www/{rel}`{stub}"))
                     .into_iter()
@@ -411,12 +407,17 @@ impl Remedy {
                     ("", "")
                 };
                 let unlisted = if *unlisted {
-                    " (this data folder's dumps do not list it yet: if only Resource Dump snapshots of past days list it, plikt does not write it again, and a backup must bring it back)"
+                    "; no dump's sidecar lists it, so if only Resource Dump snapshots of past days list it, plikt does not write it again, and a backup must bring it back"
                 } else {
                     ""
                 };
+                let how = if dated {
+                    "byte for byte as listed"
+                } else {
+                    "dated anew, so snapshots of past days that list it no longer match"
+                };
                 format!(
-                    "to have it written again from the catalog, byte for byte as listed, remove {}{from}, and publish{there}{unlisted}",
+                    "to have it written again from the catalog, {how}, remove {}{from}, and publish{there} (a package of a Resource Dump whose set changed since its last publish is then listed by a past snapshot only, as the next audit says){unlisted}",
                     remove.join(", ")
                 )
             }
@@ -433,21 +434,21 @@ impl Remedy {
     }
 }
 
-/// What brings back the package `rel` (under `www`) as the dumps in `www` list it, or
-/// as its kind's are brought back if they do not list it; `None` if `rel` is no dump
-/// package's path.
-pub(super) fn remedy_of(www: &Path, rel: &str) -> Option<Remedy> {
+/// What brings back the package `rel` (below `www/`) as the dumps `sidecars` hold list
+/// it, or as its kind's are brought back if they do not list it; `None` if `rel` is no
+/// dump package's path.
+pub(super) fn remedy_of(sidecars: &dyn Sidecars, rel: &str) -> Option<Remedy> {
     let (folder, name) = rel.rsplit_once('/')?;
     let (set, capability) = folder.rsplit_once('/')?;
     let stem = name.strip_suffix(".zip")?;
     let kind = [Kind::ResourceDump, Kind::ChangeDump]
         .into_iter()
         .find(|k| k.capability() == capability)?;
-    let listed = listed_in(www, set, kind)
+    let listed = listed_in(sidecars, set, kind)
         .into_iter()
         .find_map(|(s, remedy)| (s == stem).then_some(remedy));
     Some(listed.unwrap_or_else(|| Remedy::Publish {
-        remove: rewritten_with(set, kind),
+        remove: rewritten_with(set, kind).to_vec(),
         unlisted: true,
     }))
 }
@@ -455,30 +456,31 @@ pub(super) fn remedy_of(www: &Path, rel: &str) -> Option<Remedy> {
 /// What to remove, besides a package of the set `set`'s dump of `kind`, for the next
 /// publish to write it again: the set's state, and for a Resource Dump the fingerprint
 /// that keeps the day's snapshot, for a Change Dump the mark of the last day packed
-/// (then every written day is looked at, and a day that lacks a package packed again).
-fn rewritten_with(set: &str, kind: Kind) -> Vec<String> {
+/// (then every written day is looked at, and a day that lacks a package is packed
+/// again).
+pub(super) fn rewritten_with(set: &str, kind: Kind) -> [String; 2] {
     let last = if kind == Kind::ResourceDump {
         format!("{set}/{}", super::archive::fingerprint_file(kind))
     } else {
         format!("{set}/{}/{CLOSED_MARK}", kind.capability())
     };
-    vec![format!("{set}/{SET_STATE}"), last]
+    [format!("{set}/{SET_STATE}"), last]
 }
 
-/// The packages the dump folder `<set>/<kind>` under `www` lists, each with what would
-/// bring it back.
-fn listed_in(www: &Path, set: &str, kind: Kind) -> Vec<(String, Remedy)> {
-    let folder = www.join(set).join(kind.capability());
+/// The packages the dump of `kind` of the set `set` lists, as the `sidecars` say,
+/// each with what would bring it back.
+fn listed_in(sidecars: &dyn Sidecars, set: &str, kind: Kind) -> Vec<(String, Remedy)> {
+    let folder = format!("{set}/{}", kind.capability());
     let publish = || Remedy::Publish {
-        remove: rewritten_with(set, kind),
+        remove: rewritten_with(set, kind).to_vec(),
         unlisted: false,
     };
     if kind == Kind::ResourceDump {
         // The day of the snapshot the live Resource Dump copies: its packages are those
         // a publish writes again.
-        let fingerprint = www.join(set).join(super::archive::fingerprint_file(kind));
-        let live = read_sidecar(&fingerprint).and_then(|l| l.get(1).cloned());
-        super::resource_dump::listed_packages(&folder)
+        let fingerprint = format!("{set}/{}", super::archive::fingerprint_file(kind));
+        let live = sidecars.lines(&fingerprint).and_then(|l| l.get(1).cloned());
+        super::resource_dump::listed_packages(sidecars, &folder)
             .into_iter()
             .map(|(stem, days)| {
                 let remedy = if live.as_ref().is_some_and(|d| days.contains(d)) {
@@ -490,89 +492,125 @@ fn listed_in(www: &Path, set: &str, kind: Kind) -> Vec<(String, Remedy)> {
             })
             .collect()
     } else {
-        super::change_dump::listed_packages(&folder)
+        super::change_dump::listed_packages(sidecars, &folder)
             .into_keys()
             .map(|stem| (stem, publish()))
             .collect()
     }
 }
 
-/// Every dump package the dumps in the folder `www` list (with the local folder: the
-/// packages of every kept Resource Dump snapshot and every Change Dump day) read again
-/// and compared with the length and hash its sidecar, and so its dump, lists: (packages
-/// checked, a line for each that is missing or holds other bytes, saying what brings it
-/// back). One that differs is looked at again, listed anew, before it is reported: a
-/// publish may be replacing it meanwhile.
-pub(super) fn audit_folder(www: &Path) -> Result<(u64, Vec<String>), PublishError> {
-    // The dump folders: `<set>/resourcedump/…`, `<set>/changedump/…`.
-    let mut folders: Vec<(String, Kind)> = Vec::new();
-    for rel in super::mirror::local_files(www)? {
-        let Some((set, capability)) = rel
-            .rsplit_once('/')
-            .and_then(|(parent, _)| parent.rsplit_once('/'))
+/// How the package `<stem>.zip` in `folder` (below `www`) compares with its sidecar;
+/// `None` if it is as listed.
+fn compare(www: &Path, folder: &str, stem: &str) -> Option<Wrong> {
+    let Some(listed) = read_sidecar(&www.join(format!("{folder}/.{stem}.meta")))
+        .and_then(|lines| Package::in_sidecar(&lines, "", stem))
+    else {
+        return Some(Wrong::NoSidecar);
+    };
+    match digest_file(&www.join(format!("{folder}/{stem}.zip"))) {
+        Ok(d) => {
+            let hash = format!("md5:{} sha-256:{}", d.md5, d.sha256);
+            (d.length != listed.length || hash != listed.hash).then_some(Wrong::Other {
+                listed,
+                length: d.length,
+                hash,
+            })
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Some(Wrong::Missing(listed)),
+        Err(e) => Some(Wrong::Unreadable(e)),
+    }
+}
+
+/// The dump folders below `www`: `(set, kind)` of every `<set>/resourcedump` and
+/// `<set>/changedump` folder.
+fn dump_folders(www: &Path) -> Vec<(String, Kind)> {
+    fn walk(dir: &Path, rel: &str, out: &mut Vec<(String, Kind)>) {
+        for e in fs::read_dir(dir).into_iter().flatten().flatten() {
+            if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let name = e.file_name().to_string_lossy().to_string();
+            let kind = [Kind::ResourceDump, Kind::ChangeDump]
+                .into_iter()
+                .find(|k| k.capability() == name);
+            match kind {
+                Some(kind) if !rel.is_empty() => out.push((rel.to_string(), kind)),
+                _ => {
+                    let rel = if rel.is_empty() {
+                        name
+                    } else {
+                        format!("{rel}/{name}")
+                    };
+                    walk(&e.path(), &rel, out);
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(www, "", &mut out);
+    out.sort_by(|a, b| (&a.0, a.1.capability()).cmp(&(&b.0, b.1.capability())));
+    out
+}
+
+/// Every dump package the dumps in the data folder `www` list (with the local folder:
+/// the packages of every kept Resource Dump snapshot and every Change Dump day) read
+/// again and compared with the length and hash its sidecar recorded, which its dumps
+/// list: (packages checked, a line for each that is missing, holds other bytes or cannot
+/// be read, saying what brings it back). Those that differ are looked at again after
+/// all were read, listed anew, and reported only if they still differ: a publish may
+/// be replacing them meanwhile.
+pub(super) fn audit_folder(www: &Path) -> (u64, Vec<String>) {
+    let sidecars = InFolder(www);
+    let mut checked = 0;
+    let mut suspects = Vec::new();
+    for (set, kind) in dump_folders(www) {
+        let folder = format!("{set}/{}", kind.capability());
+        for (stem, _) in listed_in(&sidecars, &set, kind) {
+            checked += 1;
+            if compare(www, &folder, &stem).is_some() {
+                suspects.push((set.clone(), kind, stem));
+            }
+        }
+    }
+    let mut found = Vec::new();
+    for (set, kind, stem) in suspects {
+        let folder = format!("{set}/{}", kind.capability());
+        let Some((_, remedy)) = listed_in(&sidecars, &set, kind)
+            .into_iter()
+            .find(|(s, _)| *s == stem)
         else {
             continue;
         };
-        for kind in [Kind::ResourceDump, Kind::ChangeDump] {
-            let folder = (set.to_string(), kind);
-            if capability == kind.capability() && !folders.contains(&folder) {
-                folders.push(folder);
-            }
+        if let Some(wrong) = compare(www, &folder, &stem) {
+            let rel = format!("{folder}/{stem}.zip");
+            let there = www.join(&rel).exists();
+            found.push(finding(&rel, &wrong, &remedy, there));
         }
     }
-    let mut checked = 0;
-    let mut found = Vec::new();
-    for (set, kind) in &folders {
-        let folder = www.join(set).join(kind.capability());
-        for (stem, _) in listed_in(www, set, *kind) {
-            checked += 1;
-            if compare(&folder, &stem)?.is_none() {
-                continue;
-            }
-            let Some((_, remedy)) = listed_in(www, set, *kind)
-                .into_iter()
-                .find(|(s, _)| *s == stem)
-            else {
-                continue;
-            };
-            let Some(wrong) = compare(&folder, &stem)? else {
-                continue;
-            };
-            let rel = format!("{set}/{}/{stem}.zip", kind.capability());
-            found.push(finding(&rel, &wrong, &remedy));
-        }
-    }
-    Ok((checked, found))
+    (checked, found)
 }
 
-/// The audit's line for the package `rel` (under `www`).
-fn finding(rel: &str, wrong: &Wrong, remedy: &Remedy) -> String {
-    let (listed, what, there) = match wrong {
+/// The audit's line for the package `rel` (below `www/`) of the data folder; `there`:
+/// whether a file is in its place.
+fn finding(rel: &str, wrong: &Wrong, remedy: &Remedy, there: bool) -> String {
+    let listed = |p: &Package| format!("listed ({} bytes, {})", p.length, p.hash);
+    let what = match wrong {
         Wrong::NoSidecar => {
             let sidecar = match rel.rsplit_once('/') {
                 Some((folder, name)) => format!("{folder}/.{}", name.replace(".zip", ".meta")),
                 None => rel.to_string(),
             };
-            return format!(
-                "www/{rel}: listed, and its sidecar `www/{sidecar}` (its length, hash and times) is gone (looked at twice); restore both from a backup of data_dir/www"
-            );
+            format!("listed, and its sidecar www/{sidecar} (its length, hash and times) is gone")
         }
-        Wrong::Missing { length, hash } => (
-            format!("{length} bytes, {hash}"),
-            "the file is missing".to_string(),
-            false,
-        ),
+        Wrong::Missing(p) => format!("{}, and the file is missing", listed(p)),
         Wrong::Other {
+            listed: p,
             length,
             hash,
-            held_length,
-            held_hash,
-        } => (
-            format!("{length} bytes, {hash}"),
-            format!("the file holds {held_length} bytes, {held_hash}"),
-            true,
-        ),
+        } => format!("{}, and the file holds {length} bytes, {hash}", listed(p)),
+        Wrong::Unreadable(e) => format!("listed, and the file could not be read: {e}"),
     };
-    let advice = remedy.advice(rel, there, false);
-    format!("www/{rel}: listed ({listed}), and {what} (looked at twice); {advice}")
+    let dated = !(matches!(wrong, Wrong::NoSidecar) && rel.contains("/resourcedump/"));
+    let advice = remedy.advice(rel, there, false, dated);
+    format!("www/{rel}: {what} (looked at twice); {advice}")
 }

@@ -12,13 +12,12 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::Path;
 
 use super::archive;
 use super::chunks::{self, Chunker};
-use super::files::{list_document, read_sidecar, write_err, write_sidecar};
+use super::files::{list_document, marked_days, read_sidecar, write_err, write_sidecar};
 use super::layout::Kind;
-use super::package::{Package, PackageWriter, Paths};
+use super::package::{Package, PackageWriter, Paths, Sidecars};
 use super::{Ln, Md, PART_ENTRIES, PublishError, Root, Set, SetSpec};
 use crate::store::PublishedFile;
 
@@ -63,11 +62,15 @@ fn write_snapshot(set: &Set<'_>, day: &str, package_bytes: u64) -> Result<u64, P
                 // Written before and lost since (its file removed, its object lost):
                 // written again with the times it had, so byte for byte as before and
                 // as every snapshot that lists it says.
-                let (at, completed) =
-                    Package::recorded_times(&folder, &stem).unwrap_or_else(|| {
+                let before = read_sidecar(&folder.join(format!(".{stem}.meta")))
+                    .and_then(|lines| Package::in_sidecar(&lines, &folder_url, &stem));
+                let (at, completed) = before.as_ref().map_or_else(
+                    || {
                         let placeholder = super::files::COMPLETED_PLACEHOLDER;
                         (crate::store::now().to_string(), placeholder.to_string())
-                    });
+                    },
+                    |p| (p.at.clone(), p.completed.clone()),
+                );
                 let mut w = PackageWriter::new(
                     &folder,
                     &stem,
@@ -81,6 +84,11 @@ fn write_snapshot(set: &Set<'_>, day: &str, package_bytes: u64) -> Result<u64, P
                     w.add(set, f, None)?;
                 }
                 let p = w.finish(set, &folder_url)?;
+                // Other files or records under the same name (a record mapping changed
+                // in place, say): the snapshots of past days list the hash it had.
+                if let Some(before) = before.filter(|b| b.hash != p.hash) {
+                    tracing::warn!(package = %p.url, listed = %before.hash, now = %p.hash, "a Resource Dump package lost since it was written was written again with other bytes: the snapshots of past days that list it name the hash it had");
+                }
                 p.record(&folder, &stem)?;
                 written += 1;
                 p
@@ -124,12 +132,18 @@ fn write_snapshot(set: &Set<'_>, day: &str, package_bytes: u64) -> Result<u64, P
     Ok(written)
 }
 
-/// The packages the kept snapshots in the Resource Dump folder `folder` list, by name
-/// (without `.zip`), with the days of the snapshots that list each, oldest first.
-pub(super) fn listed_packages(folder: &Path) -> BTreeMap<String, Vec<String>> {
+/// The packages the kept snapshots in the Resource Dump folder `folder` (below `www/`)
+/// list, as `sidecars` say, by name (without `.zip`), with the days of the snapshots
+/// that list each, oldest first.
+pub(super) fn listed_packages(
+    sidecars: &dyn Sidecars,
+    folder: &str,
+) -> BTreeMap<String, Vec<String>> {
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for day in super::files::marked_days(folder) {
-        let stems = read_sidecar(&folder.join(format!(".{day}.packages"))).unwrap_or_default();
+    for day in marked_days(&sidecars.names(folder), "packages") {
+        let stems = sidecars
+            .lines(&format!("{folder}/.{day}.packages"))
+            .unwrap_or_default();
         for stem in stems {
             out.entry(stem).or_default().push(day.clone());
         }

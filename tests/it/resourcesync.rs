@@ -1188,8 +1188,9 @@ pub fn first_change_moved(env: &Env, seconds: i64) -> String {
 /// snapshot lists is not written again: the audit says to restore it from a backup.
 #[test]
 fn the_data_folders_dump_packages_are_audited_and_written_again_byte_for_byte_as_advised() {
-    // An item harvested and published yesterday, a deposit of the day before written
-    // into the catalog (a closed day with a Change Dump package), and one today:
+    // An item harvested and published yesterday, deposits of the day before and of 40
+    // days back written into the catalog (closed days with a Change Dump package each,
+    // the older past the 31 days the live Change Dump lists), and one today:
     // today's snapshot packs the three deposits under another name than yesterday's, so
     // yesterday's package is listed by yesterday's snapshot only.
     let base: Arc<std::sync::OnceLock<String>> = Default::default();
@@ -1213,6 +1214,7 @@ fn the_data_folders_dump_packages_are_audited_and_written_again_byte_for_byte_as
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     let url = env.one("SELECT url FROM files LIMIT 1");
     add_deposit(&env, "old", &format!("{url}?old"), &stamp(ago(2)));
+    add_deposit(&env, "older", &format!("{url}?older"), &stamp(ago(40)));
     let o = plikt_at(&env, &format!("{yesterday} 12:05:00"), &["publish"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     add_deposit(&env, "b", &format!("{url}?b"), &stamp(now));
@@ -1234,11 +1236,15 @@ fn the_data_folders_dump_packages_are_audited_and_written_again_byte_for_byte_as
         panic!("not one package yesterday");
     };
     assert_ne!(live, past, "yesterday's package is today's too");
-    // The closed days': the day before yesterday's and yesterday's.
+    // The closed days': the day before yesterday's and yesterday's in the live Change
+    // Dump, the 40th day back's in its own.
     let days = zips("changedump.xml");
     assert_eq!(days.len(), 2, "{days:?}");
     let changes = &days[0];
-    let originals: Vec<(std::path::PathBuf, Vec<u8>)> = [live, past]
+    let [oldest] = &zips(&format!("changedump/{}.xml", ago(40).format("%Y-%m-%d")))[..] else {
+        panic!("not one package 40 days back");
+    };
+    let originals: Vec<(std::path::PathBuf, Vec<u8>)> = [live, past, oldest]
         .into_iter()
         .chain(&days)
         .map(|p| (p.clone(), std::fs::read(p).unwrap()))
@@ -1254,23 +1260,19 @@ fn the_data_folders_dump_packages_are_audited_and_written_again_byte_for_byte_as
         let (code, out) = audit();
         assert_eq!(code, Some(0), "{out}");
         assert!(
-            out.contains("checked 4 dump packages in data_dir/www: 0 missing or other bytes"),
+            out.contains("checked 5 dump packages in data_dir/www: 0 missing or other bytes"),
             "{out}"
         );
     };
     clean();
+    // Below `www/`.
     let rel = |p: &Path| {
-        p.strip_prefix(env.data())
+        p.strip_prefix(env.data().join("www"))
             .unwrap()
             .to_string_lossy()
             .to_string()
     };
-    let line_of = |out: &str, p: &Path| -> String {
-        out.lines()
-            .find(|l| l.starts_with(&format!("package: {}: listed", rel(p))))
-            .unwrap_or_else(|| panic!("no line for {}: {out}", rel(p)))
-            .to_string()
-    };
+    let line_of = |out: &str, p: &Path| crate::support::package_advice(out, &rel(p)).0;
     let damage = |p: &Path| {
         let mut bad = std::fs::read(p).unwrap();
         let at = bad.len() / 2;
@@ -1283,15 +1285,9 @@ fn the_data_folders_dump_packages_are_audited_and_written_again_byte_for_byte_as
         let (code, out) = audit();
         assert_eq!(code, Some(1), "{out}");
         assert!(out.contains("1 missing or other bytes"), "{out}");
-        let line = line_of(&out, p);
+        let (line, files) = crate::support::package_advice(&out, &rel(p));
         assert!(line.contains(wrong), "{line}");
         assert!(line.contains("byte for byte as listed"), "{line}");
-        let files: Vec<&str> = line
-            .split('`')
-            .skip(1)
-            .step_by(2)
-            .filter(|f| f.starts_with("www/"))
-            .collect();
         assert_eq!(files.len(), named, "{line}");
         for f in files {
             std::fs::remove_file(env.data().join(f)).unwrap();
@@ -1306,13 +1302,36 @@ fn the_data_folders_dump_packages_are_audited_and_written_again_byte_for_byte_as
         );
         clean();
     };
-    // Other bytes, then gone outright: the live snapshot's package and the Change Dump's.
-    for p in [live, changes] {
+    // Other bytes, then gone outright: the live snapshot's package and the Change
+    // Dumps' (the oldest one's only once the mark of the last day packed is gone too).
+    for p in [live, changes, oldest] {
         damage(p);
         as_advised(p, "and the file holds", 3);
         std::fs::remove_file(p).unwrap();
         as_advised(p, "and the file is missing", 2);
     }
+    let (code, out) = {
+        damage(oldest);
+        audit()
+    };
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        line_of(&out, oldest).contains("changedump/.closed`"),
+        "{out}"
+    );
+    std::fs::remove_file(oldest).unwrap();
+    std::fs::remove_file(dir.join(".published")).unwrap();
+    let o = env.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        !oldest.exists(),
+        "the oldest day was packed again without its mark removed"
+    );
+    as_advised(oldest, "and the file is missing", 2);
+    // A Change Dump package's sidecar gone: the day is packed again, sidecar and all.
+    let stem = changes.file_stem().unwrap().to_string_lossy().to_string();
+    std::fs::remove_file(changes.with_file_name(format!(".{stem}.meta"))).unwrap();
+    as_advised(changes, "is gone", 3);
     // Listed by yesterday's snapshot only: plikt cannot write it again; restored from
     // a backup, it is as listed.
     damage(past);
@@ -1331,7 +1350,7 @@ fn the_data_folders_dump_packages_are_audited_and_written_again_byte_for_byte_as
     // A Destination is served each package as it was listed.
     let srv = serve(&env);
     for (p, bytes) in &originals {
-        let url = format!("{}{}", srv.base, rel(p).strip_prefix("www/").unwrap());
+        let url = format!("{}{}", srv.base, rel(p));
         let (head, body) = get(&url);
         assert!(head.starts_with("HTTP/1.1 200"), "{url}: {head}");
         assert!(body == *bytes, "{url} is served with other bytes");

@@ -1705,19 +1705,10 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
     // As the advice says: the files it names (the stub, the set's state and the
     // Resource Dump's fingerprint) removed from one worker's folder, and a publish there.
     let as_advised = |out: &str| {
-        let line = out
-            .lines()
-            .find(|l| l.starts_with(&format!("package: www/{lost}: listed")))
-            .unwrap_or_else(|| panic!("no line for {lost}: {out}"));
-        let files: Vec<&str> = line
-            .split('`')
-            .skip(1)
-            .step_by(2)
-            .filter(|f| f.starts_with("www/"))
-            .collect();
+        let (line, files) = crate::support::package_advice(out, lost);
         assert_eq!(files.len(), 3, "{line}");
         for f in files {
-            std::fs::remove_file(www_b.join(f.strip_prefix("www/").unwrap())).unwrap();
+            std::fs::remove_file(b.data().join(f)).unwrap();
         }
         let o = b.cmd(&["publish"]);
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
@@ -1776,22 +1767,13 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
         .unwrap();
     let (code, out) = audit(a);
     assert_eq!(code, Some(1), "{out}");
-    let line = out
-        .lines()
-        .find(|l| l.starts_with(&format!("package: www/{day}: listed")))
-        .unwrap_or_else(|| panic!("no line for {day}: {out}"));
-    let files: Vec<&str> = line
-        .split('`')
-        .skip(1)
-        .step_by(2)
-        .filter(|f| f.starts_with("www/"))
-        .collect();
+    let (line, files) = crate::support::package_advice(&out, &day);
     assert!(
-        files.contains(&"www/resourcesync/test/changedump/.closed") && files.len() == 3,
+        files.contains(&"www/resourcesync/test/changedump/.closed".to_string()) && files.len() == 3,
         "{line}"
     );
     for f in files {
-        std::fs::remove_file(www_b.join(f.strip_prefix("www/").unwrap())).unwrap();
+        std::fs::remove_file(b.data().join(f)).unwrap();
     }
     let o = b.cmd(&["publish"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
@@ -2350,4 +2332,155 @@ fn s3_a_run_that_finds_the_object_store_away_downloads_no_more_files() {
         ITEMS.to_string()
     );
     assert!(bins() <= ITEMS + fetched, "{} downloads in all", bins());
+}
+
+/// A dump package that only a past day's Resource Dump snapshot lists, lost by the object
+/// store: plikt cannot write it again (its files were the set's files that day), so a
+/// worker's pull that finds it lost keeps it listed rather than forgetting it (before,
+/// it dropped it from the object store's lists, and `plikt audit` no longer saw the
+/// package the snapshot still listed). The audit names it with what to do, restore the
+/// object from a backup of the bucket, and once that is done the package is served as
+/// listed. The past snapshot is made on the embedded default, under a clock set a day
+/// back, and moved up with `plikt migrate` (Garage refuses requests signed a day off).
+#[test]
+fn s3_a_lost_package_only_past_snapshots_list_stays_listed_until_restored_from_a_backup() {
+    let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let publisher = Server::with_handler(move |r| match r.path.as_str() {
+        "/feed.xml" => Response::ok(feed(&[TestItem::new(
+            "a",
+            &date(1),
+            &format!("{}/a.html", b2.get().unwrap()),
+        )])),
+        _ => Response::file(HTML, "text/html"),
+    });
+    let _ = base.set(publisher.url(""));
+    let source = Env::plain("pastonly-source", &publisher.url("/feed.xml"), "");
+    if let Some(url) = &source.postgres {
+        source.replace_in_config(&format!("[catalog]\nurl = \"{url}\"\n"), "");
+    }
+    // Harvested and published yesterday; a deposit today, so that today's snapshot
+    // packs the two under another name.
+    let yesterday = (chrono::Utc::now() - chrono::Duration::days(1))
+        .format("%Y-%m-%d")
+        .to_string();
+    for (at, args) in [("12:00:00", "harvest"), ("12:05:00", "publish")] {
+        let o = crate::support::plikt_at(&source, &format!("{yesterday} {at}"), &[args]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    }
+    let sqlite = rusqlite::Connection::open(source.data().join("catalog.sqlite")).unwrap();
+    let url: String = sqlite
+        .query_row("SELECT url FROM files LIMIT 1", [], |r| r.get(0))
+        .unwrap();
+    drop(sqlite);
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    crate::resourcesync::add_deposit(&source, "b", &format!("{url}?b"), &now);
+    for args in [&["audit", "--recount"][..], &["publish"]] {
+        let o = source.cmd(args);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    }
+    let set = source.data().join("www/resourcesync/test");
+    let packages = |doc: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(set.join(doc)).unwrap();
+        locs(&text)
+            .into_iter()
+            .filter(|l| l.ends_with(".zip"))
+            .map(|l| l[l.find("resourcesync/").unwrap()..].to_string())
+            .collect()
+    };
+    let [past] = &packages(&format!("resourcedump/{yesterday}.xml"))[..] else {
+        panic!("not one package yesterday");
+    };
+    assert!(
+        !packages("resourcedump.xml").contains(past),
+        "today's snapshot lists yesterday's package too"
+    );
+    let original = std::fs::read(source.data().join("www").join(past)).unwrap();
+
+    // Moved up into PostgreSQL and Garage; a worker publishes there.
+    let pg = OwnPostgres::start();
+    let garage = Garage::start("pastonly");
+    let mut a = Env::plain("pastonly-a", &publisher.url("/feed.xml"), "");
+    own_catalog(&mut a, &pg, "pastonly");
+    let a = garage.configure(a, "kb/", "");
+    let o = a.cmd(&["migrate", "--from", source.data().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = a.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let key = format!("kb/www/{past}");
+    assert!(
+        object(&garage, &key) == original,
+        "{past} moved up with other bytes"
+    );
+    let audit = || {
+        let o = a.cmd(&["audit"]);
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).to_string(),
+        )
+    };
+    let (code, out) = audit();
+    assert_eq!(code, Some(0), "{out}");
+    let sha256 = sha256_kept(&garage, &key).expect("a package keeps its SHA-256");
+
+    // The object store loses it: the audit names it, and says to restore it.
+    runtime()
+        .block_on(garage.client().delete(&Key::from(key.as_str())))
+        .unwrap();
+    let names_it = || {
+        let (code, out) = audit();
+        assert_eq!(code, Some(1), "{out}");
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&format!("package: www/{past}: listed")))
+            .unwrap_or_else(|| panic!("{past} is not named: {out}"));
+        assert!(
+            line.contains(&format!(
+                "only the Resource Dump snapshots of {yesterday} list it"
+            )) && line.contains("restore the object from a backup of the bucket"),
+            "{line}"
+        );
+    };
+    names_it();
+    // A new worker's first publish pulls every document and finds it lost: it stays
+    // listed, and the audit still names it.
+    let mut b = Env::plain("pastonly-b", &publisher.url("/feed.xml"), "");
+    std::fs::write(&b.config, std::fs::read_to_string(&a.config).unwrap()).unwrap();
+    std::fs::copy(a.dir.join("s3-secret"), b.dir.join("s3-secret")).unwrap();
+    b.env = a.env.clone();
+    b.postgres = a.postgres.clone();
+    let o = b.cmd(&["publish"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("restore it from a backup of the bucket"),
+        "{}",
+        text(&o)
+    );
+    names_it();
+    // As the audit says: the object put back from a backup (its bytes and the SHA-256
+    // kept with them, as `rclone copy` keeps them); the audit is clean, and a node
+    // serves it as the snapshot lists it.
+    let mut attributes = object_store::Attributes::new();
+    attributes.insert(
+        object_store::Attribute::Metadata("sha256".into()),
+        sha256.into(),
+    );
+    runtime()
+        .block_on(garage.client().put_opts(
+            &Key::from(key.as_str()),
+            original.clone().into(),
+            object_store::PutOptions {
+                attributes,
+                ..Default::default()
+            },
+        ))
+        .unwrap();
+    let (code, out) = audit();
+    assert_eq!(code, Some(0), "{out}");
+    let served = b.listen_on_free_port_keeping_base();
+    let node = Serving::start(&b, &served);
+    let (status, _, body) = get(&format!("{served}{past}"), None);
+    assert_eq!(status, 200, "{past}");
+    assert!(body == original, "{past} is served with other bytes");
+    node.stop();
 }

@@ -1657,3 +1657,21 @@ pub fn wait_for_exit(child: &mut Child, within: Duration, what: &str) -> std::pr
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// `plikt audit`'s line for the dump package `rel` (below `www/`) in its output `out`,
+/// and the files (below the data folder: `www/…`) it says to remove for a publish to
+/// write the package again.
+pub fn package_advice(out: &str, rel: &str) -> (String, Vec<String>) {
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(&format!("package: www/{rel}: listed")))
+        .unwrap_or_else(|| panic!("no line for {rel}: {out}"));
+    let files = line
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|f| f.starts_with("www/"))
+        .map(str::to_string)
+        .collect();
+    (line.to_string(), files)
+}
