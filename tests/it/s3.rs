@@ -2355,8 +2355,9 @@ fn s3_a_lost_package_only_past_snapshots_list_stays_listed_until_restored_from_a
         _ => Response::file(HTML, "text/html"),
     });
     let _ = base.set(publisher.url(""));
-    let source = Env::plain("pastonly-source", &publisher.url("/feed.xml"), "");
-    if let Some(url) = &source.postgres {
+    // SQLite and the local folder, plikt's default, in the PostgreSQL pass too.
+    let mut source = Env::plain("pastonly-source", &publisher.url("/feed.xml"), "");
+    if let Some(url) = source.postgres.take() {
         source.replace_in_config(&format!("[catalog]\nurl = \"{url}\"\n"), "");
     }
     // Harvested and published yesterday; a deposit today, so that today's snapshot
@@ -2368,11 +2369,7 @@ fn s3_a_lost_package_only_past_snapshots_list_stays_listed_until_restored_from_a
         let o = crate::support::plikt_at(&source, &format!("{yesterday} {at}"), &[args]);
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     }
-    let sqlite = rusqlite::Connection::open(source.data().join("catalog.sqlite")).unwrap();
-    let url: String = sqlite
-        .query_row("SELECT url FROM files LIMIT 1", [], |r| r.get(0))
-        .unwrap();
-    drop(sqlite);
+    let url = source.one("SELECT url FROM files LIMIT 1");
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     crate::resourcesync::add_deposit(&source, "b", &format!("{url}?b"), &now);
     for args in [&["audit", "--recount"][..], &["publish"]] {
