@@ -957,6 +957,9 @@ fn rank(rel: &str) -> u8 {
 /// list would make every partition this folder knows look removed, and its copies go.)
 const REBUILD: &str = "to have every set written and copied anew from this worker's folder, remove `www/.mirrored-sets.json` from its data folder and the object `www/.manifest.json`, then publish again";
 
+/// The warning for a lost dump package that only snapshots of past days list.
+const PAST_ONLY_LOST: &str = "a dump package that only snapshots of past days list is missing from the object store or holds other bytes there, and plikt cannot write it again: restore it from a backup of the bucket (`plikt audit` names it)";
+
 /// What a pull does with a dump package its lists name and the object store lacks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Lost {
@@ -1375,8 +1378,7 @@ fn sync_part(
     let mut synced = before.files.clone();
     let mut as_listed = true;
     let mut heads = Heads::new(documents);
-    // Packages the object store lost (`Lost::Forget`), and what is forgotten with them.
-    let mut lost_here: Vec<(String, Entry)> = Vec::new();
+    // Packages the object store lost, forgotten with what goes with them (`Lost::Forget`).
     let mut forgetting: Vec<Forgets> = Vec::new();
     let mut copy = |synced: &mut BTreeMap<String, Synced>| -> Result<(), PublishError> {
         for (rel, entry) in entries {
@@ -1429,7 +1431,16 @@ fn sync_part(
             // forgotten with what goes with it, and the publish writes it anew.
             if only_in_store(rel) {
                 let head = heads.of(rel)?;
-                if holds(head.as_ref(), entry) {
+                // One only snapshots of past days list (as the set's sidecars, copied
+                // before it, say), which no publish writes again, stays listed, so that
+                // `plikt audit` names it and a copy from a backup of the bucket brings it
+                // back; forgotten, it would drop from the lists while they list it.
+                let past =
+                    !holds(head.as_ref(), entry) && super::package::only_past_snapshots(www, rel);
+                if past {
+                    tracing::warn!(package = %rel, "{PAST_ONLY_LOST}");
+                }
+                if holds(head.as_ref(), entry) || past {
                     let here = write_stub(&path, entry)?;
                     synced.insert(rel.clone(), Synced::stub_of(entry, here));
                     continue;
@@ -1445,7 +1456,9 @@ fn sync_part(
                         },
                     });
                 }
-                lost_here.push((rel.clone(), entry.clone()));
+                tracing::warn!(package = %rel, found = ?head, "a dump package the object store's lists name is missing from it or holds other bytes: it is written anew from the catalog");
+                forgetting.push(Box::new(forgotten_with(rel)));
+                as_listed = false;
                 continue;
             }
             super::files::fill_then_rename(&path, |tmp| {
@@ -1467,26 +1480,6 @@ fn sync_part(
         Ok(())
     };
     let copying = copy(&mut synced);
-    // Each lost package is forgotten with what goes with it, so that this publish writes
-    // it anew from the catalog; but one only snapshots of past days list (as the set's
-    // sidecars, now copied, say), which no publish writes again, stays listed, so that
-    // `plikt audit` names it and a copy from a backup of the bucket brings it back.
-    for (rel, entry) in lost_here {
-        let past = copying.is_ok()
-            && matches!(
-                super::package::remedy_of(&super::package::InFolder(www), &rel),
-                Some(super::package::Remedy::Restore(_))
-            );
-        if past {
-            tracing::warn!(package = %rel, "a dump package that only snapshots of past days list is missing from the object store or holds other bytes there, and plikt cannot write it again: restore it from a backup of the bucket (`plikt audit` names it)");
-            let here = write_stub(&www.join(&rel), &entry)?;
-            synced.insert(rel, Synced::stub_of(&entry, here));
-        } else {
-            tracing::warn!(package = %rel, "a dump package the object store's lists name is missing from it or holds other bytes: it is written anew from the catalog");
-            forgetting.push(Box::new(forgotten_with(&rel)));
-            as_listed = false;
-        }
-    }
     if !forgetting.is_empty() {
         forget(www, part, &mut synced, &forgetting)?;
     }
@@ -1713,6 +1706,11 @@ impl Mirror {
                 }
                 let found = heads.of(rel)?;
                 if !holds(found.as_ref(), entry) {
+                    // Kept listed, as a pull keeps it ([`sync_part`]).
+                    if super::package::only_past_snapshots(&www, rel) {
+                        tracing::warn!(package = %rel, "{PAST_ONLY_LOST}");
+                        continue;
+                    }
                     lost.push((rel.clone(), found));
                 }
             }

@@ -375,9 +375,10 @@ enum Wrong {
 /// What brings back a package as its dump lists it.
 pub(super) enum Remedy {
     /// These files removed (besides the package), then a publish: it is written again
-    /// from the catalog, byte for byte. `unlisted`: the sidecars read do not list it,
-    /// so whether only past snapshots list it is not known.
-    Publish { remove: Vec<String>, unlisted: bool },
+    /// from the catalog, byte for byte. `unsure`: the sidecars read do not list it, or
+    /// do not say which snapshot is live, so whether only past snapshots list it is not
+    /// known.
+    Publish { remove: Vec<String>, unsure: bool },
     /// None: only the Resource Dump snapshots of these past days list it, and plikt
     /// writes again only the live Resource Dump's packages.
     Restore(Vec<String>),
@@ -390,7 +391,7 @@ impl Remedy {
     /// known (a Resource Dump package's sidecar keeps them).
     pub(super) fn advice(&self, rel: &str, there: bool, object_store: bool, dated: bool) -> String {
         match self {
-            Remedy::Publish { remove, unlisted } => {
+            Remedy::Publish { remove, unsure } => {
                 let stub = if object_store {
                     " (its stub, if it is there)"
                 } else {
@@ -406,8 +407,8 @@ impl Remedy {
                 } else {
                     ("", "")
                 };
-                let unlisted = if *unlisted {
-                    "; no dump's sidecar lists it, so if only Resource Dump snapshots of past days list it, plikt does not write it again, and a backup must bring it back"
+                let unsure = if *unsure {
+                    "; the dumps' sidecars do not say whether the live dump lists it: if only Resource Dump snapshots of past days do, plikt does not write it again, and a backup must bring it back"
                 } else {
                     ""
                 };
@@ -417,7 +418,7 @@ impl Remedy {
                     "dated anew, so snapshots of past days that list it no longer match"
                 };
                 format!(
-                    "to have it written again from the catalog, {how}, remove {}{from}, and publish{there} (a package of a Resource Dump whose set changed since its last publish is then listed by a past snapshot only, as the next audit says){unlisted}",
+                    "to have it written again from the catalog, {how}, remove {}{from}, and publish{there} (a package of a Resource Dump whose set changed since its last publish is then listed by a past snapshot only, as the next audit says){unsure}",
                     remove.join(", ")
                 )
             }
@@ -449,8 +450,14 @@ pub(super) fn remedy_of(sidecars: &dyn Sidecars, rel: &str) -> Option<Remedy> {
         .find_map(|(s, remedy)| (s == stem).then_some(remedy));
     Some(listed.unwrap_or_else(|| Remedy::Publish {
         remove: rewritten_with(set, kind).to_vec(),
-        unlisted: true,
+        unsure: true,
     }))
+}
+
+/// Whether only snapshots of past days list the dump package `rel` (below `www/`), as
+/// the sidecars in the data folder `www` say: no publish writes it again.
+pub(super) fn only_past_snapshots(www: &Path, rel: &str) -> bool {
+    matches!(remedy_of(&InFolder(www), rel), Some(Remedy::Restore(_)))
 }
 
 /// What to remove, besides a package of the set `set`'s dump of `kind`, for the next
@@ -471,9 +478,9 @@ pub(super) fn rewritten_with(set: &str, kind: Kind) -> [String; 2] {
 /// each with what would bring it back.
 fn listed_in(sidecars: &dyn Sidecars, set: &str, kind: Kind) -> Vec<(String, Remedy)> {
     let folder = format!("{set}/{}", kind.capability());
-    let publish = || Remedy::Publish {
+    let publish = |unsure| Remedy::Publish {
         remove: rewritten_with(set, kind).to_vec(),
-        unlisted: false,
+        unsure,
     };
     if kind == Kind::ResourceDump {
         // The day of the snapshot the live Resource Dump copies: its packages are those
@@ -483,10 +490,12 @@ fn listed_in(sidecars: &dyn Sidecars, set: &str, kind: Kind) -> Vec<(String, Rem
         super::resource_dump::listed_packages(sidecars, &folder)
             .into_iter()
             .map(|(stem, days)| {
-                let remedy = if live.as_ref().is_some_and(|d| days.contains(d)) {
-                    publish()
-                } else {
-                    Remedy::Restore(days)
+                // Past only if the live day is known (a folder without the fingerprint
+                // would make every package look past).
+                let remedy = match &live {
+                    Some(d) if !days.contains(d) => Remedy::Restore(days),
+                    Some(_) => publish(false),
+                    None => publish(true),
                 };
                 (stem, remedy)
             })
@@ -494,7 +503,7 @@ fn listed_in(sidecars: &dyn Sidecars, set: &str, kind: Kind) -> Vec<(String, Rem
     } else {
         super::change_dump::listed_packages(sidecars, &folder)
             .into_keys()
-            .map(|stem| (stem, publish()))
+            .map(|stem| (stem, publish(false)))
             .collect()
     }
 }
