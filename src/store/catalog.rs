@@ -829,7 +829,7 @@ fn connect_postgres(
     match connected {
         Ok(client) => Ok(Db::postgres(client)),
         Err(e) => Err(super::tls::explain(&e, tls, client_certificate)
-            .or_else(|| refused(&e, &config))
+            .or_else(|| refused(&e, &config, client_certificate.is_some()))
             .unwrap_or_else(|| {
                 // The server's other refusals speak for themselves; a connection that
                 // was never made needs the where.
@@ -844,9 +844,14 @@ fn connect_postgres(
     }
 }
 
-/// A connection PostgreSQL refused for its settings (the password, the database): who
-/// plikt connected as, where, and what to change.
-fn refused(e: &postgres::Error, config: &postgres::Config) -> Option<StoreError> {
+/// A connection PostgreSQL refused for its settings (the password, the database, the
+/// client certificate presented if `certificate`): who plikt connected as, where, and
+/// what to change.
+fn refused(
+    e: &postgres::Error,
+    config: &postgres::Config,
+    certificate: bool,
+) -> Option<StoreError> {
     use postgres::error::SqlState;
     let hosts: Vec<String> = config
         .get_hosts()
@@ -864,6 +869,12 @@ fn refused(e: &postgres::Error, config: &postgres::Config) -> Option<StoreError>
         hosts.join(", ")
     );
     let advice = match e.as_db_error().map(|d| d.code()) {
+        // `clientcert=verify-full` beside a password: a certificate of another user gets
+        // the same refusal as a wrong password (PostgreSQL names the mismatch only in
+        // its own log).
+        Some(c) if *c == SqlState::INVALID_PASSWORD && certificate => {
+            "check the password [catalog] password_env or password_file gives (a file's first line); if the server's pg_hba.conf asks for clientcert=verify-full, PostgreSQL says the same when the client certificate of sslcert is not the user's (its common name (CN) must be the user in [catalog] url, or be mapped to it in pg_ident.conf): the server's log says which"
+        }
         Some(c) if *c == SqlState::INVALID_PASSWORD => {
             "check the password [catalog] password_env or password_file gives (a file's first line)"
         }
@@ -881,9 +892,7 @@ fn refused(e: &postgres::Error, config: &postgres::Config) -> Option<StoreError>
         }
         Some(c)
             if *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
-                && (db_message(e).contains("certificate authentication failed")
-                    || db_message(e)
-                        .contains("certificate validation (clientcert=verify-full) failed")) =>
+                && db_message(e).contains("certificate authentication failed") =>
         {
             "the client certificate of sslcert is not the user's: its common name (CN) must be the user in [catalog] url, or be mapped to it in the server's pg_ident.conf"
         }

@@ -374,6 +374,36 @@ fn a_catalog_that_takes_client_certificates_lets_plikt_in_by_its_certificate_alo
         "{}",
         text(&o)
     );
+
+    // The role `plikt_full` needs its password and a certificate of its own name
+    // (`scram-sha-256 clientcert=verify-full`). Another user's certificate gets the
+    // refusal of a wrong password (PostgreSQL names the mismatch only in its log): the
+    // advice says so; with its own certificate, plikt harvests.
+    let verified = |name: &str| {
+        std::fs::write(
+            &env.config,
+            format!(
+                "{plain}\n[catalog]\nurl = \"postgres://plikt_full@localhost:{port}/verified?sslmode=verify-full&sslrootcert={}&sslcert={}&sslkey={}\"\npassword_file = \"{}\"\n",
+                dir.join("ca.pem").display(),
+                dir.join(format!("{name}.crt")).display(),
+                dir.join(format!("{name}.key")).display(),
+                dir.join("password").display()
+            ),
+        )
+        .unwrap();
+    };
+    verified("client");
+    let o = env.cmd(&["status"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("PostgreSQL says the same when the client certificate of sslcert is not the user's (its common name (CN) must be the user"),
+        "{}",
+        text(&o)
+    );
+    verified("client-full");
+    let o = env.harvest();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(env.status()["deposits"].as_u64(), Some(1));
 }
 
 /// A catalog that cannot be reached: the error names the cause the driver found (its
