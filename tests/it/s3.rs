@@ -1723,6 +1723,11 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
     as_advised(&out);
     let (code, out) = audit(a);
     assert_eq!(code, Some(0), "{out}");
+    served_as_listed(lost);
+    assert!(
+        again() == whole,
+        "{lost} was written again with other bytes"
+    );
     runtime().block_on(garage.client().delete(&key)).unwrap();
     let (code, out) = audit(a);
     assert_eq!(code, Some(1), "{out}");
