@@ -1137,18 +1137,25 @@ fn package_manifest(zip: &Path) -> String {
 }
 
 /// A publisher with one item (its link page) served on loopback, harvested once.
-fn one_item_harvested(name: &str) -> (Server, Env) {
+/// A publisher whose feed has one item, `a`, published `days` days back, which points
+/// at a page.
+pub fn one_item_publisher(days: i64) -> Server {
     let base: Arc<std::sync::OnceLock<String>> = Default::default();
     let b2 = base.clone();
     let server = Server::with_handler(move |r| match r.path.as_str() {
         "/feed.xml" => Response::ok(feed(&[TestItem::new(
             "a",
-            &date(0),
+            &date(days),
             &format!("{}/a.html", b2.get().unwrap()),
         )])),
         p => Response::file(format!("<html>{p}</html>"), "text/html"),
     });
     let _ = base.set(server.url(""));
+    server
+}
+
+fn one_item_harvested(name: &str) -> (Server, Env) {
+    let server = one_item_publisher(0);
     let env = Env::plain(name, &server.url("/feed.xml"), "");
     assert_eq!(env.harvest().status.code(), Some(0));
     (server, env)
@@ -1193,17 +1200,7 @@ fn the_data_folders_dump_packages_are_audited_and_written_again_byte_for_byte_as
     // the older past the 31 days the live Change Dump lists), and one today:
     // today's snapshot packs the three deposits under another name than yesterday's, so
     // yesterday's package is listed by yesterday's snapshot only.
-    let base: Arc<std::sync::OnceLock<String>> = Default::default();
-    let b2 = base.clone();
-    let server = Server::with_handler(move |r| match r.path.as_str() {
-        "/feed.xml" => Response::ok(feed(&[TestItem::new(
-            "a",
-            &date(1),
-            &format!("{}/a.html", b2.get().unwrap()),
-        )])),
-        p => Response::file(format!("<html>{p}</html>"), "text/html"),
-    });
-    let _ = base.set(server.url(""));
+    let server = one_item_publisher(1);
     let env = Env::plain("package-audit", &server.url("/feed.xml"), "");
     let now = chrono::Utc::now();
     let ago = |days: i64| now - chrono::Duration::days(days);

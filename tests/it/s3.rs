@@ -2349,17 +2349,7 @@ fn s3_a_run_that_finds_the_object_store_away_downloads_no_more_files() {
 /// back, and moved up with `plikt migrate` (Garage refuses requests signed a day off).
 #[test]
 fn s3_a_lost_package_only_past_snapshots_list_stays_listed_until_restored_from_a_backup() {
-    let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
-    let b2 = base.clone();
-    let publisher = Server::with_handler(move |r| match r.path.as_str() {
-        "/feed.xml" => Response::ok(feed(&[TestItem::new(
-            "a",
-            &date(1),
-            &format!("{}/a.html", b2.get().unwrap()),
-        )])),
-        _ => Response::file(HTML, "text/html"),
-    });
-    let _ = base.set(publisher.url(""));
+    let publisher = crate::resourcesync::one_item_publisher(1);
     // SQLite and the local folder, plikt's default, in the PostgreSQL pass too.
     let mut source = Env::plain("pastonly-source", &publisher.url("/feed.xml"), "");
     if let Some(url) = source.postgres.take() {
