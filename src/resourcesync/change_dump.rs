@@ -6,7 +6,7 @@
 //! listed in the Change Dump Archive (Archives §6); the live `changedump.xml` lists the
 //! packages of the last [`LIVE_DAYS`] closed days.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
 
@@ -237,19 +237,17 @@ fn day_stems(marker: &[String], day: &str, has: impl Fn(&str) -> bool) -> Option
 
 /// The packages every day written in the Change Dump folder `folder` (below `www/`)
 /// has, as `sidecars` say (the day's Change Dump and the archive list them), by name
-/// (without `.zip`), with their day. Each can be written again, byte for byte, from the
-/// catalog's journal: its manifest holds no time of its writing.
-pub(super) fn listed_packages(sidecars: &dyn Sidecars, folder: &str) -> BTreeMap<String, String> {
+/// (without `.zip`). Each can be written again, byte for byte, from the catalog's
+/// journal: its manifest holds no time of its writing.
+pub(super) fn listed_packages(sidecars: &dyn Sidecars, folder: &str) -> BTreeSet<String> {
     let names = sidecars.names(folder);
-    let mut out = BTreeMap::new();
+    let mut out = BTreeSet::new();
     for day in marked_days(&names, "packages") {
         let marker = sidecars
             .lines(&format!("{folder}/.{day}.packages"))
             .unwrap_or_default();
         let has = |name: &str| names.iter().any(|n| n == name);
-        for stem in day_stems(&marker, &day, has).unwrap_or_default() {
-            out.insert(stem, day.clone());
-        }
+        out.extend(day_stems(&marker, &day, has).unwrap_or_default());
     }
     out
 }

@@ -51,7 +51,7 @@
 //! package is there (its sidecar says what it holds) or removes it, which a stub serves
 //! alike; `plikt serve` serves packages from the object store. A push never copies a
 //! stub up: it checks that the object store holds the package instead, and one it lost
-//! is forgotten in the folder ([`lost_package`]), so that the next publish writes it
+//! is forgotten in the folder ([`lost_packages`]), so that the next publish writes it
 //! anew from the catalog. A plikt before this wrote its record of partitions as
 //! `.mirrored-parts.json`, which this one reads and replaces before it writes any stub;
 //! one that finds no record of partitions (an older plikt run after this one) copies the
@@ -540,6 +540,16 @@ fn listed_packages(documents: &Documents, www: &Path) -> Result<Listed, PublishE
     Ok(listed)
 }
 
+/// Writes at `path` (below `www`) the stub of a package of `length` bytes and SHA-256
+/// `sha256` kept in the object store.
+pub(super) fn stub_again(path: &Path, length: u64, sha256: &str) -> Result<(), PublishError> {
+    let entry = Entry {
+        length,
+        sha256: sha256.to_string(),
+    };
+    write_stub(path, &entry).map(drop)
+}
+
 /// The length of the package a stub at `path` stands for (`None`: not a stub).
 pub(super) fn stub_length(path: &Path) -> Option<u64> {
     read_stub(path).map(|e| e.length)
@@ -964,7 +974,8 @@ const PAST_ONLY_LOST: &str = "a dump package that only snapshots of past days li
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Lost {
     /// Fails, naming it: a pull before the publish lock, while another worker's publish
-    /// may be replacing it.
+    /// may be replacing it (one only snapshots of past days list is kept listed in both
+    /// modes: no publish writes it again).
     Fail,
     /// Forgets it with what was written with it ([`forgotten_with`]), so that this
     /// publish writes it anew from the catalog: under the publish lock, where nothing
@@ -1075,8 +1086,26 @@ fn lost_packages(www: &Path, lost: &[(String, Option<Head>)]) -> PublishError {
         ),
     };
     let then = match failed {
-        None => "it is forgotten in this folder with what was written with it, so that the next publish writes it anew from the catalog: publish again (snapshots of past days that list it keep its former hash; a package that only they list is not written again, and they stay without it)".to_string(),
-        Some(e) => format!("forgetting it in this folder failed ({e}): remove the set's `.published` and the package's stub, then publish again"),
+        None => "it is forgotten in this folder with what was written with it, so that the next publish writes it anew from the catalog, byte for byte: publish again".to_string(),
+        Some(e) => {
+            let remove: Vec<String> = rel
+                .rsplit_once('/')
+                .and_then(|(folder, _)| folder.rsplit_once('/'))
+                .and_then(|(set, capability)| {
+                    [Kind::ResourceDump, Kind::ChangeDump]
+                        .into_iter()
+                        .find(|k| k.capability() == capability)
+                        .map(|k| super::package::rewritten_with(set, k))
+                })
+                .into_iter()
+                .flatten()
+                .map(|f| format!("`www/{f}`"))
+                .collect();
+            format!(
+                "forgetting it in this folder failed ({e}): remove `www/{rel}` (its stub), {}, then publish again",
+                remove.join(", ")
+            )
+        }
     };
     PublishError::Write {
         path: www.join(rel),

@@ -412,13 +412,18 @@ impl Remedy {
                 } else {
                     ""
                 };
+                let changed = if rel.contains("/resourcedump/") {
+                    " (a package of a Resource Dump whose set changed since its last publish is then listed by a past snapshot only, as the next audit says)"
+                } else {
+                    ""
+                };
                 let how = if dated {
                     "byte for byte as listed"
                 } else {
                     "dated anew, so snapshots of past days that list it no longer match"
                 };
                 format!(
-                    "to have it written again from the catalog, {how}, remove {}{from}, and publish{there} (a package of a Resource Dump whose set changed since its last publish is then listed by a past snapshot only, as the next audit says){unsure}",
+                    "to have it written again from the catalog, {how}, remove {}{from}, and publish{there}{changed}{unsure}",
                     remove.join(", ")
                 )
             }
@@ -502,7 +507,7 @@ fn listed_in(sidecars: &dyn Sidecars, set: &str, kind: Kind) -> Vec<(String, Rem
             .collect()
     } else {
         super::change_dump::listed_packages(sidecars, &folder)
-            .into_keys()
+            .into_iter()
             .map(|stem| (stem, publish(false)))
             .collect()
     }

@@ -28,7 +28,38 @@ pub(super) fn write_resource_dump(set: &Set<'_>, package_bytes: u64) -> Result<u
         write_snapshot(set, day, package_bytes)
     })?;
     chunks::remove_unlisted(set, Kind::ResourceDump, "packages")?;
+    if set.spec.mirror.is_some() {
+        stubs_again(set)?;
+    }
     Ok(written)
+}
+
+/// With an object store: the stub of each package a kept snapshot lists and the folder
+/// lacks, made again from its sidecar. A pull forgets a package the object store lost so
+/// that the publish writes it again; if the set changed since, so that it is not written
+/// again, the snapshots of past days still list it: its stub keeps it in the object
+/// store's lists, where a push finds it lost and keeps it listed, and `plikt audit`
+/// names it, to be restored from a backup of the bucket.
+fn stubs_again(set: &Set<'_>) -> Result<(), PublishError> {
+    let folder_rel = format!("{}/{}", set.dir, Kind::ResourceDump.capability());
+    let folder = set.www.join(&folder_rel);
+    for stem in listed_packages(&super::package::InFolder(set.www), &folder_rel).into_keys() {
+        let zip = folder.join(format!("{stem}.zip"));
+        if zip.exists() {
+            continue;
+        }
+        let Some(p) = read_sidecar(&folder.join(format!(".{stem}.meta")))
+            .and_then(|lines| Package::in_sidecar(&lines, "", &stem))
+        else {
+            continue;
+        };
+        let Some(sha256) = p.hash.split("sha-256:").nth(1) else {
+            continue;
+        };
+        tracing::warn!(package = %zip.display(), "a dump package snapshots of past days list was lost from the object store and is not written again: it stays listed, to be restored from a backup of the bucket (`plikt audit` names it)");
+        super::mirror::stub_again(&zip, p.length, sha256.trim())?;
+    }
+    Ok(())
 }
 
 /// Writes the packages the snapshot of `day` lacks and the snapshot itself (with its

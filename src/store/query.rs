@@ -155,12 +155,12 @@ pub struct AuditReport {
     /// harvest starts: a local folder's at once, an object store's once older than
     /// `stale_upload_secs`). Not a finding: the audit stays clean.
     pub leftovers: Vec<String>,
-    /// Dump packages the object store's lists of published documents name, looked up
-    /// and read again in the object store (0 with the local folder, whose packages are
-    /// documents there).
+    /// Dump packages the published documents list, read again: those the object store's
+    /// lists name, in the object store; with the local folder, those the kept Resource
+    /// Dump snapshots and Change Dump days in `data_dir/www` list.
     pub packages_checked: u64,
-    /// Those of them the object store lacks or holds other bytes of (its length, or its
-    /// SHA-256 read again): no worker keeps their bytes.
+    /// Those of them missing or holding other bytes (or, in the folder, unreadable), each
+    /// with what brings it back.
     pub packages: Vec<String>,
     /// The SHA-256 of each blob found missing or damaged (`plikt audit --refetch`
     /// fetches them again from their publishers).

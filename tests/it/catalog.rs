@@ -231,7 +231,9 @@ fn a_catalog_over_tls_is_encrypted_and_its_certificate_checked_as_sslmode_asks()
 /// cert` in pg_hba.conf, PostgreSQL 15 documentation §21.12), as libpq's `sslcert` and
 /// `sslkey` in `[catalog] url` name it (§34.19.2): plikt harvests into it with no
 /// password, and each way a certificate or key can be wrong is said before or by the
-/// server, with what to change; the key is never quoted.
+/// server, with what to change; the key is never quoted. A role that needs its password
+/// and a certificate of its name (`clientcert=verify-full`, §21.12) harvests with both,
+/// and another user's certificate gets advice naming that cause too.
 #[test]
 fn a_catalog_that_takes_client_certificates_lets_plikt_in_by_its_certificate_alone() {
     let pg = OwnPostgres::start_tls();

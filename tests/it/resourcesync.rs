@@ -1136,16 +1136,14 @@ fn package_manifest(zip: &Path) -> String {
     String::from_utf8(inside.stdout).unwrap()
 }
 
-/// A publisher with one item (its link page) served on loopback, harvested once.
-/// A publisher whose feed has one item, `a`, published `days` days back, which points
-/// at a page.
-pub fn one_item_publisher(days: i64) -> Server {
+/// A publisher with one item, `a` (its link page), served on loopback.
+pub fn one_item_publisher() -> Server {
     let base: Arc<std::sync::OnceLock<String>> = Default::default();
     let b2 = base.clone();
     let server = Server::with_handler(move |r| match r.path.as_str() {
         "/feed.xml" => Response::ok(feed(&[TestItem::new(
             "a",
-            &date(days),
+            &date(0),
             &format!("{}/a.html", b2.get().unwrap()),
         )])),
         p => Response::file(format!("<html>{p}</html>"), "text/html"),
@@ -1154,8 +1152,9 @@ pub fn one_item_publisher(days: i64) -> Server {
     server
 }
 
+/// [`one_item_publisher`], harvested once.
 fn one_item_harvested(name: &str) -> (Server, Env) {
-    let server = one_item_publisher(0);
+    let server = one_item_publisher();
     let env = Env::plain(name, &server.url("/feed.xml"), "");
     assert_eq!(env.harvest().status.code(), Some(0));
     (server, env)
@@ -1200,7 +1199,7 @@ fn the_data_folders_dump_packages_are_audited_and_written_again_byte_for_byte_as
     // the older past the 31 days the live Change Dump lists), and one today:
     // today's snapshot packs the three deposits under another name than yesterday's, so
     // yesterday's package is listed by yesterday's snapshot only.
-    let server = one_item_publisher(1);
+    let server = one_item_publisher();
     let env = Env::plain("package-audit", &server.url("/feed.xml"), "");
     let now = chrono::Utc::now();
     let ago = |days: i64| now - chrono::Duration::days(days);
@@ -1214,8 +1213,17 @@ fn the_data_folders_dump_packages_are_audited_and_written_again_byte_for_byte_as
     add_deposit(&env, "older", &format!("{url}?older"), &stamp(ago(40)));
     let o = plikt_at(&env, &format!("{yesterday} 12:05:00"), &["publish"]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    add_deposit(&env, "b", &format!("{url}?b"), &stamp(now));
-    let o = env.cmd(&["publish"]);
+    // Every publish from here on runs at noon today, whenever the test runs (one that
+    // crossed midnight would otherwise close today and pack it).
+    let today = now.format("%Y-%m-%d").to_string();
+    let publish = || plikt_at(&env, &format!("{today} 12:00:00"), &["publish"]);
+    add_deposit(
+        &env,
+        "b",
+        &format!("{url}?b"),
+        &format!("{today}T11:00:00.000Z"),
+    );
+    let o = publish();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     // The deposits written into the catalog by hand are counted in.
     env.cmd(&["audit", "--recount"]);
@@ -1289,7 +1297,7 @@ fn the_data_folders_dump_packages_are_audited_and_written_again_byte_for_byte_as
         for f in files {
             std::fs::remove_file(env.data().join(f)).unwrap();
         }
-        let o = env.cmd(&["publish"]);
+        let o = publish();
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
         let (_, original) = originals.iter().find(|(o, _)| o == p).unwrap();
         assert!(
@@ -1318,7 +1326,7 @@ fn the_data_folders_dump_packages_are_audited_and_written_again_byte_for_byte_as
     );
     std::fs::remove_file(oldest).unwrap();
     std::fs::remove_file(dir.join(".published")).unwrap();
-    let o = env.cmd(&["publish"]);
+    let o = publish();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(
         !oldest.exists(),

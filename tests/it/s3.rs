@@ -2339,24 +2339,25 @@ fn s3_a_run_that_finds_the_object_store_away_downloads_no_more_files() {
     assert!(bins() <= ITEMS + fetched, "{} downloads in all", bins());
 }
 
-/// A dump package that only a past day's Resource Dump snapshot lists, lost by the object
-/// store: plikt cannot write it again (its files were the set's files that day), so a
-/// worker's pull that finds it lost keeps it listed rather than forgetting it (before,
-/// it dropped it from the object store's lists, and `plikt audit` no longer saw the
-/// package the snapshot still listed). The audit names it with what to do, restore the
-/// object from a backup of the bucket, and once that is done the package is served as
-/// listed. The past snapshot is made on the embedded default, under a clock set a day
-/// back, and moved up with `plikt migrate` (Garage refuses requests signed a day off).
+/// A dump package lost by the object store that only a past day's Resource Dump snapshot
+/// lists, or comes to list once its set changed: plikt cannot write it again (its files
+/// were the set's files that day), so it stays in the object store's lists until it is
+/// restored from a backup, and `plikt audit` names it meanwhile with what to do. Before,
+/// a pull forgot it, the publish did not write it again, and it dropped from the lists
+/// while the snapshot still listed it, out of the audit's sight. Each way a worker meets
+/// it is taken: the publish that forgets it and writes the set anew (its stub made
+/// again from its sidecar), a new worker's pull, and a push that checks every stub. The
+/// past snapshot is made on the embedded default under a clock set a day back, and moved
+/// up with `plikt migrate` (Garage refuses requests signed a day off).
 #[test]
 fn s3_a_lost_package_only_past_snapshots_list_stays_listed_until_restored_from_a_backup() {
-    let publisher = crate::resourcesync::one_item_publisher(1);
+    let publisher = crate::resourcesync::one_item_publisher();
     // SQLite and the local folder, plikt's default, in the PostgreSQL pass too.
     let mut source = Env::plain("pastonly-source", &publisher.url("/feed.xml"), "");
     if let Some(url) = source.postgres.take() {
         source.replace_in_config(&format!("[catalog]\nurl = \"{url}\"\n"), "");
     }
-    // Harvested and published yesterday; a deposit today, so that today's snapshot
-    // packs the two under another name.
+    // Harvested and published yesterday: yesterday's snapshot is the live one.
     let yesterday = (chrono::Utc::now() - chrono::Duration::days(1))
         .format("%Y-%m-%d")
         .to_string();
@@ -2364,30 +2365,19 @@ fn s3_a_lost_package_only_past_snapshots_list_stays_listed_until_restored_from_a
         let o = crate::support::plikt_at(&source, &format!("{yesterday} {at}"), &[args]);
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     }
-    let url = source.one("SELECT url FROM files LIMIT 1");
-    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    crate::resourcesync::add_deposit(&source, "b", &format!("{url}?b"), &now);
-    for args in [&["audit", "--recount"][..], &["publish"]] {
-        let o = source.cmd(args);
-        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    }
     let set = source.data().join("www/resourcesync/test");
-    let packages = |doc: &str| -> Vec<String> {
-        let text = std::fs::read_to_string(set.join(doc)).unwrap();
+    let packages = |www: &std::path::Path, doc: &str| -> Vec<String> {
+        let text = std::fs::read_to_string(www.join("resourcesync/test").join(doc)).unwrap();
         locs(&text)
             .into_iter()
             .filter(|l| l.ends_with(".zip"))
             .map(|l| l[l.find("resourcesync/").unwrap()..].to_string())
             .collect()
     };
-    let [past] = &packages(&format!("resourcedump/{yesterday}.xml"))[..] else {
+    let [past] = &packages(&source.data().join("www"), "resourcedump.xml")[..] else {
         panic!("not one package yesterday");
     };
-    assert!(
-        !packages("resourcedump.xml").contains(past),
-        "today's snapshot lists yesterday's package too"
-    );
-    let original = std::fs::read(source.data().join("www").join(past)).unwrap();
+    let original = std::fs::read(set.parent().unwrap().parent().unwrap().join(past)).unwrap();
 
     // Moved up into PostgreSQL and Garage; a worker publishes there.
     let pg = OwnPostgres::start();
@@ -2414,18 +2404,31 @@ fn s3_a_lost_package_only_past_snapshots_list_stays_listed_until_restored_from_a
     let (code, out) = audit();
     assert_eq!(code, Some(0), "{out}");
     let sha256 = sha256_kept(&garage, &key).expect("a package keeps its SHA-256");
-
-    // The object store loses it: the audit names it, and says to restore it.
-    runtime()
-        .block_on(garage.client().delete(&Key::from(key.as_str())))
-        .unwrap();
+    // A worker of its own folder for each way in.
+    let worker = |name: &str| {
+        let mut w = Env::plain(name, &publisher.url("/feed.xml"), "");
+        std::fs::write(&w.config, std::fs::read_to_string(&a.config).unwrap()).unwrap();
+        std::fs::copy(a.dir.join("s3-secret"), w.dir.join("s3-secret")).unwrap();
+        w.env = a.env.clone();
+        w.postgres = a.postgres.clone();
+        w
+    };
+    let published = |w: &Env| {
+        let o = w.cmd(&["publish"]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr)
+                .contains("to be restored from a backup of the bucket")
+                || String::from_utf8_lossy(&o.stderr)
+                    .contains("restore it from a backup of the bucket"),
+            "no warning: {}",
+            text(&o)
+        );
+    };
     let names_it = || {
         let (code, out) = audit();
         assert_eq!(code, Some(1), "{out}");
-        let line = out
-            .lines()
-            .find(|l| l.starts_with(&format!("package: www/{past}: listed")))
-            .unwrap_or_else(|| panic!("{past} is not named: {out}"));
+        let (line, _) = crate::support::package_advice(&out, past);
         assert!(
             line.contains(&format!(
                 "only the Resource Dump snapshots of {yesterday} list it"
@@ -2433,22 +2436,40 @@ fn s3_a_lost_package_only_past_snapshots_list_stays_listed_until_restored_from_a
             "{line}"
         );
     };
-    names_it();
-    // A new worker's first publish pulls every document and finds it lost: it stays
-    // listed, and the audit still names it.
-    let mut b = Env::plain("pastonly-b", &publisher.url("/feed.xml"), "");
-    std::fs::write(&b.config, std::fs::read_to_string(&a.config).unwrap()).unwrap();
-    std::fs::copy(a.dir.join("s3-secret"), b.dir.join("s3-secret")).unwrap();
-    b.env = a.env.clone();
-    b.postgres = a.postgres.clone();
-    let o = b.cmd(&["publish"]);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+
+    // The object store loses the live package, and a deposit changes the set: a new
+    // worker's publish forgets the package to write it again, but writes today's
+    // snapshot under another name instead. Yesterday's snapshot still lists it: it stays
+    // listed (its stub made again from its sidecar), and the audit names it.
+    runtime()
+        .block_on(garage.client().delete(&Key::from(key.as_str())))
+        .unwrap();
+    let url = a.one("SELECT url FROM files LIMIT 1");
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    crate::resourcesync::add_deposit(&a, "b", &format!("{url}?b"), &now);
+    let o = a.cmd(&["audit", "--recount"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let b = worker("pastonly-b");
+    published(&b);
+    let www_b = b.data().join("www");
     assert!(
-        String::from_utf8_lossy(&o.stderr).contains("restore it from a backup of the bucket"),
-        "{}",
-        text(&o)
+        !packages(&www_b, "resourcedump.xml").contains(past),
+        "today's snapshot lists yesterday's package too"
     );
     names_it();
+    // A new worker's first pull finds it lost: kept listed.
+    let c = worker("pastonly-c");
+    published(&c);
+    names_it();
+    // A push that checks every stub (the object store's lists and B's record of them
+    // gone, to be written anew from B's folder): kept listed, the publish goes on.
+    std::fs::remove_file(www_b.join(".mirrored-sets.json")).unwrap();
+    runtime()
+        .block_on(garage.client().delete(&Key::from("kb/www/.manifest.json")))
+        .unwrap();
+    published(&b);
+    names_it();
+
     // As the audit says: the object put back from a backup (its bytes and the SHA-256
     // kept with them, as `rclone copy` keeps them); the audit is clean, and a node
     // serves it as the snapshot lists it.
@@ -2469,8 +2490,8 @@ fn s3_a_lost_package_only_past_snapshots_list_stays_listed_until_restored_from_a
         .unwrap();
     let (code, out) = audit();
     assert_eq!(code, Some(0), "{out}");
-    let served = b.listen_on_free_port_keeping_base();
-    let node = Serving::start(&b, &served);
+    let served = c.listen_on_free_port_keeping_base();
+    let node = Serving::start(&c, &served);
     let (status, _, body) = get(&format!("{served}{past}"), None);
     assert_eq!(status, 200, "{past}");
     assert!(body == original, "{past} is served with other bytes");
