@@ -220,8 +220,13 @@ fn day_stems(marker: &[String], day: &str, has: impl Fn(&str) -> bool) -> Option
     }
     let count: u64 = marker.first()?.trim().parse().ok()?;
     // A day of one package is `<day>.zip`, unless it was packed in parts (one part:
-    // the day shrank between the count and the packing).
-    let whole = count == 1 && !has(&format!(".{day}-part-00001.meta"));
+    // the day shrank between the count and the packing), which any file of its first
+    // part shows.
+    let whole = count == 1
+        && [".zip", "-manifest.xml"]
+            .iter()
+            .all(|end| !has(&format!("{day}-part-00001{end}")))
+        && !has(&format!(".{day}-part-00001.meta"));
     Some(
         (1..=count)
             .map(|n| {
@@ -250,4 +255,41 @@ pub(super) fn listed_packages(sidecars: &dyn Sidecars, folder: &str) -> BTreeSet
         out.extend(day_stems(&marker, &day, has).unwrap_or_default());
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_days_packages_are_named_by_its_marker_and_its_first_parts_files() {
+        let day = "2026-11-26";
+        let marker = |count: &str, layout: &str| vec![count.to_string(), layout.to_string()];
+        let none = |_: &str| false;
+        assert_eq!(
+            day_stems(&marker("1", LAYOUT), day, none),
+            Some(vec![day.to_string()])
+        );
+        assert_eq!(
+            day_stems(&marker("2", LAYOUT), day, none),
+            Some(vec![
+                format!("{day}-part-00001"),
+                format!("{day}-part-00002")
+            ])
+        );
+        // A day packed in one part: any file of that part tells, its sidecar lost or not.
+        for file in [
+            format!(".{day}-part-00001.meta"),
+            format!("{day}-part-00001.zip"),
+            format!("{day}-part-00001-manifest.xml"),
+        ] {
+            assert_eq!(
+                day_stems(&marker("1", LAYOUT), day, |n| n == file),
+                Some(vec![format!("{day}-part-00001")]),
+                "{file}"
+            );
+        }
+        // An earlier layout is written again, not listed.
+        assert_eq!(day_stems(&marker("1", "1"), day, none), None);
+    }
 }

@@ -445,8 +445,13 @@ pub(super) fn audit_packages(
                     _ => String::new(),
                 };
                 // Its stub is named whether or not this folder has one: the worker
-                // that publishes must not have it.
-                format!("{first}{}", remedy.advice(&rel, true, true, true))
+                // that publishes must not have it. Written again without its sidecar, a
+                // Resource Dump package is dated anew.
+                let sidecar = rel
+                    .rsplit_once('/')
+                    .map(|(folder, name)| format!("{folder}/.{}", name.replace(".zip", ".meta")));
+                let dated = sidecar.is_some_and(|s| rels.contains(&s));
+                format!("{first}{}", remedy.advice(&rel, true, true, dated))
             }
             None => "restore it from a backup of the bucket".to_string(),
         };
