@@ -45,11 +45,11 @@ pub fn run(args: &AuditArgs) -> Result<Exit, Error> {
     report.recounted = recounted;
     // The packages' lookup failing (the object store away) loses nothing of the
     // catalog's audit, which is printed first.
-    let packages = crate::resourcesync::audit_packages(&config, &store.blobs);
-    if let Ok((checked, found)) = &packages {
-        report.packages_checked = *checked;
-        report.packages = found.clone();
-    }
+    let packages =
+        crate::resourcesync::audit_packages(&config, &store.blobs).map(|(checked, found)| {
+            report.packages_checked = checked;
+            report.packages = found;
+        });
     if args.json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -84,9 +84,10 @@ pub fn run(args: &AuditArgs) -> Result<Exit, Error> {
             outln!(
                 "checked {} dump packages {}: {} missing or other bytes",
                 report.packages_checked,
-                match store.blobs.documents() {
-                    Some(_) => "in the object store",
-                    None => "in data_dir/www",
+                if store.blobs.documents().is_some() {
+                    "in the object store"
+                } else {
+                    "in data_dir/www"
                 },
                 report.packages.len()
             );

@@ -62,6 +62,15 @@ pub enum FileFailure {
     },
 }
 
+/// Why a file stays pending after the blob store refused it (`url`: the file's).
+pub(super) fn not_stored(url: &str, source: BlobError) -> String {
+    FileError::Store {
+        url: url.to_string(),
+        source,
+    }
+    .to_string()
+}
+
 impl FileFailure {
     /// In one word, as `plikt_file_failures_total` labels it.
     pub fn label(self) -> &'static str {

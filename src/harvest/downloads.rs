@@ -547,9 +547,7 @@ fn commit(
                 // The file stays pending: its version is retried by a later run, as
                 // for a download that failed.
                 store_down |= e.takes_nothing_now();
-                let reason = format!(
-                    "{url}: storing the file failed: {e}; it stays pending for a later run"
-                );
+                let reason = download::not_stored(&url, e);
                 r.1 = FileResult::Failed(reason.clone());
                 not_stored.push((guid, url, reason));
                 unstored.push(version);

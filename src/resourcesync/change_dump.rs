@@ -246,12 +246,13 @@ fn day_stems(marker: &[String], day: &str, has: impl Fn(&str) -> bool) -> Option
 /// journal: its manifest holds no time of its writing.
 pub(super) fn listed_packages(sidecars: &dyn Sidecars, folder: &str) -> BTreeSet<String> {
     let names = sidecars.names(folder);
+    let present: std::collections::HashSet<&str> = names.iter().map(String::as_str).collect();
     let mut out = BTreeSet::new();
     for day in marked_days(&names, "packages") {
         let marker = sidecars
             .lines(&format!("{folder}/.{day}.packages"))
             .unwrap_or_default();
-        let has = |name: &str| names.iter().any(|n| n == name);
+        let has = |name: &str| present.contains(name);
         out.extend(day_stems(&marker, &day, has).unwrap_or_default());
     }
     out

@@ -114,12 +114,13 @@ pub(super) fn content_name(set: &Set<'_>, kind: Kind, files: &[PublishedFile]) -
 /// Removes the pieces of `kind` (files named `<16 hex>…` in its folder: the piece and
 /// what goes with it) that no kept day lists (the days' `.<day>.<listing>` sidecars name
 /// their pieces), and anything of an earlier layout that is neither a day's nor a
-/// listed piece's.
+/// listed piece's. Returns the pieces listed that have no `<piece>.<end>` in the folder.
 pub(super) fn remove_unlisted(
     set: &Set<'_>,
     kind: Kind,
     listing: &str,
-) -> Result<(), PublishError> {
+    end: &str,
+) -> Result<Vec<String>, PublishError> {
     let folder = set.www.join(format!("{}/{}", set.dir, kind.capability()));
     let names = names_in(&folder);
     let mut listed = HashSet::new();
@@ -146,7 +147,12 @@ pub(super) fn remove_unlisted(
             fs::remove_file(folder.join(n)).map_err(write_err(&folder.join(n)))?;
         }
     }
-    Ok(())
+    let mut lacking: Vec<String> = listed
+        .into_iter()
+        .filter(|piece| !names.contains(&format!("{piece}.{end}")))
+        .collect();
+    lacking.sort();
+    Ok(lacking)
 }
 
 #[cfg(test)]

@@ -46,6 +46,13 @@ impl Kind {
         }
     }
 
+    /// The dump (Resource or Change Dump) whose folder is named `capability`.
+    pub fn dump(capability: &str) -> Option<Kind> {
+        [Kind::ResourceDump, Kind::ChangeDump]
+            .into_iter()
+            .find(|k| k.capability() == capability)
+    }
+
     /// The `capability` of its archive, which is also the archive's name and folder.
     pub fn archive_capability(self) -> &'static str {
         match self {

@@ -428,12 +428,13 @@ pub(super) fn audit_packages(
         documents,
         rels: &rels,
     };
+    let mut remedies = super::package::Remedies::new(&sidecars);
     let mut found: Vec<String> = unread
         .into_iter()
         .map(|(part, e)| format!("the object store's list of the published documents of `{part}` could not be read: {e}"))
         .collect();
     for (rel, entry, held, rotten) in failed {
-        let advice = match super::package::remedy_of(&sidecars, &rel) {
+        let advice = match remedies.of(&rel) {
             Some(remedy) => {
                 let first = match &remedy {
                     super::package::Remedy::Publish { .. } if rotten => {
@@ -447,10 +448,7 @@ pub(super) fn audit_packages(
                 // Its stub is named whether or not this folder has one: the worker
                 // that publishes must not have it. Written again without its sidecar, a
                 // Resource Dump package is dated anew.
-                let sidecar = rel
-                    .rsplit_once('/')
-                    .map(|(folder, name)| format!("{folder}/.{}", name.replace(".zip", ".meta")));
-                let dated = sidecar.is_some_and(|s| rels.contains(&s));
+                let dated = rels.contains(&super::package::sidecar_of(&rel));
                 format!("{first}{}", remedy.advice(&rel, true, true, dated))
             }
             None => "restore it from a backup of the bucket".to_string(),
@@ -972,8 +970,17 @@ fn rank(rel: &str) -> u8 {
 /// list would make every partition this folder knows look removed, and its copies go.)
 const REBUILD: &str = "to have every set written and copied anew from this worker's folder, remove `www/.mirrored-sets.json` from its data folder and the object `www/.manifest.json`, then publish again";
 
-/// The warning for a lost dump package that only snapshots of past days list.
-const PAST_ONLY_LOST: &str = "a dump package that only snapshots of past days list is missing from the object store or holds other bytes there, and plikt cannot write it again: restore it from a backup of the bucket (`plikt audit` names it)";
+/// Whether the dump package `rel`, which the object store lacks or holds other bytes of,
+/// stays listed: only snapshots of past days list it (as the sidecars in `www` say), so
+/// no publish writes it again, and forgotten it would drop from the lists while they
+/// list it; kept, `plikt audit` names it until a copy from a backup brings it back.
+fn kept_though_lost(www: &Path, rel: &str) -> bool {
+    let past = super::package::only_past_snapshots(www, rel);
+    if past {
+        tracing::warn!(package = %rel, "a dump package that only snapshots of past days list is missing from the object store or holds other bytes there, and plikt cannot write it again: restore it from a backup of the bucket (`plikt audit` names it)");
+    }
+    past
+}
 
 /// What a pull does with a dump package its lists name and the object store lacks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1001,9 +1008,7 @@ fn forgotten_with(lost: &str) -> impl Fn(&str) -> bool + use<> {
     let (folder, file) = lost.rsplit_once('/').unwrap_or(("", lost));
     let (set, capability) = folder.rsplit_once('/').unwrap_or(("", folder));
     let stem = file.strip_suffix(".zip").unwrap_or(file).to_string();
-    let kind = [Kind::ResourceDump, Kind::ChangeDump]
-        .into_iter()
-        .find(|k| k.capability() == capability);
+    let kind = Kind::dump(capability);
     // What a publish needs gone to write it again: the set's state, and the Resource
     // Dump's fingerprint or the mark of the last Change Dump day packed.
     let with = kind.map_or_else(
@@ -1093,15 +1098,8 @@ fn lost_packages(www: &Path, lost: &[(String, Option<Head>)]) -> PublishError {
     let then = match failed {
         None => "it is forgotten in this folder with what was written with it, so that the next publish writes it anew from the catalog, byte for byte: publish again".to_string(),
         Some(e) => {
-            let remove: Vec<String> = rel
-                .rsplit_once('/')
-                .and_then(|(folder, _)| folder.rsplit_once('/'))
-                .and_then(|(set, capability)| {
-                    [Kind::ResourceDump, Kind::ChangeDump]
-                        .into_iter()
-                        .find(|k| k.capability() == capability)
-                        .map(|k| super::package::rewritten_with(set, k))
-                })
+            let remove: Vec<String> = super::package::dump_parts(rel)
+                .map(|(set, kind, _)| super::package::rewritten_with(set, kind))
                 .into_iter()
                 .flatten()
                 .map(|f| format!("`www/{f}`"))
@@ -1469,12 +1467,7 @@ fn sync_part(
                 // before it, say), which no publish writes again, stays listed, so that
                 // `plikt audit` names it and a copy from a backup of the bucket brings it
                 // back; forgotten, it would drop from the lists while they list it.
-                let past =
-                    !holds(head.as_ref(), entry) && super::package::only_past_snapshots(www, rel);
-                if past {
-                    tracing::warn!(package = %rel, "{PAST_ONLY_LOST}");
-                }
-                if holds(head.as_ref(), entry) || past {
+                if holds(head.as_ref(), entry) || kept_though_lost(www, rel) {
                     let here = write_stub(&path, entry)?;
                     synced.insert(rel.clone(), Synced::stub_of(entry, here));
                     continue;
@@ -1741,8 +1734,7 @@ impl Mirror {
                 let found = heads.of(rel)?;
                 if !holds(found.as_ref(), entry) {
                     // Kept listed, as a pull keeps it ([`sync_part`]).
-                    if super::package::only_past_snapshots(&www, rel) {
-                        tracing::warn!(package = %rel, "{PAST_ONLY_LOST}");
+                    if kept_though_lost(&www, rel) {
                         continue;
                     }
                     lost.push((rel.clone(), found));

@@ -8,6 +8,7 @@
 //! Packages stream: the ZIP and its manifest are written to temporary files as files
 //! are added, so memory does not grow with a package's size or entries.
 
+use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -43,16 +44,16 @@ impl Package {
         if !folder.join(format!("{stem}.zip")).exists() {
             return None;
         }
-        let lines = read_sidecar(&folder.join(format!(".{stem}.meta")))?;
-        Self::in_sidecar(&lines, folder_url, stem)
+        Self::in_sidecar(folder, folder_url, stem)
     }
 
-    /// The package `<stem>.zip` (in the folder of URL `folder_url`) as the `lines` of its
-    /// sidecar `.<stem>.meta` record it, whether or not it is there. A package lost since
-    /// it was written is written again with its `at` and `completed`, so that its bytes,
-    /// and the hash every snapshot lists it with, stay the same (given the same files and
+    /// The package `<stem>.zip` in `folder` (URL `folder_url`) as its sidecar
+    /// `.<stem>.meta` records it, whether or not it is there. A package lost since it was
+    /// written is written again with its `at` and `completed`, so that its bytes, and the
+    /// hash every snapshot lists it with, stay the same (given the same files and
     /// records); the audit compares a package with its length and hash.
-    pub(super) fn in_sidecar(lines: &[String], folder_url: &str, stem: &str) -> Option<Package> {
+    pub(super) fn in_sidecar(folder: &Path, folder_url: &str, stem: &str) -> Option<Package> {
+        let lines = read_sidecar(&folder.join(format!(".{stem}.meta")))?;
         let [length, hash, at, completed] = lines.get(..4)? else {
             return None;
         };
@@ -64,6 +65,11 @@ impl Package {
             at: at.clone(),
             completed: completed.clone(),
         })
+    }
+
+    /// The SHA-256 of its hash (`md5:… sha-256:…`).
+    pub(super) fn sha256(&self) -> Option<&str> {
+        self.hash.split("sha-256:").nth(1).map(str::trim)
     }
 
     /// Records it in its sidecar `.<stem>.meta` in `folder`.
@@ -318,11 +324,31 @@ impl PackageWriter {
             url: format!("{folder_url}/{name}"),
             manifest_url: format!("{folder_url}/{manifest_name}"),
             length: digests.length,
-            hash: format!("md5:{} sha-256:{}", digests.md5, digests.sha256),
+            hash: hash_of(&digests),
             at: self.at.clone(),
             completed,
         })
     }
+}
+
+/// A package's hash as dumps list it: `md5:… sha-256:…`.
+fn hash_of(d: &crate::store::Digests) -> String {
+    format!("md5:{} sha-256:{}", d.md5, d.sha256)
+}
+
+/// The sidecar (`<folder>/.<stem>.meta`) of the package at `rel` (`<folder>/<stem>.zip`).
+pub(super) fn sidecar_of(rel: &str) -> String {
+    let (folder, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+    let stem = name.strip_suffix(".zip").unwrap_or(name);
+    format!("{folder}/.{stem}.meta")
+}
+
+/// The set, the dump and the name (without `.zip`) of the dump package at `rel`
+/// (`<set>/<resourcedump|changedump>/<stem>.zip`); `None` for any other path.
+pub(super) fn dump_parts(rel: &str) -> Option<(&str, Kind, &str)> {
+    let (folder, name) = rel.rsplit_once('/')?;
+    let (set, capability) = folder.rsplit_once('/')?;
+    Some((set, Kind::dump(capability)?, name.strip_suffix(".zip")?))
 }
 
 impl Drop for PackageWriter {
@@ -373,6 +399,7 @@ enum Wrong {
 }
 
 /// What brings back a package as its dump lists it.
+#[derive(Debug, Clone)]
 pub(super) enum Remedy {
     /// These files removed (besides the package), then a publish: it is written again
     /// from the catalog, byte for byte. `unsure`: the sidecars read do not list it, or
@@ -440,29 +467,51 @@ impl Remedy {
     }
 }
 
-/// What brings back the package `rel` (below `www/`) as the dumps `sidecars` hold list
-/// it, or as its kind's are brought back if they do not list it; `None` if `rel` is no
-/// dump package's path.
-pub(super) fn remedy_of(sidecars: &dyn Sidecars, rel: &str) -> Option<Remedy> {
-    let (folder, name) = rel.rsplit_once('/')?;
-    let (set, capability) = folder.rsplit_once('/')?;
-    let stem = name.strip_suffix(".zip")?;
-    let kind = [Kind::ResourceDump, Kind::ChangeDump]
-        .into_iter()
-        .find(|k| k.capability() == capability)?;
-    let listed = listed_in(sidecars, set, kind)
-        .into_iter()
-        .find_map(|(s, remedy)| (s == stem).then_some(remedy));
-    Some(listed.unwrap_or_else(|| Remedy::Publish {
-        remove: rewritten_with(set, kind).to_vec(),
-        unsure: true,
-    }))
+/// What brings back packages, as the dumps `sidecars` hold list them: each dump's
+/// sidecars read once, when a package of it is first asked for.
+pub(super) struct Remedies<'a> {
+    sidecars: &'a dyn Sidecars,
+    /// `(set, dump)` → its packages and what brings each back.
+    listed: HashMap<(String, &'static str), Vec<(String, Remedy)>>,
+}
+
+impl<'a> Remedies<'a> {
+    pub(super) fn new(sidecars: &'a dyn Sidecars) -> Self {
+        Self {
+            sidecars,
+            listed: HashMap::new(),
+        }
+    }
+
+    /// What brings back the package `rel` (below `www/`) as its dump lists it; `None`
+    /// if its dump does not list it, or `rel` is no dump package's path.
+    pub(super) fn listed(&mut self, rel: &str) -> Option<Remedy> {
+        let (set, kind, stem) = dump_parts(rel)?;
+        self.listed
+            .entry((set.to_string(), kind.capability()))
+            .or_insert_with(|| listed_in(self.sidecars, set, kind))
+            .iter()
+            .find_map(|(s, remedy)| (s == stem).then(|| remedy.clone()))
+    }
+
+    /// [`Remedies::listed`], or, if its dump does not list it, what brings back a
+    /// package of its kind; `None` if `rel` is no dump package's path.
+    pub(super) fn of(&mut self, rel: &str) -> Option<Remedy> {
+        let (set, kind, _) = dump_parts(rel)?;
+        Some(self.listed(rel).unwrap_or_else(|| Remedy::Publish {
+            remove: rewritten_with(set, kind).to_vec(),
+            unsure: true,
+        }))
+    }
 }
 
 /// Whether only snapshots of past days list the dump package `rel` (below `www/`), as
 /// the sidecars in the data folder `www` say: no publish writes it again.
 pub(super) fn only_past_snapshots(www: &Path, rel: &str) -> bool {
-    matches!(remedy_of(&InFolder(www), rel), Some(Remedy::Restore(_)))
+    matches!(
+        Remedies::new(&InFolder(www)).of(rel),
+        Some(Remedy::Restore(_))
+    )
 }
 
 /// What to remove, besides a package of the set `set`'s dump of `kind`, for the next
@@ -516,14 +565,12 @@ fn listed_in(sidecars: &dyn Sidecars, set: &str, kind: Kind) -> Vec<(String, Rem
 /// How the package `<stem>.zip` in `folder` (below `www`) compares with its sidecar;
 /// `None` if it is as listed.
 fn compare(www: &Path, folder: &str, stem: &str) -> Option<Wrong> {
-    let Some(listed) = read_sidecar(&www.join(format!("{folder}/.{stem}.meta")))
-        .and_then(|lines| Package::in_sidecar(&lines, "", stem))
-    else {
+    let Some(listed) = Package::in_sidecar(&www.join(folder), "", stem) else {
         return Some(Wrong::NoSidecar);
     };
     match digest_file(&www.join(format!("{folder}/{stem}.zip"))) {
         Ok(d) => {
-            let hash = format!("md5:{} sha-256:{}", d.md5, d.sha256);
+            let hash = hash_of(&d);
             (d.length != listed.length || hash != listed.hash).then_some(Wrong::Other {
                 listed,
                 length: d.length,
@@ -544,10 +591,7 @@ fn dump_folders(www: &Path) -> Vec<(String, Kind)> {
                 continue;
             }
             let name = e.file_name().to_string_lossy().to_string();
-            let kind = [Kind::ResourceDump, Kind::ChangeDump]
-                .into_iter()
-                .find(|k| k.capability() == name);
-            match kind {
+            match Kind::dump(&name) {
                 Some(kind) if !rel.is_empty() => out.push((rel.to_string(), kind)),
                 _ => {
                     let rel = if rel.is_empty() {
@@ -586,17 +630,16 @@ pub(super) fn audit_folder(www: &Path) -> (u64, Vec<String>) {
             }
         }
     }
+    // Listed anew, each dump once.
+    let mut remedies = Remedies::new(&sidecars);
     let mut found = Vec::new();
     for (set, kind, stem) in suspects {
         let folder = format!("{set}/{}", kind.capability());
-        let Some((_, remedy)) = listed_in(&sidecars, &set, kind)
-            .into_iter()
-            .find(|(s, _)| *s == stem)
-        else {
+        let rel = format!("{folder}/{stem}.zip");
+        let Some(remedy) = remedies.listed(&rel) else {
             continue;
         };
         if let Some(wrong) = compare(www, &folder, &stem) {
-            let rel = format!("{folder}/{stem}.zip");
             let there = www.join(&rel).exists();
             found.push(finding(&rel, &wrong, &remedy, there));
         }
@@ -609,13 +652,10 @@ pub(super) fn audit_folder(www: &Path) -> (u64, Vec<String>) {
 fn finding(rel: &str, wrong: &Wrong, remedy: &Remedy, there: bool) -> String {
     let listed = |p: &Package| format!("listed ({} bytes, {})", p.length, p.hash);
     let what = match wrong {
-        Wrong::NoSidecar => {
-            let sidecar = match rel.rsplit_once('/') {
-                Some((folder, name)) => format!("{folder}/.{}", name.replace(".zip", ".meta")),
-                None => rel.to_string(),
-            };
-            format!("listed, and its sidecar www/{sidecar} (its length, hash and times) is gone")
-        }
+        Wrong::NoSidecar => format!(
+            "listed, and its sidecar www/{} (its length, hash and times) is gone",
+            sidecar_of(rel)
+        ),
         Wrong::Missing(p) => format!("{}, and the file is missing", listed(p)),
         Wrong::Other {
             listed: p,

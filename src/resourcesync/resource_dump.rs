@@ -15,7 +15,7 @@ use std::fs;
 
 use super::archive;
 use super::chunks::{self, Chunker};
-use super::files::{list_document, marked_days, read_sidecar, write_err, write_sidecar};
+use super::files::{list_document, marked_days, write_err, write_sidecar};
 use super::layout::Kind;
 use super::package::{Package, PackageWriter, Paths, Sidecars};
 use super::{Ln, Md, PART_ENTRIES, PublishError, Root, Set, SetSpec};
@@ -27,37 +27,33 @@ pub(super) fn write_resource_dump(set: &Set<'_>, package_bytes: u64) -> Result<u
     let written = archive::refresh_snapshot(set, Kind::ResourceDump, &mut |day| {
         write_snapshot(set, day, package_bytes)
     })?;
-    chunks::remove_unlisted(set, Kind::ResourceDump, "packages")?;
+    let lacking = chunks::remove_unlisted(set, Kind::ResourceDump, "packages", "zip")?;
     if set.spec.mirror.is_some() {
-        stubs_again(set)?;
+        stubs_again(set, &lacking)?;
     }
     Ok(written)
 }
 
 /// With an object store: the stub of each package a kept snapshot lists and the folder
-/// lacks, made again from its sidecar. A pull forgets a package the object store lost so
+/// lacks (`lacking`), made again from its sidecar. A pull forgets a package the object store lost so
 /// that the publish writes it again; if the set changed since, so that it is not written
 /// again, the snapshots of past days still list it: its stub keeps it in the object
 /// store's lists, where a push finds it lost and keeps it listed, and `plikt audit`
 /// names it, to be restored from a backup of the bucket.
-fn stubs_again(set: &Set<'_>) -> Result<(), PublishError> {
-    let folder_rel = format!("{}/{}", set.dir, Kind::ResourceDump.capability());
-    let folder = set.www.join(&folder_rel);
-    for stem in listed_packages(&super::package::InFolder(set.www), &folder_rel).into_keys() {
+fn stubs_again(set: &Set<'_>, lacking: &[String]) -> Result<(), PublishError> {
+    let folder = set
+        .www
+        .join(format!("{}/{}", set.dir, Kind::ResourceDump.capability()));
+    for stem in lacking {
         let zip = folder.join(format!("{stem}.zip"));
-        if zip.exists() {
-            continue;
-        }
-        let Some(p) = read_sidecar(&folder.join(format!(".{stem}.meta")))
-            .and_then(|lines| Package::in_sidecar(&lines, "", &stem))
-        else {
+        let Some(p) = Package::in_sidecar(&folder, "", stem) else {
             continue;
         };
-        let Some(sha256) = p.hash.split("sha-256:").nth(1) else {
+        let Some(sha256) = p.sha256() else {
             continue;
         };
         tracing::warn!(package = %zip.display(), "a dump package snapshots of past days list was lost from the object store and is not written again: it stays listed, to be restored from a backup of the bucket (`plikt audit` names it)");
-        super::mirror::stub_again(&zip, p.length, sha256.trim())?;
+        super::mirror::stub_again(&zip, p.length, sha256)?;
     }
     Ok(())
 }
@@ -93,8 +89,7 @@ fn write_snapshot(set: &Set<'_>, day: &str, package_bytes: u64) -> Result<u64, P
                 // Written before and lost since (its file removed, its object lost):
                 // written again with the times it had, so byte for byte as before and
                 // as every snapshot that lists it says.
-                let before = read_sidecar(&folder.join(format!(".{stem}.meta")))
-                    .and_then(|lines| Package::in_sidecar(&lines, &folder_url, &stem));
+                let before = Package::in_sidecar(&folder, &folder_url, &stem);
                 let (at, completed) = before.as_ref().map_or_else(
                     || {
                         let placeholder = super::files::COMPLETED_PLACEHOLDER;

@@ -28,7 +28,7 @@ pub(super) fn write_resource_list(set: &Set<'_>) -> Result<u64, PublishError> {
     let written =
         archive::refresh_snapshot(set, Kind::ResourceList, &mut |day| write_snapshot(set, day))?;
     relink_parts(set)?;
-    chunks::remove_unlisted(set, Kind::ResourceList, "parts")?;
+    chunks::remove_unlisted(set, Kind::ResourceList, "parts", "xml")?;
     Ok(written)
 }
 
