@@ -26,7 +26,7 @@ fn port_of(pg: &OwnPostgres) -> String {
 }
 
 /// A publisher on loopback with one item, `guid`, whose file holds `bytes`.
-fn one_item_publisher(guid: &'static str, bytes: &'static [u8]) -> Server {
+fn one_file_publisher(guid: &'static str, bytes: &'static [u8]) -> Server {
     let base: Arc<OnceLock<String>> = Default::default();
     let b2 = base.clone();
     let server = Server::with_handler(move |r| match r.path.as_str() {
@@ -59,7 +59,7 @@ fn a_catalog_over_tls_is_encrypted_and_its_certificate_checked_as_sslmode_asks()
     let ca = format!("{}/ca.pem", pg.dir);
     let other_ca = format!("{}/other-ca.pem", pg.dir);
 
-    let server = one_item_publisher("tls-1", b"over TLS");
+    let server = one_file_publisher("tls-1", b"over TLS");
     let env = Env::plain("catalog-tls", &server.url("/feed.xml"), "");
     let plain = without_catalog(&env);
     let with_catalog = |env: &Env, catalog: &str| {
@@ -239,7 +239,7 @@ fn a_catalog_that_takes_client_certificates_lets_plikt_in_by_its_certificate_alo
     let pg = OwnPostgres::start_tls();
     let port = port_of(&pg);
     let dir = std::path::PathBuf::from(&pg.dir);
-    let server = one_item_publisher("cert-1", b"by certificate");
+    let server = one_file_publisher("cert-1", b"by certificate");
     let env = Env::plain("catalog-cert", &server.url("/feed.xml"), "");
     let plain = without_catalog(&env);
     // The role `plikt_cert` may log in only by certificate; no password is given.

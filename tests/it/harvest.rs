@@ -356,7 +356,7 @@ fn a_blob_folder_that_takes_no_file_fails_its_batch_and_stops_the_downloads() {
             crate::support::run_as_root(
                 "chattr",
                 &["+i".as_ref(), folder.as_os_str()],
-                "the test needs ext4",
+                "$TMPDIR on a filesystem that takes chattr +i, such as ext4",
             );
             Self(folder.to_path_buf())
         }

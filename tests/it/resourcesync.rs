@@ -1191,7 +1191,7 @@ pub fn first_change_moved(env: &Env, seconds: i64) -> String {
 /// remove; doing exactly that and publishing writes each again byte for byte (its
 /// manifest's times kept), so every snapshot that lists it, past days' too, keeps its
 /// hash, and a Destination is served what the lists say. A package only a past
-/// snapshot lists is not written again: the audit says to restore it from a backup.
+/// snapshot lists gets the advice to restore it from a backup, and restored it is clean.
 #[test]
 fn the_data_folders_dump_packages_are_audited_and_written_again_byte_for_byte_as_advised() {
     // An item harvested and published yesterday, deposits of the day before and of 40
@@ -1254,15 +1254,8 @@ fn the_data_folders_dump_packages_are_audited_and_written_again_byte_for_byte_as
         .chain(&days)
         .map(|p| (p.clone(), std::fs::read(p).unwrap()))
         .collect();
-    let audit = || {
-        let o = env.cmd(&["audit"]);
-        (
-            o.status.code(),
-            String::from_utf8_lossy(&o.stdout).to_string(),
-        )
-    };
     let clean = || {
-        let (code, out) = audit();
+        let (code, out) = env.audit();
         assert_eq!(code, Some(0), "{out}");
         assert!(
             out.contains("checked 5 dump packages in data_dir/www: 0 missing or other bytes"),
@@ -1287,7 +1280,7 @@ fn the_data_folders_dump_packages_are_audited_and_written_again_byte_for_byte_as
     // As the audit says: the files it names removed, then a publish; the package is
     // then byte for byte what it was, and the audit is clean.
     let as_advised = |p: &Path, wrong: &str, named: usize| {
-        let (code, out) = audit();
+        let (code, out) = env.audit();
         assert_eq!(code, Some(1), "{out}");
         assert!(out.contains("1 missing or other bytes"), "{out}");
         let (line, files) = crate::support::package_advice(&out, &rel(p));
@@ -1317,7 +1310,7 @@ fn the_data_folders_dump_packages_are_audited_and_written_again_byte_for_byte_as
     }
     let (code, out) = {
         damage(oldest);
-        audit()
+        env.audit()
     };
     assert_eq!(code, Some(1), "{out}");
     assert!(
@@ -1340,7 +1333,7 @@ fn the_data_folders_dump_packages_are_audited_and_written_again_byte_for_byte_as
     // Listed by yesterday's snapshot only: plikt cannot write it again; restored from
     // a backup, it is as listed.
     damage(past);
-    let (code, out) = audit();
+    let (code, out) = env.audit();
     assert_eq!(code, Some(1), "{out}");
     let line = line_of(&out, past);
     assert!(

@@ -67,6 +67,38 @@ fn sha256_kept(garage: &Garage, key: &str) -> Option<String> {
         .map(|v| v.to_string())
 }
 
+/// Puts `bytes` at `key` with `sha256` kept as its metadata, as plikt puts a package
+/// (and as `rclone copy` keeps it).
+fn put_with_sha256(garage: &Garage, key: &str, bytes: Vec<u8>, sha256: &str) {
+    let mut attributes = object_store::Attributes::new();
+    attributes.insert(
+        object_store::Attribute::Metadata("sha256".into()),
+        sha256.to_string().into(),
+    );
+    let options = object_store::PutOptions {
+        attributes,
+        ..Default::default()
+    };
+    runtime()
+        .block_on(
+            garage
+                .client()
+                .put_opts(&Key::from(key), bytes.into(), options),
+        )
+        .unwrap();
+}
+
+/// Another worker of `a`'s deployment: a folder of its own, `a`'s configuration, object
+/// store credentials and catalog.
+fn worker_like(a: &Env, name: &str, feed: &str) -> Env {
+    let mut w = Env::plain(name, feed, "");
+    std::fs::write(&w.config, std::fs::read_to_string(&a.config).unwrap()).unwrap();
+    std::fs::copy(a.dir.join("s3-secret"), w.dir.join("s3-secret")).unwrap();
+    w.env = a.env.clone();
+    w.postgres = a.postgres.clone();
+    w
+}
+
 /// The object `key` of the bucket, whole.
 fn object(garage: &Garage, key: &str) -> Vec<u8> {
     let (client, key) = (garage.client(), Key::from(key));
@@ -1226,11 +1258,7 @@ impl TwoNodes {
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
         let published = documents(&a.data().join("www"));
         assert!(published.len() > 10, "{published:?}");
-        let mut b = Env::plain(&format!("{name}-b"), &publisher.url("/feed.xml"), "");
-        std::fs::write(&b.config, std::fs::read_to_string(&a.config).unwrap()).unwrap();
-        std::fs::copy(a.dir.join("s3-secret"), b.dir.join("s3-secret")).unwrap();
-        b.env = a.env.clone();
-        b.postgres = a.postgres.clone();
+        let b = worker_like(&a, &format!("{name}-b"), &publisher.url("/feed.xml"));
         Self {
             garage,
             _pg: pg,
@@ -1576,22 +1604,8 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
     let key = format!("kb/www/{lost}");
     let listed = object(garage, &key);
     let other: Vec<u8> = listed.iter().map(|b| b ^ 0x5a).collect();
-    let mut attributes = object_store::Attributes::new();
-    attributes.insert(
-        object_store::Attribute::Metadata("sha256".into()),
-        hex::encode(sha2::Sha256::digest(&other)).into(),
-    );
-    let options = object_store::PutOptions {
-        attributes,
-        ..Default::default()
-    };
-    runtime()
-        .block_on(
-            garage
-                .client()
-                .put_opts(&Key::from(key.as_str()), other.into(), options),
-        )
-        .unwrap();
+    let other_sha256 = hex::encode(sha2::Sha256::digest(&other));
+    put_with_sha256(garage, &key, other, &other_sha256);
     unknown_to_b();
 
     // A stub damaged by hand in a set written again is never copied up in the
@@ -1646,14 +1660,7 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
 
     // `plikt audit` looks up every package the object store's lists name; one lost is
     // named with what to do, and doing it brings it back.
-    let audit = |node: &Env| {
-        let o = node.cmd(&["audit"]);
-        (
-            o.status.code(),
-            String::from_utf8_lossy(&o.stdout).to_string(),
-        )
-    };
-    let (code, out) = audit(a);
+    let (code, out) = a.audit();
     assert_eq!(code, Some(0), "{out}");
     assert!(
         out.contains(&format!(
@@ -1677,25 +1684,8 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
     let mut rotten = kept.to_vec();
     let at = rotten.len() / 2;
     rotten[at] ^= 0x20;
-    let put_with_sha256 = |bytes: Vec<u8>| {
-        let mut attributes = object_store::Attributes::new();
-        attributes.insert(
-            object_store::Attribute::Metadata("sha256".into()),
-            sha256.clone().into(),
-        );
-        runtime()
-            .block_on(garage.client().put_opts(
-                &key,
-                bytes.into(),
-                object_store::PutOptions {
-                    attributes,
-                    ..Default::default()
-                },
-            ))
-            .unwrap();
-    };
-    put_with_sha256(rotten);
-    let (code, out) = audit(a);
+    put_with_sha256(garage, key.as_ref(), rotten, &sha256);
+    let (code, out) = a.audit();
     assert_eq!(code, Some(1), "{out}");
     assert!(
         out.contains(&format!("package: www/{lost}: listed"))
@@ -1714,7 +1704,7 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
         }
         let o = b.cmd(&["publish"]);
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-        let (code, out) = audit(a);
+        let (code, out) = a.audit();
         assert_eq!(code, Some(0), "{out}");
         served_as_listed(lost);
         assert!(
@@ -1731,7 +1721,7 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
     runtime().block_on(garage.client().delete(&key)).unwrap();
     as_advised(&out);
     runtime().block_on(garage.client().delete(&key)).unwrap();
-    let (code, out) = audit(a);
+    let (code, out) = a.audit();
     assert_eq!(code, Some(1), "{out}");
     assert!(
         out.contains(&format!("package: www/{lost}: listed"))
@@ -1765,7 +1755,7 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
     runtime()
         .block_on(garage.client().delete(&Key::from(key.as_str())))
         .unwrap();
-    let (code, out) = audit(a);
+    let (code, out) = a.audit();
     assert_eq!(code, Some(1), "{out}");
     let (line, files) = crate::support::package_advice(&out, &day);
     assert!(
@@ -1781,7 +1771,7 @@ fn s3_workers_keep_stubs_of_dump_packages_which_are_served_whole_from_the_object
         object(garage, &key) == whole,
         "{day} was written again with other bytes"
     );
-    let (code, out) = audit(a);
+    let (code, out) = a.audit();
     assert_eq!(code, Some(0), "{out}");
 }
 
@@ -2389,25 +2379,11 @@ fn s3_a_lost_package_only_past_snapshots_list_stays_listed_until_restored_from_a
         object(&garage, &key) == original,
         "{past} moved up with other bytes"
     );
-    let audit = || {
-        let o = a.cmd(&["audit"]);
-        (
-            o.status.code(),
-            String::from_utf8_lossy(&o.stdout).to_string(),
-        )
-    };
-    let (code, out) = audit();
+    let (code, out) = a.audit();
     assert_eq!(code, Some(0), "{out}");
     let sha256 = sha256_kept(&garage, &key).expect("a package keeps its SHA-256");
     // A worker of its own folder for each way in.
-    let worker = |name: &str| {
-        let mut w = Env::plain(name, &publisher.url("/feed.xml"), "");
-        std::fs::write(&w.config, std::fs::read_to_string(&a.config).unwrap()).unwrap();
-        std::fs::copy(a.dir.join("s3-secret"), w.dir.join("s3-secret")).unwrap();
-        w.env = a.env.clone();
-        w.postgres = a.postgres.clone();
-        w
-    };
+    let worker = |name: &str| worker_like(&a, name, &publisher.url("/feed.xml"));
     let published = |w: &Env| {
         let o = w.cmd(&["publish"]);
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
@@ -2421,7 +2397,7 @@ fn s3_a_lost_package_only_past_snapshots_list_stays_listed_until_restored_from_a
         );
     };
     let names_it = || {
-        let (code, out) = audit();
+        let (code, out) = a.audit();
         assert_eq!(code, Some(1), "{out}");
         let (line, _) = crate::support::package_advice(&out, past);
         assert!(
@@ -2468,22 +2444,8 @@ fn s3_a_lost_package_only_past_snapshots_list_stays_listed_until_restored_from_a
     // As the audit says: the object put back from a backup (its bytes and the SHA-256
     // kept with them, as `rclone copy` keeps them); the audit is clean, and a node
     // serves it as the snapshot lists it.
-    let mut attributes = object_store::Attributes::new();
-    attributes.insert(
-        object_store::Attribute::Metadata("sha256".into()),
-        sha256.into(),
-    );
-    runtime()
-        .block_on(garage.client().put_opts(
-            &Key::from(key.as_str()),
-            original.clone().into(),
-            object_store::PutOptions {
-                attributes,
-                ..Default::default()
-            },
-        ))
-        .unwrap();
-    let (code, out) = audit();
+    put_with_sha256(&garage, &key, original.clone(), &sha256);
+    let (code, out) = a.audit();
     assert_eq!(code, Some(0), "{out}");
     let served = c.listen_on_free_port_keeping_base();
     let node = Serving::start(&c, &served);

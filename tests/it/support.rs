@@ -634,6 +634,15 @@ impl Env {
         self.cmd(&["harvest"])
     }
 
+    /// `plikt audit`: its exit code and what it printed.
+    pub fn audit(&self) -> (Option<i32>, String) {
+        let o = self.cmd(&["audit"]);
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).to_string(),
+        )
+    }
+
     pub fn status(&self) -> Value {
         let o = self.cmd(&["status", "--format", "json"]);
         assert_eq!(o.status.code(), Some(0), "{}", text(&o));
@@ -1428,9 +1437,10 @@ impl OwnPostgres {
         Self::start_with(&[])
     }
 
-    /// A cluster that takes TCP connections only over TLS and with a password
-    /// (`scripts/postgres start --tls`: `dir/ca.pem`, `dir/other-ca.pem`,
-    /// `dir/password`; the URL's host is `localhost`, the one name its certificate has).
+    /// A cluster that takes TCP connections only over TLS, with a password or a client
+    /// certificate as its roles ask (`scripts/postgres start --tls`: `dir/ca.pem`,
+    /// `dir/other-ca.pem`, `dir/password`, the clients' certificates; the URL's host is
+    /// `localhost`, the one name its certificate has).
     pub fn start_tls() -> Self {
         Self::start_with(&["--tls"])
     }
