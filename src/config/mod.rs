@@ -12,6 +12,7 @@
 
 mod blobs;
 mod secret;
+mod server;
 
 /// Whether `a` and `b` name the same place (as written, or once both are resolved).
 pub fn same_path(a: &Path, b: &Path) -> bool {
@@ -33,6 +34,7 @@ use url::Url;
 
 pub use blobs::{BlobsConfig, S3Settings};
 pub use secret::Secret;
+pub use server::{MIN_SECRET_CHARS, ServerConfig};
 
 /// Why the configuration cannot be used. Messages name the file, key and line, and
 /// never quote a secret.
@@ -105,6 +107,9 @@ pub struct Config {
     /// The validation page and API of `plikt serve` and `plikt run`.
     #[serde(default)]
     pub web: WebConfig,
+    /// `[server]`: limits of the HTTP service's other doors.
+    #[serde(default)]
+    pub server: ServerConfig,
     /// The publishers, `[[publisher]]`.
     #[serde(default, rename = "publisher")]
     pub publishers: Vec<PublisherConfig>,
@@ -611,6 +616,16 @@ pub struct NotificationConfig {
     pub external_hubs: Vec<Url>,
     /// Notifications kept in the catalog after every subscriber has them.
     pub keep_days: u32,
+    /// Subscription requests a client address may make per minute once its burst is
+    /// spent (0: no limit); more are answered 429.
+    pub subscriptions_per_minute: u32,
+    /// Subscription requests a client address may make at once.
+    pub subscription_burst: u32,
+    /// Verifications of intent (GETs to callbacks) in flight at once; a request beyond
+    /// is answered 503 and not verified.
+    pub max_verifications: usize,
+    /// Verifications in flight to one callback host at once; beyond, 503.
+    pub max_verifications_per_host: usize,
 }
 
 impl Default for NotificationConfig {
@@ -628,6 +643,10 @@ impl Default for NotificationConfig {
             max_concurrent_deliveries: 128,
             external_hubs: Vec::new(),
             keep_days: 30,
+            subscriptions_per_minute: 10,
+            subscription_burst: 10,
+            max_verifications: 16,
+            max_verifications_per_host: 2,
         }
     }
 }
@@ -829,6 +848,17 @@ impl Config {
                 "[notification] leases must satisfy 1 <= min_lease_secs <= default_lease_secs <= max_lease_secs".into(),
             ));
         }
+        if n.max_verifications == 0 || n.max_verifications_per_host == 0 {
+            return Err(invalid(
+                "[notification] max_verifications and max_verifications_per_host must be at least 1".into(),
+            ));
+        }
+        if n.subscriptions_per_minute > 0 && n.subscription_burst == 0 {
+            return Err(invalid(
+                "[notification] subscription_burst must be at least 1 when subscriptions_per_minute is set".into(),
+            ));
+        }
+        config.server.check().map_err(&invalid)?;
         if n.max_changes == 0 || n.max_attempts == 0 || n.max_concurrent_deliveries == 0 {
             return Err(invalid(
                 "[notification] max_changes, max_attempts and max_concurrent_deliveries must be at least 1".into(),
@@ -916,6 +946,7 @@ impl Config {
             )
             .map_err(&invalid)?;
             o.secret = load_secret(&at, keys.0, keys.1, base, env).map_err(&invalid)?;
+            long_enough(&at, &o.secret).map_err(&invalid)?;
         }
         for d in &mut config.destinations {
             let at = format!("[[destination]] `{}`", d.id);
@@ -927,6 +958,7 @@ impl Config {
             )
             .map_err(&invalid)?;
             d.secret = load_secret(&at, keys.0, keys.1, base, env).map_err(&invalid)?;
+            long_enough(&at, &d.secret).map_err(&invalid)?;
             for p in &d.publishers {
                 if !config.publishers.iter().any(|q| &q.id == p) {
                     return Err(invalid(format!("{at}: no publisher `{p}`")));
@@ -1010,6 +1042,39 @@ fn credential_keys<'a>(
     }
 }
 
+/// Refuses a client's credential that could be guessed: shorter than
+/// [`MIN_SECRET_CHARS`].
+fn long_enough(at: &str, secret: &Result<Secret, String>) -> Result<(), String> {
+    match secret {
+        Ok(s) if s.expose().chars().count() < MIN_SECRET_CHARS => Err(format!(
+            "{at}: the token or password is {} characters; plikt accepts at least {MIN_SECRET_CHARS}: {}",
+            s.expose().chars().count(),
+            server::HOW_TO_MAKE
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A secret file that others than its owner may read is refused, as ssh refuses a
+/// loose key: whoever can read it can use it.
+fn private_file(at: &str, file: &Path) -> Result<(), String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(meta) = std::fs::metadata(file) {
+            let mode = meta.permissions().mode() & 0o777;
+            if mode & 0o077 != 0 {
+                return Err(format!(
+                    "{at}: {} may be read by others than its owner (mode {mode:04o}); run `chmod 600 {}` (and `chown` it to the user plikt runs as)",
+                    file.display(),
+                    file.display()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Loads a secret from exactly one of an environment variable or a file. The outer
 /// error is a configuration mistake (both or neither given); the inner one a secret
 /// that cannot be loaded now, which only the commands that need it report.
@@ -1030,6 +1095,7 @@ fn load_secret(
             } else {
                 file.clone()
             };
+            private_file(at, &file)?;
             std::fs::read_to_string(&file)
                 .map(|text| Secret::new(text.lines().next().unwrap_or("").to_string()))
                 .map_err(|e| format!("{at}: cannot read {}: {e}", file.display()))

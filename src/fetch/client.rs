@@ -433,10 +433,10 @@ impl Client {
             },
             None => return Err(FetchError::Scheme { url: url.clone() }),
         };
-        if let Some(ip) = addrs.into_iter().find(|ip| is_private(*ip)) {
+        if addrs.into_iter().any(is_private) {
             return Err(FetchError::PrivateTarget {
                 url: url.clone(),
-                addr: ip,
+                host: url.host_str().unwrap_or_default().to_string(),
                 rule: self.policy.private_rule,
             });
         }
@@ -583,34 +583,11 @@ fn retry_after(headers: &HeaderMap<HeaderValue>) -> Option<Duration> {
     Some(Duration::from_secs(secs.unsigned_abs()))
 }
 
-/// Loopback, private, link-local, shared, unspecified and multicast addresses: never a
-/// publisher's public server (SSRF guard).
+/// Every address that is not globally reachable ([`super::address::is_global`]: the
+/// IANA special-purpose registries, embedded IPv4 forms included): never a publisher's
+/// public server (SSRF guard).
 pub fn is_private(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let o = v4.octets();
-            v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_broadcast()
-                || v4.is_multicast()
-                || v4.is_documentation()
-                || o[0] == 0
-                || (o[0] == 100 && (o[1] & 0xC0) == 64)
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_private(IpAddr::V4(v4));
-            }
-            let s = v6.segments();
-            v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (s[0] & 0xFE00) == 0xFC00
-                || (s[0] & 0xFFC0) == 0xFE80
-        }
-    }
+    !super::address::is_global(ip)
 }
 
 /// The DNS resolver of every client plikt builds ([`Policy::builder`]): a name that

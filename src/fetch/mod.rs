@@ -10,6 +10,7 @@
 //! a spool file. A gzip-coded feed is decoded while streaming and its decoded size is
 //! capped; other codings are refused.
 
+mod address;
 mod client;
 mod policy;
 mod spool;
@@ -98,13 +99,16 @@ pub enum FetchError {
         /// The URL.
         url: Url,
     },
-    /// The target is a loopback, private or link-local address.
-    #[error("{url}: refused: {addr} is a loopback, private or link-local address ({rule})")]
+    /// The target is not a globally reachable address. Says the host as given, never
+    /// what it resolved to: a public validator must not map anyone's internal names.
+    #[error(
+        "{url}: refused: `{host}` is not a public address (a loopback, private or link-local address, or another that is not globally reachable) ({rule})"
+    )]
     PrivateTarget {
         /// The URL.
         url: Url,
-        /// The address.
-        addr: std::net::IpAddr,
+        /// The host, as the URL gives it.
+        host: String,
         /// Where the rule that refuses it was set.
         rule: PrivateRule,
     },

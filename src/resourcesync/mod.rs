@@ -525,32 +525,48 @@ fn lock(www: &Path, stopping: &(dyn Fn() -> bool + Sync)) -> Result<File, Publis
 const LOCK_POLL: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// The Source Descriptions (§8): the public one lists the public sets; the other one,
-/// for authenticated Destinations, the restricted sets as well.
+/// for authenticated Destinations, the restricted sets as well. `plikt serve` answers
+/// each Destination with its own ([`source_description`]): only the sets it may read.
 fn write_source_descriptions(config: &Config, www: &Path) -> Result<(), PublishError> {
-    let base = config.base_url.as_str();
-    for (file, accesses) in [
-        (SOURCE_DESCRIPTION, &[Access::Gratis][..]),
-        (
-            FULL_SOURCE_DESCRIPTION,
-            &[Access::Gratis, Access::Restricted][..],
-        ),
-    ] {
+    for (file, restricted) in [(SOURCE_DESCRIPTION, false), (FULL_SOURCE_DESCRIPTION, true)] {
         atomic_write(&www.join(file), |out| {
-            let mut w =
-                DocumentWriter::new(out, Root::UrlSet, &[], &Md::capability("description"))?;
-            for p in &config.publishers {
-                for access in accesses {
-                    w.entry(&Entry {
-                        loc: format!("{base}{}", capability_list_path(&p.id, *access)),
-                        md: Some(Md::capability("capabilitylist")),
-                        ..Entry::default()
-                    })?;
-                }
-            }
-            w.finish().map(drop)
+            write_source_description(config, out, &|_| restricted)
         })?;
     }
     Ok(())
+}
+
+/// The Source Description a Destination may read: every public set, and the restricted
+/// sets of the publishers `restricted` names (§8).
+pub fn source_description(config: &Config, restricted: &dyn Fn(&str) -> bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_source_description(config, &mut out, restricted)
+        .expect("writing to memory cannot fail");
+    out
+}
+
+fn write_source_description(
+    config: &Config,
+    out: &mut impl io::Write,
+    restricted: &dyn Fn(&str) -> bool,
+) -> io::Result<()> {
+    let base = config.base_url.as_str();
+    let mut w = DocumentWriter::new(out, Root::UrlSet, &[], &Md::capability("description"))?;
+    for p in &config.publishers {
+        let accesses = if restricted(&p.id) {
+            &[Access::Gratis, Access::Restricted][..]
+        } else {
+            &[Access::Gratis][..]
+        };
+        for access in accesses {
+            w.entry(&Entry {
+                loc: format!("{base}{}", capability_list_path(&p.id, *access)),
+                md: Some(Md::capability("capabilitylist")),
+                ..Entry::default()
+            })?;
+        }
+    }
+    w.finish().map(drop)
 }
 
 /// One set being published: a publisher's public or restricted resources, read

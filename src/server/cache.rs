@@ -62,11 +62,18 @@ pub(super) struct Headers {
     pub last_modified: Option<HeaderValue>,
     /// `Link: <capability list>; rel="resourcesync"` (§6.3.3).
     pub link: HeaderValue,
+    /// `Content-Disposition: attachment` for a deposited file of a type a browser would
+    /// run ([`super::guard::disposition`]).
+    pub disposition: Option<HeaderValue>,
 }
 
 impl Served {
     /// `f`, a file of `publisher`'s served below `base_url`.
     pub fn new(base_url: &str, publisher: &str, f: &PublishedFile) -> Self {
+        let content_type = f
+            .content_type
+            .as_deref()
+            .unwrap_or("application/octet-stream");
         Self {
             key: resourcesync::url_key(&f.url),
             sha256: f.sha256.clone(),
@@ -77,12 +84,14 @@ impl Served {
                 base_url,
                 publisher,
                 f.access,
-                f.content_type
-                    .as_deref()
-                    .unwrap_or("application/octet-stream"),
+                content_type,
                 &format!("\"{}\"", f.sha256),
                 Timestamp::parse(&f.stored_at),
-            ),
+            )
+            .map(|h| Headers {
+                disposition: super::guard::disposition(content_type),
+                ..h
+            }),
         }
     }
 }
@@ -112,6 +121,7 @@ impl Headers {
                 "<{base_url}{}>; rel=\"resourcesync\"",
                 resourcesync::capability_list_path(publisher, access)
             ))?,
+            disposition: None,
         })
     }
 }

@@ -1,14 +1,102 @@
 //! The hub and the topics over HTTP (Change Notification 1.0.1 §4, WebSub §4–§5); what
 //! they do is [`crate::notify`].
 
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::num::NonZeroU32;
+use std::sync::{Arc, Mutex};
+
 use axum::Form;
-use axum::extract::State;
+use axum::Extension;
+use axum::extract::{ConnectInfo, State};
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::{AppError, AppState, destination, internal};
+use crate::config::NotificationConfig;
 use crate::notify::{self, hub::SubscriptionRequest};
 use crate::store::Access;
+
+/// The hub's limits (`[notification]`): each subscription request makes plikt send a
+/// GET to a URL the requester chose, so neither their rate nor the verifications in
+/// flight may be unbounded.
+#[derive(Debug)]
+pub(super) struct Limits {
+    /// Subscription requests per client address.
+    rate: Option<DefaultKeyedRateLimiter<IpAddr>>,
+    /// Verifications in flight in all.
+    in_flight: Arc<Semaphore>,
+    /// Verifications in flight per callback host.
+    per_host: Arc<Mutex<HashMap<String, usize>>>,
+    max_per_host: usize,
+}
+
+/// A verification's place in the limits, given back when it is dropped.
+#[derive(Debug)]
+pub(super) struct Slot {
+    _permit: OwnedSemaphorePermit,
+    host: String,
+    per_host: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut m = self.per_host.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = m.get_mut(&self.host) {
+            *n -= 1;
+            if *n == 0 {
+                m.remove(&self.host);
+            }
+        }
+    }
+}
+
+impl Limits {
+    pub(super) fn new(n: &NotificationConfig) -> Self {
+        Self {
+            rate: NonZeroU32::new(n.subscriptions_per_minute).map(|per_minute| {
+                let burst = NonZeroU32::new(n.subscription_burst).unwrap_or(NonZeroU32::MIN);
+                RateLimiter::keyed(Quota::per_minute(per_minute).allow_burst(burst))
+            }),
+            in_flight: Arc::new(Semaphore::new(n.max_verifications.max(1))),
+            per_host: Arc::default(),
+            max_per_host: n.max_verifications_per_host.max(1),
+        }
+    }
+
+    /// Takes a token of `client`'s bucket, or says how many seconds until one is free.
+    fn admit(&self, client: IpAddr) -> Result<(), u64> {
+        let Some(rate) = &self.rate else {
+            return Ok(());
+        };
+        if rate.len() > 65_536 {
+            rate.retain_recent();
+        }
+        rate.check_key(&client).map_err(|not_until| {
+            let wait = not_until.wait_time_from(DefaultClock::default().now());
+            wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
+        })
+    }
+
+    /// A place for one more verification to `host`, if the limits leave one.
+    fn slot(&self, host: &str) -> Option<Slot> {
+        let permit = self.in_flight.clone().try_acquire_owned().ok()?;
+        let mut m = self.per_host.lock().unwrap_or_else(|e| e.into_inner());
+        let n = m.entry(host.to_string()).or_insert(0);
+        if *n >= self.max_per_host {
+            return None;
+        }
+        *n += 1;
+        Some(Slot {
+            _permit: permit,
+            host: host.to_string(),
+            per_host: self.per_host.clone(),
+        })
+    }
+}
 
 /// `GET /hub`: what the hub is for (it answers POSTs).
 pub(super) async fn about() -> Response {
@@ -27,9 +115,21 @@ pub(super) async fn about() -> Response {
 /// verified at the callback.
 pub(super) async fn subscription(
     State(state): State<AppState>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
     headers: HeaderMap,
     Form(form): Form<Vec<(String, String)>>,
 ) -> Result<Response, AppError> {
+    let client = super::web::client(
+        &headers,
+        peer.map(|Extension(ConnectInfo(p))| p),
+        &state.config.web.trusted_proxies,
+    );
+    if let Err(wait) = state.hub_limits.admit(client) {
+        return Ok(super::guard::too_many(
+            wait,
+            "too many subscription requests from your address",
+        ));
+    }
     let request = match SubscriptionRequest::parse(&state.config, &form) {
         Ok(r) => r,
         Err(e) => {
@@ -49,12 +149,23 @@ pub(super) async fn subscription(
             None => return Err(AppError::Unauthorized),
         }
     };
-    tokio::spawn(notify::hub::complete(
-        state.config.clone(),
-        state.hub_client.clone(),
-        request,
-        dest,
-    ));
+    let host = request.callback.host_str().unwrap_or("").to_ascii_lowercase();
+    let Some(slot) = state.hub_limits.slot(&host) else {
+        let mut r = (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            "the hub is verifying as many subscriptions as it takes at once (or to this callback's host); try again shortly\n",
+        )
+            .into_response();
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("10"));
+        return Ok(r);
+    };
+    let (config, client) = (state.config.clone(), state.hub_client.clone());
+    tokio::spawn(async move {
+        notify::hub::complete(config, client, request, dest).await;
+        drop(slot);
+    });
     Ok((
         StatusCode::ACCEPTED,
         [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],

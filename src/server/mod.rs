@@ -24,6 +24,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 mod cache;
+mod guard;
 mod hub;
 mod ops;
 mod resource;
@@ -53,6 +54,10 @@ pub struct AppState {
     local: bool,
     /// Deposits' files and small blobs' bytes, as served.
     cache: Arc<cache::Cache>,
+    /// Failed authentication per client address.
+    throttle: Arc<guard::Throttle>,
+    /// The hub's limits on subscription requests and verifications.
+    hub_limits: Arc<hub::Limits>,
 }
 
 impl AppState {
@@ -79,6 +84,11 @@ impl AppState {
         Ok(Self {
             local,
             cache: Arc::default(),
+            throttle: Arc::new(guard::Throttle::new(
+                config.server.auth_failures_per_minute,
+                config.server.auth_failure_burst,
+            )),
+            hub_limits: Arc::new(hub::Limits::new(&config.notification)),
             hub_client: crate::notify::client(&config)?,
             web: web::Web::new(&config.web),
             config,
@@ -129,6 +139,13 @@ pub fn app(state: AppState) -> Router {
             get(resource::resource_version),
         )
         .merge(web::routes())
+        .fallback(|| async { AppError::NotFound })
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            guard::throttle_auth,
+        ))
+        .layer(axum::middleware::from_fn(guard::clean_path))
+        .layer(axum::middleware::map_response(guard::inert))
         .with_state(state)
 }
 
@@ -338,18 +355,38 @@ async fn source_description(
     State(state): State<AppState>,
     headers: HeaderMap,
 ) -> Result<Response, AppError> {
-    let file = if authorised(&state.config, &headers, None) {
-        resourcesync::FULL_SOURCE_DESCRIPTION
-    } else {
-        resourcesync::SOURCE_DESCRIPTION
+    // Two kinds of document at one URL, chosen by the credentials: a cache must keep
+    // them apart (RFC 9110 §12.5.5).
+    let vary = |mut r: Response| {
+        r.headers_mut()
+            .insert(header::VARY, HeaderValue::from_static("authorization"));
+        r
     };
-    // Two documents at one URL, chosen by the credentials: a cache must keep them apart
-    // (RFC 9110 §12.5.5).
-    let mut response = static_file(&state, file, &headers).await?;
-    response
-        .headers_mut()
-        .insert(header::VARY, HeaderValue::from_static("authorization"));
-    Ok(response)
+    let Some(d) = destination(&state.config, &headers, None) else {
+        return static_file(&state, resourcesync::SOURCE_DESCRIPTION, &headers)
+            .await
+            .map(vary);
+    };
+    // A Destination sees only the restricted sets it may read: made from the
+    // configuration for each request (a list of the publishers' Capability Lists).
+    let body = resourcesync::source_description(&state.config, &|p| d.may_see(p));
+    use sha2::Digest;
+    let etag = HeaderValue::from_str(&format!(
+        "\"{}\"",
+        hex::encode(sha2::Sha256::digest(&body))
+    ))
+    .map_err(internal)?;
+    let mut h = HeaderMap::with_capacity(3);
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/xml; charset=utf-8"),
+    );
+    if resource::not_modified(&headers, &etag) {
+        h.insert(header::ETAG, etag);
+        return Ok(vary((StatusCode::NOT_MODIFIED, h).into_response()));
+    }
+    h.insert(header::ETAG, etag);
+    Ok(vary((h, body).into_response()))
 }
 
 /// Everything below `resourcesync/<publisher>/`: the documents and packages of the
@@ -414,14 +451,16 @@ async fn static_file(
             Err(e) => return Err(blob_failed(format_args!("document {path}"), e)),
         },
         None => {
-            let path = resourcesync::www(&state.config).join(path);
-            let file = match tokio::fs::File::open(&path).await {
-                Ok(f) => f,
+            let www = resourcesync::www(&state.config);
+            let file = match crate::store::open_beneath(&www, std::path::Path::new(path)) {
+                Ok(f) => tokio::fs::File::from_std(f),
+                // Not there, or only through a symlink out of the folder: a 404.
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                     return Err(AppError::NotFound);
                 }
-                Err(e) => return Err(internal(format!("{}: {e}", path.display()))),
+                Err(e) => return Err(internal(format!("{}/{path}: {e}", www.display()))),
             };
+            let path = www.join(path);
             let meta = file
                 .metadata()
                 .await
@@ -469,21 +508,60 @@ fn if_none_match(request: &HeaderMap) -> Option<String> {
 }
 
 /// Serves `app` on `listener` until `shutdown` turns true, then finishes the requests
-/// in progress.
+/// in progress. A connection that has not sent a request's headers within
+/// `[server] header_timeout_secs` is closed (hyper's timer, which `axum::serve` does
+/// not set).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: AppState,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> std::io::Result<()> {
-    // The connecting address is the validation service's rate-limit key.
-    axum::serve(
-        listener,
-        app(state).into_make_service_with_connect_info::<std::net::SocketAddr>(),
-    )
-    .with_graceful_shutdown(async move {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(state.config.server.header_timeout());
+    let app = app(state);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let stop = async move {
         let _ = shutdown.wait_for(|s| *s).await;
-    })
-    .await
+    };
+    tokio::pin!(stop);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of file descriptors, say: wait rather than spin (as axum::serve).
+                    tracing::warn!(error = %e, "accepting a connection failed");
+                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                    continue;
+                }
+            },
+            () = &mut stop => break,
+        };
+        // The connecting address is the rate limits' key (`web::client`).
+        let service = tower::ServiceExt::map_request(
+            app.clone(),
+            move |mut r: http::Request<hyper::body::Incoming>| {
+                r.extensions_mut()
+                    .insert(axum::extract::ConnectInfo(peer));
+                r
+            },
+        );
+        let connection = http.serve_connection(
+            TokioIo::new(stream),
+            hyper_util::service::TowerToHyperService::new(service),
+        );
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(error = %e, %peer, "connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -504,7 +582,7 @@ mod tests {
             dir.display()
         );
         let config = Config::parse(&text, std::path::Path::new("t.toml"), dir, &|v| {
-            (v == "T").then(|| "secret-token".to_string())
+            (v == "T").then(|| "secret-token-0123456789abcdef0123456789".to_string())
         })
         .unwrap();
         let config = Arc::new(config);
@@ -567,7 +645,7 @@ mod tests {
         let (s, _, body) = get(
             &app,
             "/resourcesync/a/restricted/capabilitylist.xml",
-            Some("Bearer secret-token"),
+            Some("Bearer secret-token-0123456789abcdef0123456789"),
         )
         .await;
         assert_eq!(s, StatusCode::OK, "{body}");

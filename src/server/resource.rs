@@ -67,6 +67,9 @@ fn common_headers(h: &Headers) -> HeaderMap {
         headers.insert(header::LAST_MODIFIED, date.clone());
     }
     headers.insert(header::LINK, h.link.clone());
+    if let Some(d) = &h.disposition {
+        headers.insert(header::CONTENT_DISPOSITION, d.clone());
+    }
     headers
 }
 
@@ -160,9 +163,10 @@ async fn send_file(
     let Some(f) = files.find(&key) else {
         return Err(AppError::NotFound);
     };
-    // A resource of a restricted set is served only to Destinations allowed to see it.
+    // A resource of a restricted set is served only to Destinations allowed to see it;
+    // to anyone else it is not there at all (no oracle for guessed URLs).
     if f.access != Access::Gratis && !authorised(&state.config, &request, Some(&publisher)) {
-        return Err(AppError::Unauthorized);
+        return Err(AppError::NotFound);
     }
     let h = f.headers.as_ref().map_err(internal)?;
     let mut headers = common_headers(h);
@@ -171,7 +175,7 @@ async fn send_file(
         return Ok((StatusCode::NOT_MODIFIED, headers).into_response());
     }
     let value = |s: String| HeaderValue::from_str(&s).map_err(internal);
-    let range = match byte_range(&request, f.length) {
+    let range = match byte_range(&request, f.length, h) {
         Ok(r) => r,
         Err(()) => {
             headers.insert(
@@ -228,12 +232,19 @@ async fn send_file(
 }
 
 /// The one range of a `Range: bytes=…` header, if there is one (`Ok(None)`: the whole
-/// resource, also for several ranges or another unit); `Err` when it cannot be
-/// satisfied (416).
-fn byte_range(request: &HeaderMap, length: u64) -> Result<Option<RangeInclusive<u64>>, ()> {
+/// resource, also for several ranges or another unit, or an `If-Range` that no longer
+/// matches); `Err` when it cannot be satisfied (416).
+fn byte_range(
+    request: &HeaderMap,
+    length: u64,
+    h: &Headers,
+) -> Result<Option<RangeInclusive<u64>>, ()> {
     let Some(text) = request.get(header::RANGE).and_then(|v| v.to_str().ok()) else {
         return Ok(None);
     };
+    if !if_range_matches(request, h) {
+        return Ok(None);
+    }
     match http_range_header::parse_range_header(text) {
         Ok(parsed) => match parsed.validate(length) {
             Ok(ranges) if ranges.len() == 1 => Ok(ranges.into_iter().next()),
@@ -242,6 +253,31 @@ fn byte_range(request: &HeaderMap, length: u64) -> Result<Option<RangeInclusive<
         },
         // Not a byte range this server understands: ignored (RFC 9110 §14.2).
         Err(_) => Ok(None),
+    }
+}
+
+/// Whether a request's `If-Range` (if any) still names this representation (RFC 9110
+/// §13.1.5): an entity tag by strong comparison, or a date exactly the
+/// `Last-Modified`. Otherwise the range is ignored and the whole resource sent, so that
+/// a client never stitches parts of two versions together.
+fn if_range_matches(request: &HeaderMap, h: &Headers) -> bool {
+    let Some(given) = request.get(header::IF_RANGE) else {
+        return true;
+    };
+    let Ok(given) = given.to_str().map(str::trim) else {
+        return false;
+    };
+    if given.starts_with('"') {
+        // Strong comparison: both strong and the same (a weak `W/"…"` never matches).
+        return h.etag.to_str().is_ok_and(|e| e == given);
+    }
+    match (&h.last_modified, httpdate::parse_http_date(given)) {
+        (Some(lm), Ok(date)) => lm
+            .to_str()
+            .ok()
+            .and_then(|lm| httpdate::parse_http_date(lm).ok())
+            .is_some_and(|lm| lm == date),
+        _ => false,
     }
 }
 
@@ -271,7 +307,7 @@ async fn send_record(
         return Err(AppError::NotFound);
     };
     if access != Access::Gratis && !authorised(&state.config, &request, Some(&publisher)) {
-        return Err(AppError::Unauthorized);
+        return Err(AppError::NotFound);
     }
     // Records are made from the catalog when asked for (the same bytes each time).
     let bytes = resourcesync::record_bytes(&metadata).map_err(internal)?;
@@ -297,12 +333,41 @@ async fn send_record(
 mod tests {
     use super::*;
 
+    fn served() -> Headers {
+        Headers::new(
+            "http://kb.example/",
+            "p",
+            Access::Gratis,
+            "text/plain",
+            "\"abc\"",
+            crate::store::Timestamp::parse("2026-01-02T03:04:05Z"),
+        )
+        .unwrap()
+    }
+
     fn range(h: Option<&str>, length: u64) -> Result<Option<RangeInclusive<u64>>, ()> {
         let mut m = HeaderMap::new();
         if let Some(h) = h {
             m.insert(header::RANGE, HeaderValue::from_str(h).unwrap());
         }
-        byte_range(&m, length)
+        byte_range(&m, length, &served())
+    }
+
+    #[test]
+    fn a_range_whose_if_range_no_longer_matches_is_the_whole_resource() {
+        let h = served();
+        let lm = h.last_modified.clone().unwrap();
+        let with = |if_range: &HeaderValue| {
+            let mut m = HeaderMap::new();
+            m.insert(header::RANGE, HeaderValue::from_static("bytes=0-9"));
+            m.insert(header::IF_RANGE, if_range.clone());
+            byte_range(&m, 100, &h)
+        };
+        assert_eq!(with(&HeaderValue::from_static("\"abc\"")), Ok(Some(0..=9)));
+        assert_eq!(with(&lm), Ok(Some(0..=9)));
+        for other in ["\"abd\"", "W/\"abc\"", "Sat, 01 Jan 2000 00:00:00 GMT", "junk"] {
+            assert_eq!(with(&HeaderValue::from_static(other)), Ok(None), "{other}");
+        }
     }
 
     #[test]

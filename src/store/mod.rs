@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 pub use blobs::{
     BlobError, BlobWriter, Blobs, ByteStream, Document, Documents, Failure, Fetched, Head,
-    ObjectStoreError, Packed, Packing, ReadSeek, Written, sync_dir,
+    ObjectStoreError, Packed, Packing, ReadSeek, Written, open_beneath, sync_dir,
 };
 pub use catalog::{
     BlobSource, Catalog, DueFile, DueVersion, FileResult, KnownVersion, Location, NewFile,
@@ -331,6 +331,7 @@ impl Store {
             move |source| StoreError::Io { path, source }
         };
         std::fs::create_dir_all(data_dir).map_err(io(data_dir))?;
+        private_folder(data_dir).map_err(io(data_dir))?;
         // One writer per data folder, unless the catalog is PostgreSQL and the blobs
         // are in an object store: then the data folder holds nothing shared, and any
         // number of workers share the harvest through the catalog's leases.
@@ -395,6 +396,22 @@ impl From<DbError> for StoreError {
             source,
         }
     }
+}
+
+/// Takes group write and every bit of others' from the data folder (one made by an
+/// earlier plikt, or by hand under umask 022): what is in it (restricted metadata,
+/// subscribers' secrets) is for plikt's user, and its group at most to read. Files
+/// plikt creates get the same through its umask (`main`).
+fn private_folder(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir)?.permissions().mode() & 0o7777;
+        if mode & 0o027 != 0 {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode & !0o027))?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

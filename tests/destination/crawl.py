@@ -23,7 +23,8 @@ namespace) are external and not followed. The checks, by function:
   one resource / record entry             check_entry (+ check_memento, check_location)
   change entries' order and window        check_change_order
   one dump package (ZIP + manifest)       check_package
-  restricted sets                         Crawler.fetch (401 + WWW-Authenticate anonymously)
+  restricted sets                         Crawler.fetch (401 + WWW-Authenticate anonymously;
+                                          404 for a restricted resource, as if missing)
 
 With --auth every request carries the credentials, and every URL reached
 through a restricted set (`resourcesync/<publisher>/restricted/`) is fetched a
@@ -423,6 +424,14 @@ class Crawler:
             return
         self.anonymous_checked.add(url)
         r = self.fetcher.get(url, anonymous=True)
+        # A restricted resource (`d/…`) answers as one that does not exist, so that
+        # nobody can confirm a guessed URL; a restricted set's documents ask for
+        # credentials.
+        if url[len(self.base):].startswith("d/"):
+            self.expect(r.status == 404, url,
+                        f"restricted-set URL without credentials: status {r.status or r.error}, expected 404",
+                        where)
+            return
         if self.expect(r.status == 401, url,
                        f"restricted-set URL without credentials: status {r.status or r.error}, expected 401",
                        where):

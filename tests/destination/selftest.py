@@ -279,6 +279,8 @@ class Handler(BaseHTTPRequestHandler):
         authorised = self.headers.get("Authorization") == TOKEN
         if path == ".well-known/resourcesync" and not authorised:
             status, headers, body = 200, {"Content-Type": "application/xml"}, site.anonymous_sd
+        elif any(path.startswith(p) for p in site.protected) and not authorised and path.startswith("d/"):
+            status, headers, body = 404, {"Content-Type": "text/plain"}, b"not found\n"
         elif any(path.startswith(p) for p in site.protected) and not authorised:
             status, headers, body = 401, {"WWW-Authenticate": 'Bearer realm="plikt"', "Content-Type": "text/plain"}, b"no\n"
         else:
@@ -413,7 +415,7 @@ BREAKAGES = [
      'no Link header <http://HOST/hub>; rel="hub"'),
     ("hub dead", AUTH, lambda site: site.pages.pop("hub"), "hub GET: status 404"),
     ("restricted resource served anonymously", AUTH, unprotect("d/alpha/5/"),
-     "restricted-set URL without credentials: status 200, expected 401"),
+     "restricted-set URL without credentials: status 200, expected 404"),
     ("restricted set named anonymously", AUTH, leak_sd, "lists restricted sets to a client without credentials"),
     ("restricted set without --auth", (), leak_sd, "lists the restricted set"),
     ("expected set missing", ("--expect-set", "beta"), lambda site: None, "the set 'beta' is not listed"),

@@ -17,7 +17,7 @@ use crate::support::{
 };
 
 /// The token of the `[[destination]]` `libris` that may see the restricted set.
-pub const TOKEN: &str = "t0ken-for-libris";
+pub const TOKEN: &str = "t0ken-for-libris-0123456789abcdef01";
 
 /// A publisher whose feed changes with `generation`: `a` (a PDF that changes in every
 /// generation), `r` (restricted; changes in generation 3), `b` from generation 2, `c`

@@ -1531,7 +1531,7 @@ fn the_service_runs_on_schedule_serves_status_and_stops_on_sigterm() {
             .args(["run", "--config"])
             .arg(&env.config)
             .env("RUST_LOG", "info")
-            .env("PLIKT_TEST_OPS_TOKEN", "ops-secret-1")
+            .env("PLIKT_TEST_OPS_TOKEN", "ops-secret-1-0123456789abcdef012345678")
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -1547,7 +1547,7 @@ fn the_service_runs_on_schedule_serves_status_and_stops_on_sigterm() {
         std::thread::sleep(Duration::from_millis(300));
         let (code, _, body) = get(
             &format!("http://127.0.0.1:{port}/status"),
-            Some("Bearer ops-secret-1"),
+            Some("Bearer ops-secret-1-0123456789abcdef012345678"),
         );
         if code != 200 {
             continue;
@@ -1578,7 +1578,7 @@ fn the_service_runs_on_schedule_serves_status_and_stops_on_sigterm() {
     // day's deposits (an SVG chart with its numbers beside it).
     let (code, head, page) = get(
         &format!("http://127.0.0.1:{port}/dashboard"),
-        Some("Bearer ops-secret-1"),
+        Some("Bearer ops-secret-1-0123456789abcdef012345678"),
     );
     assert_eq!(code, 200);
     assert!(head.contains("text/html"), "{head}");
@@ -1597,7 +1597,7 @@ fn the_service_runs_on_schedule_serves_status_and_stops_on_sigterm() {
     assert!(page.contains("<svg class=\"chart\""), "{page}");
     let (code, head, metrics) = get(
         &format!("http://127.0.0.1:{port}/metrics"),
-        Some("Bearer ops-secret-1"),
+        Some("Bearer ops-secret-1-0123456789abcdef012345678"),
     );
     assert_eq!(code, 200);
     assert!(head.contains("application/openmetrics-text"), "{head}");
@@ -1641,7 +1641,7 @@ fn the_service_runs_on_schedule_serves_status_and_stops_on_sigterm() {
     assert_eq!(value("plikt_store_blobs "), blobs, "{metrics}");
     assert_eq!(value("plikt_store_bytes "), bytes, "{metrics}");
     assert!(metrics.ends_with("# EOF\n"), "{metrics}");
-    assert!(!metrics.contains("ops-secret-1"));
+    assert!(!metrics.contains("ops-secret-1-0123456789abcdef012345678"));
     let exit = stop_with_sigterm(&mut child, "");
     assert_eq!(exit.code(), Some(0));
     // Runs of one publisher never overlap.
@@ -2165,7 +2165,7 @@ fn status_names_the_worker_harvesting_now_and_a_killed_workers_lease() {
         ]
     });
     let env = Env::plain("status-worker", &publisher.url("/feed.xml"), "")
-        .with_env("PLIKT_TEST_OPS_TOKEN", "ops-secret");
+        .with_env("PLIKT_TEST_OPS_TOKEN", "ops-secret-0123456789abcdef0123456789");
     env.replace_in_config("schedule = \"0 0 3 * * *\"", "schedule = \"* * * * * *\"");
     let cfg = std::fs::read_to_string(&env.config).unwrap();
     std::fs::write(
@@ -2176,7 +2176,7 @@ fn status_names_the_worker_harvesting_now_and_a_killed_workers_lease() {
     let base = env.listen_on_free_port();
     // What a monitoring system reads from the worker's /status.
     let over_http = || {
-        let (code, head, body) = get(&format!("{base}status"), Some("Bearer ops-secret"));
+        let (code, head, body) = get(&format!("{base}status"), Some("Bearer ops-secret-0123456789abcdef0123456789"));
         assert_eq!(code, 200, "{head}");
         let v: Value = serde_json::from_slice(&body).unwrap();
         v["publishers"][0]["harvesting"].clone()

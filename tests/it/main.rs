@@ -11,6 +11,7 @@ mod harvest;
 mod hostile;
 mod migrate;
 mod notification;
+mod probe;
 mod resourcesync;
 mod s3;
 mod support;

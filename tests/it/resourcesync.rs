@@ -388,7 +388,7 @@ fn restricted_sets_are_served_only_to_authenticated_destinations() {
     });
     let _ = base.set(server.url(""));
     let env = Env::plain("restricted-set", &server.url("/feed.xml"), "")
-        .with_env("TEST_DEST_TOKEN", "t0ken-for-libris");
+        .with_env("TEST_DEST_TOKEN", "t0ken-for-libris-0123456789abcdef01");
     let cfg = std::fs::read_to_string(&env.config).unwrap()
         + "\n[[destination]]\nid = \"libris\"\ntoken_env = \"TEST_DEST_TOKEN\"\n";
     std::fs::write(&env.config, cfg).unwrap();
@@ -420,7 +420,7 @@ fn restricted_sets_are_served_only_to_authenticated_destinations() {
         "{}resourcesync/test/restricted/capabilitylist.xml",
         srv.base
     );
-    let bearer = "Authorization: Bearer t0ken-for-libris\r\n";
+    let bearer = "Authorization: Bearer t0ken-for-libris-0123456789abcdef01\r\n";
     // Without (or with wrong) credentials: 401, for documents and resources alike.
     for h in [
         "",
@@ -433,7 +433,8 @@ fn restricted_sets_are_served_only_to_authenticated_destinations() {
     let (head, _) = get_with(&restricted_cap, bearer);
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
     let closed = crate::support::locs(&restricted).remove(0);
-    assert!(get(&closed).0.starts_with("HTTP/1.1 401"));
+    // A restricted resource answers as one that does not exist (no oracle).
+    assert!(get(&closed).0.starts_with("HTTP/1.1 404"));
     let (head, body) = get_with(&closed, bearer);
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
     assert!(
@@ -453,7 +454,7 @@ fn restricted_sets_are_served_only_to_authenticated_destinations() {
         &[
             "--baseline",
             "--access-token",
-            "t0ken-for-libris",
+            "t0ken-for-libris-0123456789abcdef01",
             "--capabilitylist",
             &restricted_cap,
             &mapping,

@@ -38,7 +38,7 @@ fn post(url: &str, content_type: &str, body: &[u8]) -> (u16, String, Vec<u8>) {
 /// `plikt serve` with the validation service, allowed to fetch from loopback (the
 /// publisher of the test), on a free port.
 /// The deposit team's token in the servers these tests start (`[[operator]]`).
-const OPERATOR_TOKEN: &str = "ops-token-for-the-dashboard";
+const OPERATOR_TOKEN: &str = "ops-token-for-the-dashboard-01234567";
 
 fn serving(name: &str, web: &str) -> (Env, Serving) {
     let env = Env::new(name, "feed = \"https://unused.example/f.xml\"", "")

@@ -507,7 +507,7 @@ pub async fn switch_language(Path(code): Path<String>, Query(q): Query<Next>) ->
     };
     let next = q
         .next
-        .filter(|n| n.starts_with('/') && !n.starts_with("//") && !n.contains(['\\', '\r', '\n']))
+        .filter(|n| own_path(n))
         .unwrap_or_else(|| "/".to_string());
     let mut response = (StatusCode::SEE_OTHER, ()).into_response();
     let h = response.headers_mut();
@@ -523,6 +523,16 @@ pub async fn switch_language(Path(code): Path<String>, Query(q): Query<Next>) ->
         .expect("constant cookie"),
     );
     response
+}
+
+/// Whether `next` is a path of this site and nothing a browser could read as another
+/// host: one `/`, then only visible ASCII other than `\` (browsers drop tabs and
+/// newlines and read `\` as `/`, so `/\t/evil.example` or `/\\evil.example` would
+/// leave the site).
+fn own_path(next: &str) -> bool {
+    let rest = next.strip_prefix('/');
+    rest.is_some_and(|r| !r.starts_with('/'))
+        && next.bytes().all(|b| b.is_ascii_graphic() && b != b'\\')
 }
 
 /// `GET /assets/plikt.css`.

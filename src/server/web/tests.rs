@@ -627,7 +627,7 @@ async fn the_dashboard_is_for_operators_and_escapes_what_it_shows() {
         "data_dir = \"{}\"\n[[operator]]\nid = \"ops\"\ntoken_env = \"OPS\"\n[[publisher]]\nid = \"x\"\nname = \"<script>alert(1)</script>\"\nfeed = \"https://x.example/f.xml\"\nschedule = \"0 0 3 * * *\"\n",
         dir.display()
     );
-    let env = |v: &str| (v == "OPS").then(|| "tok".to_string());
+    let env = |v: &str| (v == "OPS").then(|| "tok-0123456789abcdef0123456789abcdef".to_string());
     let config = Config::parse(&text, std::path::Path::new("t.toml"), &dir, &env).unwrap();
     let app = app(AppState::open(Arc::new(config)).unwrap());
     let _dir = Dir(dir);
@@ -641,7 +641,7 @@ async fn the_dashboard_is_for_operators_and_escapes_what_it_shows() {
         "{headers:?}"
     );
     let req = Request::get("/dashboard")
-        .header(header::AUTHORIZATION, "Bearer tok")
+        .header(header::AUTHORIZATION, "Bearer tok-0123456789abcdef0123456789abcdef")
         .header(header::ACCEPT_LANGUAGE, "en")
         .body(Body::empty())
         .unwrap();

@@ -44,7 +44,17 @@ impl Local {
 
     /// Where the blob with this SHA-256 lives.
     pub(super) fn path(&self, sha256: &str) -> PathBuf {
-        self.root.join(&sha256[..2.min(sha256.len())]).join(sha256)
+        self.root.join(self.relative(sha256))
+    }
+
+    fn relative(&self, sha256: &str) -> PathBuf {
+        Path::new(&sha256[..2.min(sha256.len())]).join(sha256)
+    }
+
+    /// Opens the blob for reading, never through a symlink that leaves the blob folder
+    /// ([`open_beneath`]).
+    pub(super) fn open_blob(&self, sha256: &str) -> io::Result<File> {
+        open_beneath(&self.root, &self.relative(sha256))
     }
 
     /// Moves a batch of written blobs (SHA-256, temporary file) into place, durably:
@@ -200,4 +210,49 @@ impl Drop for TmpFile {
 /// Appends a chunk to a blob's temporary file.
 pub(super) fn write(file: &mut File, chunk: &[u8]) -> io::Result<()> {
     file.write_all(chunk)
+}
+
+/// Opens `relative` under `root` for reading, refusing any path (`..`, an absolute
+/// symlink, a symlink to a folder elsewhere) that resolves outside `root`: a symlink
+/// placed in a served folder must not serve a file from elsewhere on the machine.
+/// Linux resolves it in the kernel (`openat2` with `RESOLVE_BENEATH`), with no race
+/// against a symlink swapped in between a check and the open.
+pub fn open_beneath(root: &Path, relative: &Path) -> io::Result<File> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{Mode, OFlags, ResolveFlags};
+        let dir = File::open(root)?;
+        match rustix::fs::openat2(
+            &dir,
+            relative,
+            OFlags::RDONLY | OFlags::CLOEXEC,
+            Mode::empty(),
+            ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
+        ) {
+            Ok(fd) => Ok(File::from(fd)),
+            Err(rustix::io::Errno::XDEV) => Err(outside(root, relative)),
+            Err(e) => Err(e.into()),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let root = root.canonicalize()?;
+        let path = root.join(relative).canonicalize()?;
+        if !path.starts_with(&root) {
+            return Err(outside(&root, relative));
+        }
+        File::open(path)
+    }
+}
+
+/// A path that leads outside its folder is, for whoever asked, not there.
+fn outside(root: &Path, relative: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::NotFound,
+        format!(
+            "{} leads outside {} (through a symlink or `..`)",
+            relative.display(),
+            root.display()
+        ),
+    )
 }

@@ -22,6 +22,7 @@
 mod local;
 mod s3;
 
+pub use local::open_beneath;
 pub use s3::{Packed, Packing};
 
 use std::fs::File;
@@ -339,9 +340,9 @@ impl Blobs {
                 use futures_util::StreamExt;
                 use tokio::io::{AsyncReadExt, AsyncSeekExt};
                 let path = l.path(sha256);
-                let mut file = tokio::fs::File::open(&path)
-                    .await
-                    .map_err(BlobError::io(&path))?;
+                let mut file = tokio::fs::File::from_std(
+                    l.open_blob(sha256).map_err(BlobError::io(&path))?,
+                );
                 if start > 0 {
                     file.seek(io::SeekFrom::Start(start))
                         .await
@@ -373,7 +374,7 @@ impl Blobs {
         };
         Some((|| {
             use std::io::{Seek, SeekFrom};
-            let mut file = File::open(l.path(sha256))?;
+            let mut file = l.open_blob(sha256)?;
             if start > 0 {
                 file.seek(SeekFrom::Start(start))?;
             }
