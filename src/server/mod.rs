@@ -323,11 +323,17 @@ fn credentials_match(
     ) else {
         return false;
     };
-    let expected = match username {
-        Some(user) => basic_auth(user, secret.expose()),
-        None => format!("Bearer {}", secret.expose()),
+    // The scheme in any case (RFC 9110 §11.1), then its credentials exactly.
+    let Some((scheme, given)) = given.split_once(' ') else {
+        return false;
     };
-    constant_time_eq(given.as_bytes(), expected.as_bytes())
+    let expected = match username {
+        Some(user) if scheme.eq_ignore_ascii_case("basic") => basic_auth(user, secret.expose()),
+        None if scheme.eq_ignore_ascii_case("bearer") => format!("Bearer {}", secret.expose()),
+        _ => return false,
+    };
+    let expected = expected.split_once(' ').map_or("", |(_, c)| c);
+    constant_time_eq(given.trim_start().as_bytes(), expected.as_bytes())
 }
 
 /// The `[[operator]]` whose credentials the request carries.
