@@ -56,4 +56,5 @@ impl ServerConfig {
 pub const MIN_SECRET_CHARS: usize = 32;
 
 /// How to make a secret that passes.
-pub const HOW_TO_MAKE: &str = "make one with `openssl rand -base64 32` (or `head -c 32 /dev/urandom | base64`)";
+pub const HOW_TO_MAKE: &str =
+    "make one with `openssl rand -base64 32` (or `head -c 32 /dev/urandom | base64`)";

@@ -540,8 +540,7 @@ fn write_source_descriptions(config: &Config, www: &Path) -> Result<(), PublishE
 /// sets of the publishers `restricted` names (§8).
 pub fn source_description(config: &Config, restricted: &dyn Fn(&str) -> bool) -> Vec<u8> {
     let mut out = Vec::new();
-    write_source_description(config, &mut out, restricted)
-        .expect("writing to memory cannot fail");
+    write_source_description(config, &mut out, restricted).expect("writing to memory cannot fail");
     out
 }
 

@@ -121,8 +121,8 @@ impl Throttle {
 
     fn refilled(&self, b: Bucket, now: Instant) -> Bucket {
         let rate = f64::from(self.per_minute) / 60.0;
-        let tokens = (b.tokens + now.duration_since(b.at).as_secs_f64() * rate)
-            .min(f64::from(self.burst));
+        let tokens =
+            (b.tokens + now.duration_since(b.at).as_secs_f64() * rate).min(f64::from(self.burst));
         Bucket { tokens, at: now }
     }
 
@@ -230,7 +230,12 @@ mod tests {
         ] {
             assert!(disposition(t).is_some(), "{t}");
         }
-        for t in ["text/plain; charset=utf-8", "image/jpeg", "audio/mpeg", "video/mp4"] {
+        for t in [
+            "text/plain; charset=utf-8",
+            "image/jpeg",
+            "audio/mpeg",
+            "video/mp4",
+        ] {
             assert!(disposition(t).is_none(), "{t}");
         }
     }

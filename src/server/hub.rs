@@ -6,14 +6,14 @@ use std::net::{IpAddr, SocketAddr};
 use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex};
 
-use axum::Form;
 use axum::Extension;
+use axum::Form;
 use axum::extract::{ConnectInfo, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use axum::response::{IntoResponse, Response};
 
 use super::{AppError, AppState, destination, internal};
 use crate::config::NotificationConfig;
@@ -149,7 +149,11 @@ pub(super) async fn subscription(
             None => return Err(AppError::Unauthorized),
         }
     };
-    let host = request.callback.host_str().unwrap_or("").to_ascii_lowercase();
+    let host = request
+        .callback
+        .host_str()
+        .unwrap_or("")
+        .to_ascii_lowercase();
     let Some(slot) = state.hub_limits.slot(&host) else {
         let mut r = (
             StatusCode::SERVICE_UNAVAILABLE,

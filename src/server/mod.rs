@@ -377,11 +377,8 @@ async fn source_description(
     // configuration for each request (a list of the publishers' Capability Lists).
     let body = resourcesync::source_description(&state.config, &|p| d.may_see(p));
     use sha2::Digest;
-    let etag = HeaderValue::from_str(&format!(
-        "\"{}\"",
-        hex::encode(sha2::Sha256::digest(&body))
-    ))
-    .map_err(internal)?;
+    let etag = HeaderValue::from_str(&format!("\"{}\"", hex::encode(sha2::Sha256::digest(&body))))
+        .map_err(internal)?;
     let mut h = HeaderMap::with_capacity(3);
     h.insert(
         header::CONTENT_TYPE,
@@ -549,8 +546,7 @@ pub async fn serve(
         let service = tower::ServiceExt::map_request(
             app.clone(),
             move |mut r: http::Request<hyper::body::Incoming>| {
-                r.extensions_mut()
-                    .insert(axum::extract::ConnectInfo(peer));
+                r.extensions_mut().insert(axum::extract::ConnectInfo(peer));
                 r
             },
         );

@@ -365,7 +365,12 @@ mod tests {
         };
         assert_eq!(with(&HeaderValue::from_static("\"abc\"")), Ok(Some(0..=9)));
         assert_eq!(with(&lm), Ok(Some(0..=9)));
-        for other in ["\"abd\"", "W/\"abc\"", "Sat, 01 Jan 2000 00:00:00 GMT", "junk"] {
+        for other in [
+            "\"abd\"",
+            "W/\"abc\"",
+            "Sat, 01 Jan 2000 00:00:00 GMT",
+            "junk",
+        ] {
             assert_eq!(with(&HeaderValue::from_static(other)), Ok(None), "{other}");
         }
     }

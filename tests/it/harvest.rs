@@ -1531,7 +1531,10 @@ fn the_service_runs_on_schedule_serves_status_and_stops_on_sigterm() {
             .args(["run", "--config"])
             .arg(&env.config)
             .env("RUST_LOG", "info")
-            .env("PLIKT_TEST_OPS_TOKEN", "ops-secret-1-0123456789abcdef012345678")
+            .env(
+                "PLIKT_TEST_OPS_TOKEN",
+                "ops-secret-1-0123456789abcdef012345678",
+            )
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
             .spawn()
@@ -2164,8 +2167,10 @@ fn status_names_the_worker_harvesting_now_and_a_killed_workers_lease() {
             ),
         ]
     });
-    let env = Env::plain("status-worker", &publisher.url("/feed.xml"), "")
-        .with_env("PLIKT_TEST_OPS_TOKEN", "ops-secret-0123456789abcdef0123456789");
+    let env = Env::plain("status-worker", &publisher.url("/feed.xml"), "").with_env(
+        "PLIKT_TEST_OPS_TOKEN",
+        "ops-secret-0123456789abcdef0123456789",
+    );
     env.replace_in_config("schedule = \"0 0 3 * * *\"", "schedule = \"* * * * * *\"");
     let cfg = std::fs::read_to_string(&env.config).unwrap();
     std::fs::write(
@@ -2176,7 +2181,10 @@ fn status_names_the_worker_harvesting_now_and_a_killed_workers_lease() {
     let base = env.listen_on_free_port();
     // What a monitoring system reads from the worker's /status.
     let over_http = || {
-        let (code, head, body) = get(&format!("{base}status"), Some("Bearer ops-secret-0123456789abcdef0123456789"));
+        let (code, head, body) = get(
+            &format!("{base}status"),
+            Some("Bearer ops-secret-0123456789abcdef0123456789"),
+        );
         assert_eq!(code, 200, "{head}");
         let v: Value = serde_json::from_slice(&body).unwrap();
         v["publishers"][0]["harvesting"].clone()

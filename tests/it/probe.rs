@@ -184,7 +184,11 @@ fn raw(base: &str, request: &[u8]) -> (u16, String) {
 }
 
 fn assert_inert(what: &str, head: &str) {
-    assert_eq!(header(head, "x-content-type-options"), Some("nosniff"), "{what}: {head}");
+    assert_eq!(
+        header(head, "x-content-type-options"),
+        Some("nosniff"),
+        "{what}: {head}"
+    );
     let csp = header(head, "content-security-policy").unwrap_or("");
     assert!(
         csp.contains("default-src 'none'") && csp.contains("sandbox"),
@@ -305,7 +309,10 @@ fn the_language_switch_redirects_only_to_paths_of_plikts_own() {
         req.extend_from_slice(b"/evil.example HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
         let (status, head) = raw(&p.base, &req);
         let location = header(&head, "location").unwrap_or("/");
-        assert!(own(location) || status >= 400, "raw {c:#x}: {status} {head}");
+        assert!(
+            own(location) || status >= 400,
+            "raw {c:#x}: {status} {head}"
+        );
     }
     // In Chromium, each answer leaves the browser on plikt's origin.
     let mut c = Command::new(python());
@@ -328,7 +335,10 @@ fn the_language_switch_redirects_only_to_paths_of_plikts_own() {
 #[test]
 fn restricted_material_answers_exactly_as_what_does_not_exist() {
     let p = Probe::start("probe-oracle", "");
-    let secret = get(&p.url("resourcesync/test/restricted/resourcelist.xml"), Some(&format!("Bearer {DEST}")));
+    let secret = get(
+        &p.url("resourcesync/test/restricted/resourcelist.xml"),
+        Some(&format!("Bearer {DEST}")),
+    );
     assert_eq!(secret.0, 200);
     let secret_urls: Vec<String> = locs(&String::from_utf8_lossy(&secret.2))
         .into_iter()
@@ -341,7 +351,9 @@ fn restricted_material_answers_exactly_as_what_does_not_exist() {
         let (n, key) = rest.split_once('/').unwrap();
         (n.to_string(), key.to_string())
     };
-    let v = p.env.one(&format!("SELECT id FROM versions WHERE deposit_id = {n}"));
+    let v = p
+        .env
+        .one(&format!("SELECT id FROM versions WHERE deposit_id = {n}"));
     let missing = get(&p.url("d/test/999/"), None);
     assert_eq!(missing.0, 404);
     for (what, url) in [
@@ -349,9 +361,16 @@ fn restricted_material_answers_exactly_as_what_does_not_exist() {
         ("file", file.clone()),
         ("version", p.url(&format!("d/test/{n}/v{v}/{key}"))),
         ("record", p.url(&format!("d/test/{n}/metadata.xml"))),
-        ("version's record", p.url(&format!("d/test/{n}/v{v}/metadata.xml"))),
+        (
+            "version's record",
+            p.url(&format!("d/test/{n}/v{v}/metadata.xml")),
+        ),
     ] {
-        for auth in [None, Some("Bearer wrong-token"), Some(&format!("Bearer {OPS}") as &str)] {
+        for auth in [
+            None,
+            Some("Bearer wrong-token"),
+            Some(&format!("Bearer {OPS}") as &str),
+        ] {
             let got = get(&url, auth);
             assert_eq!(
                 (got.0, stable(&got.1), &got.2),
@@ -362,7 +381,14 @@ fn restricted_material_answers_exactly_as_what_does_not_exist() {
         assert_eq!(get(&url, Some(&format!("Bearer {DEST}"))).0, 200, "{what}");
     }
     // A guessed key of a public deposit answers as a wrong one.
-    assert_eq!(get(&p.url(&format!("d/test/{n}/{}", "0".repeat(key.len()))), None).0, 404);
+    assert_eq!(
+        get(
+            &p.url(&format!("d/test/{n}/{}", "0".repeat(key.len()))),
+            None
+        )
+        .0,
+        404
+    );
 
     // The Source Description: only the sets each reader may read.
     let sd = |auth: Option<&str>| {
@@ -370,10 +396,21 @@ fn restricted_material_answers_exactly_as_what_does_not_exist() {
         locs(&String::from_utf8_lossy(&b))
     };
     let public = sd(None);
-    assert!(public.iter().all(|u| !u.contains("restricted")), "{public:?}");
+    assert!(
+        public.iter().all(|u| !u.contains("restricted")),
+        "{public:?}"
+    );
     let libris = sd(Some(&format!("Bearer {DEST}")));
-    assert!(libris.iter().any(|u| u.ends_with("test/restricted/capabilitylist.xml")), "{libris:?}");
-    assert!(!libris.iter().any(|u| u.contains("other/restricted")), "{libris:?}");
+    assert!(
+        libris
+            .iter()
+            .any(|u| u.ends_with("test/restricted/capabilitylist.xml")),
+        "{libris:?}"
+    );
+    assert!(
+        !libris.iter().any(|u| u.contains("other/restricted")),
+        "{libris:?}"
+    );
 
     // A version that was public stays public at its version URL when a later version
     // is restricted; the deposit's current URL then answers as missing.
@@ -390,10 +427,20 @@ fn restricted_material_answers_exactly_as_what_does_not_exist() {
     let first = p.env.one(&format!(
         "SELECT MIN(id) FROM versions WHERE deposit_id = {dep}"
     ));
-    assert_eq!(get(&p.url(&format!("d/test/{dep}/v{first}/{note_key}")), None).0, 200);
-    assert_eq!(get(&p.url(&format!("d/test/{dep}/{note_key}")), None).0, 404);
     assert_eq!(
-        get(&p.url(&format!("d/test/{dep}/{note_key}")), Some(&format!("Bearer {DEST}"))).0,
+        get(&p.url(&format!("d/test/{dep}/v{first}/{note_key}")), None).0,
+        200
+    );
+    assert_eq!(
+        get(&p.url(&format!("d/test/{dep}/{note_key}")), None).0,
+        404
+    );
+    assert_eq!(
+        get(
+            &p.url(&format!("d/test/{dep}/{note_key}")),
+            Some(&format!("Bearer {DEST}"))
+        )
+        .0,
         200
     );
 }
@@ -405,7 +452,11 @@ fn credentials_are_long_private_case_blind_and_throttled() {
         "[server]\nauth_failures_per_minute = 6\nauth_failure_burst = 5\n",
     );
     let status = p.url("status");
-    assert_eq!(get(&status, Some(&format!("bearer {OPS}"))).0, 200, "RFC 9110: any case");
+    assert_eq!(
+        get(&status, Some(&format!("bearer {OPS}"))).0,
+        200,
+        "RFC 9110: any case"
+    );
     assert_eq!(get(&status, Some(&format!("BEARER {OPS}"))).0, 200);
     // Wrong guesses from one address: the burst, then 429 for every try, even the
     // right one, with Retry-After.
@@ -420,7 +471,10 @@ fn credentials_are_long_private_case_blind_and_throttled() {
     let wait: u64 = header(&head, "retry-after").unwrap().parse().unwrap();
     assert!((1..=60).contains(&wait), "{head}");
     // Without credentials, the public sets are not slowed.
-    assert_eq!(get(&p.url("resourcesync/test/resourcelist.xml"), None).0, 200);
+    assert_eq!(
+        get(&p.url("resourcesync/test/resourcelist.xml"), None).0,
+        200
+    );
 
     // Refused at start: a short token, and a token file others may read.
     let check = |toml: &str, env: &[(&str, &str)], want: &[&str]| {
@@ -451,7 +505,10 @@ fn credentials_are_long_private_case_blind_and_throttled() {
     std::fs::write(&file, OPS).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let toml = format!("[[operator]]\nid = \"o\"\ntoken_file = \"{}\"\n", file.display());
+    let toml = format!(
+        "[[operator]]\nid = \"o\"\ntoken_file = \"{}\"\n",
+        file.display()
+    );
     check(&toml, &[], &["mode 0644", "chmod 600"]);
 }
 
@@ -492,7 +549,10 @@ fn the_data_folder_is_private_and_no_symlink_leads_out_of_it() {
     // Symlinks placed in the served folders are not followed out of them.
     let outside = p.env.dir.join("outside.xml");
     std::fs::write(&outside, "<secret>from elsewhere</secret>").unwrap();
-    let doc = p.env.data().join("www/resourcesync/test/capabilitylist.xml");
+    let doc = p
+        .env
+        .data()
+        .join("www/resourcesync/test/capabilitylist.xml");
     std::fs::remove_file(&doc).unwrap();
     std::os::unix::fs::symlink(&outside, &doc).unwrap();
     let (s, _, body) = get(&p.url("resourcesync/test/capabilitylist.xml"), None);
@@ -526,7 +586,10 @@ fn the_validator_refuses_internal_names_without_saying_what_they_resolve_to() {
         let (status, head, answer) = post(&p.url("api/validate"), body.as_bytes());
         let answer = String::from_utf8_lossy(&answer);
         assert_eq!(status, 422, "{target}: {head}{answer}");
-        assert!(answer.contains("not a public address"), "{target}: {answer}");
+        assert!(
+            answer.contains("not a public address"),
+            "{target}: {answer}"
+        );
         if target.contains("localhost") {
             assert!(
                 !answer.contains("127.0.0.1") && !answer.contains("::1"),
@@ -558,7 +621,11 @@ fn post(url: &str, body: &[u8]) -> (u16, String, Vec<u8>) {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
-    (status, head, resp.get(at + 4..).unwrap_or_default().to_vec())
+    (
+        status,
+        head,
+        resp.get(at + 4..).unwrap_or_default().to_vec(),
+    )
 }
 
 fn subscribe(base: &str, callback: &str) -> (u16, String) {
@@ -599,7 +666,10 @@ fn the_hub_limits_requests_per_address_and_verifications_in_flight() {
     let b_url = b.url("/cb").replace("127.0.0.1", "localhost");
     assert_eq!(subscribe(base, &a_url).0, 202);
     let (s, head) = subscribe(base, &a_url);
-    assert_eq!(s, 503, "a second verification to the same host waits: {head}");
+    assert_eq!(
+        s, 503,
+        "a second verification to the same host waits: {head}"
+    );
     assert!(header(&head, "retry-after").is_some(), "{head}");
     assert_eq!(subscribe(base, &b_url).0, 202, "another host has a slot");
     // Out of the burst of 3: 429 with Retry-After, before any verification.
@@ -618,13 +688,18 @@ fn the_hub_limits_requests_per_address_and_verifications_in_flight() {
 fn slow_headers_control_bytes_and_if_range_are_answered_as_the_rfcs_say() {
     let p = Probe::start("probe-server", "[server]\nheader_timeout_secs = 2\n");
     // Connections that drip their headers are closed at the header timeout.
-    let host = p.base.trim_start_matches("http://").trim_end_matches('/').to_string();
+    let host = p
+        .base
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
     let drips: Vec<_> = (0..8)
         .map(|_| {
             let host = host.clone();
             std::thread::spawn(move || {
                 let mut s = TcpStream::connect(&host).unwrap();
-                s.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+                s.set_read_timeout(Some(Duration::from_millis(300)))
+                    .unwrap();
                 let started = Instant::now();
                 s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n").unwrap();
                 let mut buf = [0u8; 256];
@@ -650,7 +725,13 @@ fn slow_headers_control_bytes_and_if_range_are_answered_as_the_rfcs_say() {
     assert_eq!(get(&p.url("healthz"), None).0, 200);
 
     // A control byte in a path: 400, and no ERROR in the log.
-    for path in ["d/test/1/%00", "d/test/1/a%00b", "resourcesync/test/%00.xml", "rules/%09", "x%7f"] {
+    for path in [
+        "d/test/1/%00",
+        "d/test/1/a%00b",
+        "resourcesync/test/%00.xml",
+        "rules/%09",
+        "x%7f",
+    ] {
         let (s, head, _) = get(&p.url(path), None);
         assert_eq!(s, 400, "{path}");
         assert_inert(path, &head);

@@ -625,7 +625,10 @@ fn a_worker_on_a_machine_whose_clock_is_off_takes_no_live_run_over() {
     // further from it than `[catalog] max_clock_offset_secs` (2 s) neither starts nor
     // claims runs while it is off (deposit times order the Change Lists).
     let (_server, env) = three_publishers("workers-clock");
-    let env = env.with_env("PLIKT_TEST_OPS_TOKEN", "ops-secret-0123456789abcdef0123456789");
+    let env = env.with_env(
+        "PLIKT_TEST_OPS_TOKEN",
+        "ops-secret-0123456789abcdef0123456789",
+    );
     let cfg = std::fs::read_to_string(&env.config).unwrap();
     std::fs::write(
         &env.config,

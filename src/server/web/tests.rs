@@ -641,7 +641,10 @@ async fn the_dashboard_is_for_operators_and_escapes_what_it_shows() {
         "{headers:?}"
     );
     let req = Request::get("/dashboard")
-        .header(header::AUTHORIZATION, "Bearer tok-0123456789abcdef0123456789abcdef")
+        .header(
+            header::AUTHORIZATION,
+            "Bearer tok-0123456789abcdef0123456789abcdef",
+        )
         .header(header::ACCEPT_LANGUAGE, "en")
         .body(Body::empty())
         .unwrap();

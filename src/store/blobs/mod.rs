@@ -340,9 +340,8 @@ impl Blobs {
                 use futures_util::StreamExt;
                 use tokio::io::{AsyncReadExt, AsyncSeekExt};
                 let path = l.path(sha256);
-                let mut file = tokio::fs::File::from_std(
-                    l.open_blob(sha256).map_err(BlobError::io(&path))?,
-                );
+                let mut file =
+                    tokio::fs::File::from_std(l.open_blob(sha256).map_err(BlobError::io(&path))?);
                 if start > 0 {
                     file.seek(io::SeekFrom::Start(start))
                         .await
