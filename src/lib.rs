@@ -91,7 +91,10 @@
 //!           topics, the hub, status; the
 //!           validation service for publishers (`server::web`: /validate, /rules,
 //!           POST /api/validate; askama templates, Fluent texts per language, limits)
-//!           and the operators' dashboard (/dashboard: publishers, SVG charts)
+//!           and the operators' dashboard (/dashboard: publishers, SVG charts);
+//!           every answer through `server::guard` (nosniff and a sandboxing CSP,
+//!           downloads for active types, 400 for control bytes, failed logins
+//!           throttled) on plikt's own accept loop (header timeout)
 //! metrics   Prometheus/OpenMetrics counters and gauges (runs, deposits, bytes,
 //!           findings, deliveries; catalog gauges from the tallies), served on /metrics
 //! cli       clap arguments, one file per command, fatal errors → exit codes

@@ -643,10 +643,10 @@ impl Default for NotificationConfig {
             max_concurrent_deliveries: 128,
             external_hubs: Vec::new(),
             keep_days: 30,
-            subscriptions_per_minute: 10,
-            subscription_burst: 10,
-            max_verifications: 16,
-            max_verifications_per_host: 2,
+            subscriptions_per_minute: 60,
+            subscription_burst: 60,
+            max_verifications: 64,
+            max_verifications_per_host: 16,
         }
     }
 }

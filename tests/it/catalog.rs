@@ -191,7 +191,7 @@ fn a_catalog_over_tls_is_encrypted_and_its_certificate_checked_as_sslmode_asks()
     // The server's refusals of the settings: who plikt connected as, where, and what
     // to change.
     let wrong = env.dir.join("wrong-password");
-    std::fs::write(&wrong, "not-the-password\n").unwrap();
+    crate::support::private_file(&wrong, "not-the-password\n");
     let tls = format!("sslmode=verify-full&sslrootcert={ca}");
     for (database, setting, said) in [
         (

@@ -1157,7 +1157,10 @@ fn the_example_configuration_loads() {
         &std::fs::read_to_string(&path).unwrap(),
         &path,
         &root(),
-        &|v| matches!(v, "DAGENSBOK_PASSWORD" | "LIBRIS_TOKEN").then(|| "x".to_string()),
+        &|v| {
+            matches!(v, "DAGENSBOK_PASSWORD" | "LIBRIS_TOKEN")
+                .then(|| "x-32-characters-at-the-very-least".to_string())
+        },
     )
     .unwrap_or_else(|e| panic!("{e}"));
     assert!(!c.publishers.is_empty());
@@ -1186,7 +1189,7 @@ fn the_example_configuration_loads() {
             v,
             "DAGENSBOK_PASSWORD" | "LIBRIS_TOKEN" | "PLIKT_S3_KEY_ID" | "PLIKT_S3_SECRET"
         )
-        .then(|| "x".to_string())
+        .then(|| "x-32-characters-at-the-very-least".to_string())
     })
     .unwrap_or_else(|e| panic!("{e}"));
     let s3 = with.blobs.s3.unwrap().unwrap();

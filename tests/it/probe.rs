@@ -651,7 +651,7 @@ fn url_encode(s: &str) -> String {
 fn the_hub_limits_requests_per_address_and_verifications_in_flight() {
     let p = Probe::start(
         "probe-hub",
-        "[notification]\nallow_private = true\ntimeout_secs = 4\nsubscriptions_per_minute = 2\nsubscription_burst = 3\nmax_verifications = 2\nmax_verifications_per_host = 1\n",
+        "[notification]\nallow_private = true\ntimeout_secs = 4\nsubscriptions_per_minute = 2\nsubscription_burst = 4\nmax_verifications = 2\nmax_verifications_per_host = 1\n",
     );
     // Callbacks that take their time to answer the verification.
     let slow = || {
@@ -672,8 +672,12 @@ fn the_hub_limits_requests_per_address_and_verifications_in_flight() {
     );
     assert!(header(&head, "retry-after").is_some(), "{head}");
     assert_eq!(subscribe(base, &b_url).0, 202, "another host has a slot");
-    // Out of the burst of 3: 429 with Retry-After, before any verification.
-    let (s, head) = subscribe(base, &format!("http://127.0.0.3:{}/cb", free_port()));
+    // Two in flight: a third host waits for the global cap (never contacted).
+    let third = format!("http://127.0.0.3:{}/cb", free_port());
+    let (s, head) = subscribe(base, &third);
+    assert_eq!(s, 503, "max_verifications: {head}");
+    // Out of the burst of 4: 429 with Retry-After, before any verification.
+    let (s, head) = subscribe(base, &third);
     assert_eq!(s, 429, "{head}");
     assert!(header(&head, "retry-after").is_some(), "{head}");
     let started = Instant::now();

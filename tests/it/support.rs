@@ -1039,6 +1039,14 @@ pub fn get_with(url: &str, headers: &[(&str, &str)]) -> (u16, String, Vec<u8>) {
     (status, head, resp[at + 4..].to_vec())
 }
 
+/// Writes a secret file as a deposit team must: mode 600 (plikt refuses one others may
+/// read).
+pub fn private_file(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
+}
+
 /// The Python of the project's virtualenv (scripts/setup makes it).
 pub fn python() -> PathBuf {
     let p = root().join(".venv/bin/python");
@@ -1199,7 +1207,7 @@ impl Drop for Garage {
 impl Env {
     /// Writes `secret` to `name` beside the configuration (for a `…_file` key).
     pub fn with_secret_file(self, name: &str, secret: &str) -> Self {
-        std::fs::write(self.dir.join(name), format!("{secret}\n")).unwrap();
+        private_file(&self.dir.join(name), &format!("{secret}\n"));
         self
     }
 
