@@ -1199,7 +1199,7 @@ fn the_example_configuration_loads() {
         ),
         &path,
         &root(),
-        &|_| Some("x".to_string()),
+        &|_| Some("x-32-characters-at-the-very-least".to_string()),
     )
     .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(defaults.blobs.s3.unwrap().unwrap(), s3);
