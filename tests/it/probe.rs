@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::support::{
-    Env, Response, Server, Serving, TestItem, date, free_port, get, get_with, locs, plikt, python,
-    root, text,
+    Env, Response, Server, Serving, TestItem, date, free_port, get, get_with, locs, plikt, post,
+    python, root, text,
 };
 
 const OPS: &str = "operators-token-0123456789abcdef-xyz";
@@ -583,7 +583,8 @@ fn the_validator_refuses_internal_names_without_saying_what_they_resolve_to() {
         format!("http://2130706433:{port}/f.xml"),
     ] {
         let body = format!("{{\"url\": \"{target}\"}}");
-        let (status, head, answer) = post(&p.url("api/validate"), body.as_bytes());
+        let (status, head, answer) =
+            post(&p.url("api/validate"), "application/json", body.as_bytes());
         let answer = String::from_utf8_lossy(&answer);
         assert_eq!(status, 422, "{target}: {head}{answer}");
         assert!(
@@ -597,35 +598,6 @@ fn the_validator_refuses_internal_names_without_saying_what_they_resolve_to() {
             );
         }
     }
-}
-
-/// A POST of JSON over loopback: (status, head, body).
-fn post(url: &str, body: &[u8]) -> (u16, String, Vec<u8>) {
-    let rest = url.strip_prefix("http://").unwrap();
-    let (host, path) = rest.split_once('/').unwrap();
-    let mut req = format!(
-        "POST /{path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    )
-    .into_bytes();
-    req.extend_from_slice(body);
-    let mut s = TcpStream::connect(host).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-    s.write_all(&req).unwrap();
-    let mut resp = Vec::new();
-    let _ = s.read_to_end(&mut resp);
-    let at = memchr::memmem::find(&resp, b"\r\n\r\n").unwrap_or(resp.len());
-    let head = String::from_utf8_lossy(&resp[..at]).to_lowercase();
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    (
-        status,
-        head,
-        resp.get(at + 4..).unwrap_or_default().to_vec(),
-    )
 }
 
 fn subscribe(base: &str, callback: &str) -> (u16, String) {

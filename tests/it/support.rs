@@ -1047,6 +1047,31 @@ pub fn private_file(path: &Path, text: &str) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
 }
 
+/// A POST over loopback: (status, headers in lower case, body).
+pub fn post(url: &str, content_type: &str, body: &[u8]) -> (u16, String, Vec<u8>) {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").expect("http URL");
+    let (host, path) = rest.split_once('/').expect("a path");
+    let mut s = std::net::TcpStream::connect(host).expect("connect");
+    write!(
+        s,
+        "POST /{path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    s.write_all(body).unwrap();
+    let mut resp = Vec::new();
+    let _ = s.read_to_end(&mut resp);
+    let at = memchr::memmem::find(&resp, b"\r\n\r\n").expect("a response head");
+    let head = String::from_utf8_lossy(&resp[..at]).to_lowercase();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, head, resp[at + 4..].to_vec())
+}
+
 /// The Python of the project's virtualenv (scripts/setup makes it).
 pub fn python() -> PathBuf {
     let p = root().join(".venv/bin/python");

@@ -8,32 +8,9 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::{Env, Response, Server, Serving, fixture, free_port, plikt, python, root};
-
-/// A POST over loopback: (status, headers in lower case, body).
-fn post(url: &str, content_type: &str, body: &[u8]) -> (u16, String, Vec<u8>) {
-    use std::io::{Read, Write};
-    let rest = url.strip_prefix("http://").expect("http URL");
-    let (host, path) = rest.split_once('/').expect("a path");
-    let mut s = std::net::TcpStream::connect(host).expect("connect");
-    write!(
-        s,
-        "POST /{path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    )
-    .unwrap();
-    s.write_all(body).unwrap();
-    let mut resp = Vec::new();
-    let _ = s.read_to_end(&mut resp);
-    let at = memchr::memmem::find(&resp, b"\r\n\r\n").expect("a response head");
-    let head = String::from_utf8_lossy(&resp[..at]).to_lowercase();
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    (status, head, resp[at + 4..].to_vec())
-}
+use crate::support::{
+    Env, Response, Server, Serving, fixture, free_port, plikt, post, python, root,
+};
 
 /// `plikt serve` with the validation service, allowed to fetch from loopback (the
 /// publisher of the test), on a free port.
