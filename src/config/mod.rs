@@ -1045,14 +1045,16 @@ fn credential_keys<'a>(
 /// Refuses a client's credential that could be guessed: shorter than
 /// [`MIN_SECRET_CHARS`].
 fn long_enough(at: &str, secret: &Result<Secret, String>) -> Result<(), String> {
-    match secret {
-        Ok(s) if s.expose().chars().count() < MIN_SECRET_CHARS => Err(format!(
-            "{at}: the token or password is {} characters; plikt accepts at least {MIN_SECRET_CHARS}: {}",
-            s.expose().chars().count(),
+    let chars = secret
+        .as_ref()
+        .map_or(MIN_SECRET_CHARS, |s| s.expose().chars().count());
+    if chars < MIN_SECRET_CHARS {
+        return Err(format!(
+            "{at}: the token or password is {chars} characters; plikt accepts at least {MIN_SECRET_CHARS}: {}",
             server::HOW_TO_MAKE
-        )),
-        _ => Ok(()),
+        ));
     }
+    Ok(())
 }
 
 /// A secret file that others than its owner may read is refused, as ssh refuses a

@@ -137,10 +137,6 @@ pub fn topic_path(publisher: &str, access: Access) -> String {
 /// The Source Description below `base_url` (core §8, discovery §6.3.1).
 pub const SOURCE_DESCRIPTION: &str = ".well-known/resourcesync";
 
-/// The Source Description listing the restricted sets too, served at
-/// [`SOURCE_DESCRIPTION`] to authenticated Destinations.
-pub const FULL_SOURCE_DESCRIPTION: &str = ".well-known/resourcesync-with-restricted";
-
 /// What a request path below `resourcesync/<publisher>/` names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetRequest {

@@ -7,10 +7,8 @@
 //! each lives is [`layout`]: the one list the server serves from.
 //!
 //! ```text
-//! .well-known/resourcesync                      Source Description (public sets)
-//! .well-known/resourcesync-with-restricted      … with the restricted sets (served at
-//!                                               .well-known/resourcesync to Destinations
-//!                                               that authenticate)
+//! .well-known/resourcesync                      Source Description (public sets; a
+//!                                               Destination gets its own, made when asked)
 //! resourcesync/<publisher>/                     the publisher's public set (`gratis`):
 //!   capabilitylist.xml                          9 capabilities, the topic with its hub
 //!   resourcelist.xml                            live: a copy of today's snapshot
@@ -75,9 +73,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 pub use entries::record_bytes;
-pub use layout::{
-    FULL_SOURCE_DESCRIPTION, Kind, SOURCE_DESCRIPTION, capability_list_path, set_path, topic_path,
-};
+pub use layout::{Kind, SOURCE_DESCRIPTION, capability_list_path, set_path, topic_path};
 pub use notification::{Notification, empty_notification, write_notification};
 pub use writer::{
     Attrs, DocumentWriter, Entry, EntryWriter, Ln, MAX_BYTES, MAX_ENTRIES, Md, RS_NS, Root,
@@ -253,7 +249,7 @@ pub fn publish_until(
     // opened at the first set written and kept for the others: on PostgreSQL a
     // connection is a TCP (and TLS) handshake and a SCRAM exchange.
     let mut lists_catalog: Option<Catalog> = None;
-    write_source_descriptions(config, &www)?;
+    write_public_source_description(config, &www)?;
     // Every publisher's journal position and non-empty sets, in one statement.
     let positions = catalog.set_positions()?;
     for p in &config.publishers {
@@ -524,16 +520,12 @@ fn lock(www: &Path, stopping: &(dyn Fn() -> bool + Sync)) -> Result<File, Publis
 /// the data folder's lock file, whether it may go on).
 const LOCK_POLL: std::time::Duration = std::time::Duration::from_millis(200);
 
-/// The Source Descriptions (§8): the public one lists the public sets; the other one,
-/// for authenticated Destinations, the restricted sets as well. `plikt serve` answers
-/// each Destination with its own ([`source_description`]): only the sets it may read.
-fn write_source_descriptions(config: &Config, www: &Path) -> Result<(), PublishError> {
-    for (file, restricted) in [(SOURCE_DESCRIPTION, false), (FULL_SOURCE_DESCRIPTION, true)] {
-        atomic_write(&www.join(file), |out| {
-            write_source_description(config, out, &|_| restricted)
-        })?;
-    }
-    Ok(())
+/// The public Source Description (§8): the public sets. `plikt serve` makes each
+/// Destination its own when asked ([`source_description`]): only the sets it may read.
+fn write_public_source_description(config: &Config, www: &Path) -> Result<(), PublishError> {
+    atomic_write(&www.join(SOURCE_DESCRIPTION), |out| {
+        write_source_description(config, out, &|_| false)
+    })
 }
 
 /// The Source Description a Destination may read: every public set, and the restricted

@@ -6,17 +6,23 @@
 //! - [`disposition`]: deposited files of a type a browser would run (HTML, SVG, XML,
 //!   script, PDF …) are downloads, never pages;
 //! - [`clean_path`]: a control byte in a path, raw or percent-encoded, is a 400;
-//! - [`Throttle`]: failed authentication is slowed per client address (429).
+//! - [`Throttle`]: failed authentication is slowed per client address (429);
+//! - [`PerClient`]: the request rate of the validation service and the hub per client
+//!   address.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::num::NonZeroU32;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 
 use super::AppState;
 
@@ -72,8 +78,8 @@ pub(super) fn disposition(content_type: &str) -> Option<HeaderValue> {
 /// the file system. Logged at DEBUG only: anyone can send it.
 pub(super) async fn clean_path(request: Request, next: Next) -> Response {
     let path = request.uri().path();
-    let decoded = percent_encoding::percent_decode_str(path);
-    if decoded.into_iter().any(|b| b < 0x20 || b == 0x7f) || path.bytes().any(|b| b < 0x20) {
+    // Decoding passes raw bytes through, so one look covers both spellings.
+    if percent_encoding::percent_decode_str(path).any(|b| b < 0x20 || b == 0x7f) {
         tracing::debug!(path, "refused: a control character in the path");
         return (
             StatusCode::BAD_REQUEST,
@@ -82,6 +88,44 @@ pub(super) async fn clean_path(request: Request, next: Next) -> Response {
             .into_response();
     }
     next.run(request).await
+}
+
+/// Requests per client address: a token bucket of `burst`, refilled at `per_minute`
+/// (`governor`'s GCRA); `None` when `per_minute` is 0 (no limit).
+#[derive(Debug)]
+pub struct PerClient {
+    limiter: Option<DefaultKeyedRateLimiter<IpAddr>>,
+    checks: AtomicU64,
+}
+
+impl PerClient {
+    /// `burst` requests at once, then `per_minute` (0: no limit).
+    pub fn new(per_minute: u32, burst: u32) -> Self {
+        Self {
+            limiter: NonZeroU32::new(per_minute).map(|per_minute| {
+                let burst = NonZeroU32::new(burst).unwrap_or(NonZeroU32::MIN);
+                RateLimiter::keyed(Quota::per_minute(per_minute).allow_burst(burst))
+            }),
+            checks: AtomicU64::new(0),
+        }
+    }
+
+    /// Takes a token of `client`'s bucket, or says how many seconds until one is free.
+    pub fn admit(&self, client: IpAddr) -> Result<(), u64> {
+        let Some(limiter) = &self.limiter else {
+            return Ok(());
+        };
+        // Forget buckets that are full again now and then, so memory stays bounded by
+        // the clients of the last minute or so.
+        if self.checks.fetch_add(1, Ordering::Relaxed) % 1024 == 1023 {
+            limiter.retain_recent();
+            limiter.shrink_to_fit();
+        }
+        limiter.check_key(&client).map_err(|not_until| {
+            let wait = not_until.wait_time_from(DefaultClock::default().now());
+            wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
+        })
+    }
 }
 
 /// Failed authentication per client address: a token bucket of `burst` failures,

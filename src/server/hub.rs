@@ -2,8 +2,7 @@
 //! they do is [`crate::notify`].
 
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
-use std::num::NonZeroU32;
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use axum::Extension;
@@ -11,10 +10,9 @@ use axum::Form;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use governor::clock::{Clock, DefaultClock};
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::guard::PerClient;
 use super::{AppError, AppState, destination, internal};
 use crate::config::NotificationConfig;
 use crate::notify::{self, hub::SubscriptionRequest};
@@ -26,7 +24,7 @@ use crate::store::Access;
 #[derive(Debug)]
 pub(super) struct Limits {
     /// Subscription requests per client address.
-    rate: Option<DefaultKeyedRateLimiter<IpAddr>>,
+    rate: PerClient,
     /// Verifications in flight in all.
     in_flight: Arc<Semaphore>,
     /// Verifications in flight per callback host.
@@ -57,28 +55,11 @@ impl Drop for Slot {
 impl Limits {
     pub(super) fn new(n: &NotificationConfig) -> Self {
         Self {
-            rate: NonZeroU32::new(n.subscriptions_per_minute).map(|per_minute| {
-                let burst = NonZeroU32::new(n.subscription_burst).unwrap_or(NonZeroU32::MIN);
-                RateLimiter::keyed(Quota::per_minute(per_minute).allow_burst(burst))
-            }),
+            rate: PerClient::new(n.subscriptions_per_minute, n.subscription_burst),
             in_flight: Arc::new(Semaphore::new(n.max_verifications.max(1))),
             per_host: Arc::default(),
             max_per_host: n.max_verifications_per_host.max(1),
         }
-    }
-
-    /// Takes a token of `client`'s bucket, or says how many seconds until one is free.
-    fn admit(&self, client: IpAddr) -> Result<(), u64> {
-        let Some(rate) = &self.rate else {
-            return Ok(());
-        };
-        if rate.len() > 65_536 {
-            rate.retain_recent();
-        }
-        rate.check_key(&client).map_err(|not_until| {
-            let wait = not_until.wait_time_from(DefaultClock::default().now());
-            wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
-        })
     }
 
     /// A place for one more verification to `host`, if the limits leave one.
@@ -124,7 +105,7 @@ pub(super) async fn subscription(
         peer.map(|Extension(ConnectInfo(p))| p),
         &state.config.web.trusted_proxies,
     );
-    if let Err(wait) = state.hub_limits.admit(client) {
+    if let Err(wait) = state.hub_limits.rate.admit(client) {
         return Ok(super::guard::too_many(
             wait,
             "too many subscription requests from your address",

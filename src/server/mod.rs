@@ -328,11 +328,12 @@ fn credentials_match(
         return false;
     };
     let expected = match username {
-        Some(user) if scheme.eq_ignore_ascii_case("basic") => basic_auth(user, secret.expose()),
-        None if scheme.eq_ignore_ascii_case("bearer") => format!("Bearer {}", secret.expose()),
+        Some(user) if scheme.eq_ignore_ascii_case("basic") => {
+            basic_credentials(user, secret.expose())
+        }
+        None if scheme.eq_ignore_ascii_case("bearer") => secret.expose().to_string(),
         _ => return false,
     };
-    let expected = expected.split_once(' ').map_or("", |(_, c)| c);
     constant_time_eq(given.trim_start().as_bytes(), expected.as_bytes())
 }
 
@@ -350,11 +351,13 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 
 /// The `Authorization` value of HTTP Basic credentials (RFC 7617).
 pub fn basic_auth(user: &str, password: &str) -> String {
+    format!("Basic {}", basic_credentials(user, password))
+}
+
+/// The credentials of HTTP Basic (RFC 7617): `user:password` in base64.
+fn basic_credentials(user: &str, password: &str) -> String {
     use base64::Engine as _;
-    format!(
-        "Basic {}",
-        base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
-    )
+    base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
 }
 
 async fn source_description(

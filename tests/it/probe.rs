@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::support::{
-    Env, Response, Server, Serving, TestItem, date, free_port, get, get_with, locs, plikt, post,
-    python, root, text,
+    Env, Response, Server, Serving, TestItem, date, exchange, free_port, get, get_with, locs,
+    plikt, post, python, root, text,
 };
 
 const OPS: &str = "operators-token-0123456789abcdef-xyz";
@@ -165,21 +165,12 @@ fn stable(head: &str) -> Vec<&str> {
     head.lines().filter(|l| !l.starts_with("date:")).collect()
 }
 
-/// Sends `request` as raw bytes; the status line and head of the answer.
+/// Sends `request` as raw bytes to the server at `base`: the status and head.
 fn raw(base: &str, request: &[u8]) -> (u16, String) {
-    let host = base.trim_start_matches("http://").trim_end_matches('/');
-    let mut s = TcpStream::connect(host).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    s.write_all(request).unwrap();
-    let mut resp = Vec::new();
-    let _ = s.read_to_end(&mut resp);
-    let head = String::from_utf8_lossy(&resp).to_lowercase();
-    let head = head.split("\r\n\r\n").next().unwrap_or("").to_string();
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
+    let (status, head, _) = exchange(
+        base.trim_start_matches("http://").trim_end_matches('/'),
+        request,
+    );
     (status, head)
 }
 

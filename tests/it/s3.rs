@@ -1205,12 +1205,6 @@ fn assert_published(www: &std::path::Path, rel: &str, body: &[u8]) {
     }
 }
 
-/// Whether `plikt serve` answers the document `rel` of `www` at the same path: all but
-/// the Source Description of authenticated Destinations (at `/.well-known/resourcesync`).
-fn served_at_its_path(rel: &str) -> bool {
-    !rel.starts_with(".well-known/resourcesync-with-restricted")
-}
-
 /// Node A (its own PostgreSQL catalog and Garage bucket) has harvested three items and
 /// published; node B has the same configuration and a new, empty folder. The servers
 /// live as long as the value.
@@ -1906,7 +1900,7 @@ fn s3_documents_published_by_one_node_are_served_by_any_node() {
     // B has published nothing, and serves all of it from the object store.
     let node_b = Serving::start(&b, &base_b);
     let mut served = 0;
-    for rel in published.iter().filter(|r| served_at_its_path(r)) {
+    for rel in &published {
         let (status, _, body) = get(&format!("{base_b}{rel}"), None);
         if rel.contains("/restricted/") {
             assert_eq!(status, 401, "{rel}");
@@ -1947,10 +1941,7 @@ fn s3_documents_published_by_one_node_are_served_by_any_node() {
     }
     // A serves what B wrote, and the documents say four items now.
     let node_a = Serving::start(&a, &base_a);
-    for rel in now
-        .iter()
-        .filter(|r| served_at_its_path(r) && !r.contains("/restricted/"))
-    {
+    for rel in now.iter().filter(|r| !r.contains("/restricted/")) {
         let (status, _, body) = get(&format!("{base_a}{rel}"), None);
         assert_eq!(status, 200, "{rel} served by A");
         assert_published(&www_b, rel, &body);
@@ -1960,7 +1951,7 @@ fn s3_documents_published_by_one_node_are_served_by_any_node() {
     let node_b = Serving::start(&b, &base_b);
     let rel = now
         .iter()
-        .find(|r| r.ends_with(".xml") && served_at_its_path(r) && !r.contains("/restricted/"))
+        .find(|r| r.ends_with(".xml") && !r.contains("/restricted/"))
         .unwrap();
     let (status, head, _) = get(&format!("{base_a}{rel}"), None);
     assert_eq!(status, 200, "{rel}: {head}");

@@ -1010,21 +1010,29 @@ pub fn get(url: &str, auth: Option<&str>) -> (u16, String, Vec<u8>) {
 /// A GET over loopback with these request headers (`Range`, `Authorization` …):
 /// (status, headers in lower case, body).
 pub fn get_with(url: &str, headers: &[(&str, &str)]) -> (u16, String, Vec<u8>) {
-    use std::io::{Read, Write};
     let rest = url.strip_prefix("http://").expect("http URL");
     let (host, path) = rest.split_once('/').expect("a path");
-    let Ok(mut s) = std::net::TcpStream::connect(host) else {
-        return (0, String::new(), Vec::new());
-    };
     let extra: String = headers
         .iter()
         .map(|(k, v)| format!("{k}: {v}\r\n"))
         .collect();
-    write!(
-        s,
-        "GET /{path} HTTP/1.1\r\nHost: {host}\r\n{extra}Connection: close\r\n\r\n"
+    exchange(
+        host,
+        format!("GET /{path} HTTP/1.1\r\nHost: {host}\r\n{extra}Connection: close\r\n\r\n")
+            .as_bytes(),
     )
-    .unwrap();
+}
+
+/// `request`, as raw bytes, to `host` (`127.0.0.1:port`), and its answer until the
+/// server closes: (status, head in lower case, body); status 0 when no answer came.
+pub fn exchange(host: &str, request: &[u8]) -> (u16, String, Vec<u8>) {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(host) else {
+        return (0, String::new(), Vec::new());
+    };
+    if s.write_all(request).is_err() {
+        return (0, String::new(), Vec::new());
+    }
     let mut resp = Vec::new();
     let _ = s.read_to_end(&mut resp);
     let Some(at) = memchr::memmem::find(&resp, b"\r\n\r\n") else {
@@ -1049,27 +1057,15 @@ pub fn private_file(path: &Path, text: &str) {
 
 /// A POST over loopback: (status, headers in lower case, body).
 pub fn post(url: &str, content_type: &str, body: &[u8]) -> (u16, String, Vec<u8>) {
-    use std::io::{Read, Write};
     let rest = url.strip_prefix("http://").expect("http URL");
     let (host, path) = rest.split_once('/').expect("a path");
-    let mut s = std::net::TcpStream::connect(host).expect("connect");
-    write!(
-        s,
+    let mut request = format!(
         "POST /{path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     )
-    .unwrap();
-    s.write_all(body).unwrap();
-    let mut resp = Vec::new();
-    let _ = s.read_to_end(&mut resp);
-    let at = memchr::memmem::find(&resp, b"\r\n\r\n").expect("a response head");
-    let head = String::from_utf8_lossy(&resp[..at]).to_lowercase();
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    (status, head, resp[at + 4..].to_vec())
+    .into_bytes();
+    request.extend_from_slice(body);
+    exchange(host, &request)
 }
 
 /// The Python of the project's virtualenv (scripts/setup makes it).

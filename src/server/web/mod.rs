@@ -32,28 +32,24 @@ mod pages;
 pub mod rules;
 
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
-use std::num::NonZeroU32;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::Response;
 use axum::routing::{get, post};
-use governor::clock::{Clock, DefaultClock};
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use tokio::sync::Semaphore;
 
 use super::AppState;
+use super::guard::PerClient;
 use crate::config::WebConfig;
 
 /// The service's shared state: limits and the rate limiter.
 #[derive(Debug, Clone)]
 pub struct Web {
     config: Arc<WebConfig>,
-    limiter: Option<Arc<DefaultKeyedRateLimiter<IpAddr>>>,
-    checks: Arc<AtomicU64>,
+    rate: Arc<PerClient>,
     /// Validation requests in progress (uploads still arriving included).
     requests: Arc<Semaphore>,
     /// Validations running.
@@ -63,12 +59,6 @@ pub struct Web {
 impl Web {
     /// The service under `config`.
     pub fn new(config: &WebConfig) -> Self {
-        let limiter = NonZeroU32::new(config.rate_per_minute).map(|per_minute| {
-            let burst = NonZeroU32::new(config.rate_burst).unwrap_or(NonZeroU32::MIN);
-            Arc::new(RateLimiter::keyed(
-                Quota::per_minute(per_minute).allow_burst(burst),
-            ))
-        });
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         let concurrent = if config.max_concurrent == 0 {
             cores
@@ -77,8 +67,7 @@ impl Web {
         };
         Self {
             config: Arc::new(config.clone()),
-            limiter,
-            checks: Arc::new(AtomicU64::new(0)),
+            rate: Arc::new(PerClient::new(config.rate_per_minute, config.rate_burst)),
             requests: Arc::new(Semaphore::new(config.max_requests.max(1))),
             validations: Arc::new(Semaphore::new(concurrent.max(1))),
         }
@@ -86,19 +75,7 @@ impl Web {
 
     /// Takes a token of `client`'s bucket, or says how many seconds until one is free.
     fn admit(&self, client: IpAddr) -> Result<(), u64> {
-        let Some(limiter) = &self.limiter else {
-            return Ok(());
-        };
-        // Forget buckets that are full again now and then, so memory stays bounded by
-        // the clients of the last minute or so.
-        if self.checks.fetch_add(1, Ordering::Relaxed) % 1024 == 1023 {
-            limiter.retain_recent();
-            limiter.shrink_to_fit();
-        }
-        limiter.check_key(&client).map_err(|not_until| {
-            let wait = not_until.wait_time_from(DefaultClock::default().now());
-            wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
-        })
+        self.rate.admit(client)
     }
 }
 

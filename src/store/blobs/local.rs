@@ -20,6 +20,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub(super) struct Local {
     root: PathBuf,
     tmp: PathBuf,
+    /// `root`, held open: every blob served is opened beneath it ([`open_in`]).
+    dir: std::sync::Arc<File>,
 }
 
 impl Local {
@@ -29,7 +31,8 @@ impl Local {
         let tmp = data_dir.join("tmp");
         fs::create_dir_all(&root)?;
         fs::create_dir_all(&tmp)?;
-        Ok(Self { root, tmp })
+        let dir = std::sync::Arc::new(File::open(&root)?);
+        Ok(Self { root, tmp, dir })
     }
 
     /// The folder of the blobs.
@@ -44,17 +47,13 @@ impl Local {
 
     /// Where the blob with this SHA-256 lives.
     pub(super) fn path(&self, sha256: &str) -> PathBuf {
-        self.root.join(self.relative(sha256))
-    }
-
-    fn relative(&self, sha256: &str) -> PathBuf {
-        Path::new(&sha256[..2.min(sha256.len())]).join(sha256)
+        self.root.join(relative(sha256))
     }
 
     /// Opens the blob for reading, never through a symlink that leaves the blob folder
     /// ([`open_beneath`]).
     pub(super) fn open_blob(&self, sha256: &str) -> io::Result<File> {
-        open_beneath(&self.root, &self.relative(sha256))
+        open_in(&self.dir, &self.root, &relative(sha256))
     }
 
     /// Moves a batch of written blobs (SHA-256, temporary file) into place, durably:
@@ -218,12 +217,16 @@ pub(super) fn write(file: &mut File, chunk: &[u8]) -> io::Result<()> {
 /// Linux resolves it in the kernel (`openat2` with `RESOLVE_BENEATH`), with no race
 /// against a symlink swapped in between a check and the open.
 pub fn open_beneath(root: &Path, relative: &Path) -> io::Result<File> {
+    open_in(&File::open(root)?, root, relative)
+}
+
+/// [`open_beneath`] with `root` already open as `dir`.
+fn open_in(dir: &File, root: &Path, relative: &Path) -> io::Result<File> {
     #[cfg(target_os = "linux")]
     {
         use rustix::fs::{Mode, OFlags, ResolveFlags};
-        let dir = File::open(root)?;
         match rustix::fs::openat2(
-            &dir,
+            dir,
             relative,
             OFlags::RDONLY | OFlags::CLOEXEC,
             Mode::empty(),
@@ -236,6 +239,7 @@ pub fn open_beneath(root: &Path, relative: &Path) -> io::Result<File> {
     }
     #[cfg(not(target_os = "linux"))]
     {
+        let _ = dir;
         let root = root.canonicalize()?;
         let path = root.join(relative).canonicalize()?;
         if !path.starts_with(&root) {
@@ -243,6 +247,11 @@ pub fn open_beneath(root: &Path, relative: &Path) -> io::Result<File> {
         }
         File::open(path)
     }
+}
+
+/// A blob's path below the blob folder: `ab/<sha256>`.
+fn relative(sha256: &str) -> PathBuf {
+    Path::new(&sha256[..2.min(sha256.len())]).join(sha256)
 }
 
 /// A path that leads outside its folder is, for whoever asked, not there.
