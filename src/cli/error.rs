@@ -95,6 +95,12 @@ impl Error {
     pub fn exit(&self) -> Exit {
         Exit::Failure
     }
+
+    /// Whether the catalog could not be reached (PostgreSQL starting, restarting or
+    /// cut off): a long-running command waits for it rather than exiting.
+    pub fn catalog_away(&self) -> bool {
+        matches!(self, Error::Store(e) if e.is_disconnect())
+    }
 }
 
 macro_rules! boxed_from {

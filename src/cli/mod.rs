@@ -129,6 +129,41 @@ fn init_logging(quiet: bool) {
 }
 
 /// A shutdown signal that turns true on SIGTERM or Ctrl-C.
+/// Runs `open` (blocking) until it succeeds or fails for another reason than the
+/// catalog being away; `None` once shutdown is asked for. A service started while
+/// PostgreSQL starts or restarts waits for it, as a running one does (issue 35 §5:
+/// a worker started 0.3 s before `pg_ctl restart` exited).
+async fn when_catalog_answers<T: Send + 'static>(
+    what: &'static str,
+    shutdown: &watch::Receiver<bool>,
+    open: impl Fn() -> Result<T, Error> + Send + Sync + 'static,
+) -> Result<Option<T>, Error> {
+    let open = Arc::new(open);
+    let mut pause = std::time::Duration::from_secs(1);
+    let mut shutdown = shutdown.clone();
+    loop {
+        let attempt = open.clone();
+        let result = tokio::task::spawn_blocking(move || attempt())
+            .await
+            .map_err(|e| Error::Task {
+                what,
+                reason: e.to_string(),
+            })?;
+        match result {
+            Ok(t) => return Ok(Some(t)),
+            Err(e) if e.catalog_away() => {
+                tracing::warn!(error = %e, retry_in_secs = pause.as_secs(), "{what}: the catalog does not answer; waiting for it");
+            }
+            Err(e) => return Err(e),
+        }
+        tokio::select! {
+            _ = shutdown.wait_for(|v| *v) => return Ok(None),
+            () = tokio::time::sleep(pause) => {}
+        }
+        pause = (pause * 2).min(std::time::Duration::from_secs(30));
+    }
+}
+
 fn shutdown_signal() -> (watch::Sender<bool>, watch::Receiver<bool>) {
     let (tx, rx) = watch::channel(false);
     let tx2 = tx.clone();

@@ -64,7 +64,15 @@ pub fn serve(args: &super::ConfigArgs) -> Result<Exit, Error> {
                 source,
             })?;
         tracing::info!(listen = %config.listen, base_url = %config.base_url, "plikt serve started");
-        let state = AppState::open(config.clone())?;
+        let c = config.clone();
+        let Some(state) =
+            super::when_catalog_answers("starting the server", &shutdown, move || {
+                Ok(AppState::open(c.clone())?)
+            })
+            .await?
+        else {
+            return Ok(());
+        };
         // Deliveries of the notifications `plikt publish` queues.
         let deliveries = tokio::spawn(crate::notify::deliver::run(
             config.clone(),

@@ -11,7 +11,6 @@ use crate::store::{Mode, Store};
 pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
     let config = super::load(&args.config)?;
     super::init_logging(false);
-    let store = Store::open(&config, Mode::Write)?;
     let rt = super::runtime()?;
     rt.block_on(async {
         let (_tx, shutdown) = super::shutdown_signal();
@@ -21,6 +20,18 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
                 addr: config.listen,
                 source,
             })?;
+        // The store (held to the end: with SQLite it is the data folder's lock) and the
+        // server's, once the catalog answers.
+        let c = config.clone();
+        let Some((_store, state)) =
+            super::when_catalog_answers("starting the worker", &shutdown, move || {
+                let store = Store::open(&c, Mode::Write)?;
+                Ok((store, AppState::open(c.clone())?))
+            })
+            .await?
+        else {
+            return Ok(());
+        };
         tracing::info!(listen = %config.listen, publishers = config.publishers.len(), "plikt run started");
         let harvester = Harvester::new(config.clone(), shutdown.clone(), std::sync::Arc::new(NoProgress))?;
         // After every run: publish the ResourceSync documents, queue the change
@@ -91,7 +102,7 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
         ));
         let server = tokio::spawn(crate::server::serve(
             listener,
-            AppState::open(config.clone())?,
+            state,
             shutdown.clone(),
         ));
         if let Err(e) = work.await {
@@ -118,7 +129,6 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
         tracing::info!("plikt run stopped");
         Ok::<_, Error>(())
     })?;
-    drop(store);
     Ok(Exit::Ok)
 }
 

@@ -44,14 +44,30 @@ pub async fn run(
 ) -> Result<(), NotifyError> {
     let location = crate::store::Location::of(&config)?;
     let mut catalog = Connection::new(location).prepared(Catalog::for_deliveries);
-    // The catalog as it is at start: a configuration it refuses stops `plikt run` now;
-    // later failures (PostgreSQL restarted) are met with a new connection.
-    let catalog = tokio::task::spawn_blocking(move || {
-        catalog.with(|c| c.data_version())?;
-        Ok::<_, crate::store::StoreError>(catalog)
-    })
-    .await
-    .map_err(|e| NotifyError::Client(e.to_string()))??;
+    // The catalog as it is at start: a configuration it refuses stops the deliveries
+    // now; one away (PostgreSQL starting or restarting) is waited for, as later.
+    let mut pause = Duration::from_secs(1);
+    let catalog = loop {
+        let (c, checked) = tokio::task::spawn_blocking(move || {
+            let checked = catalog.with(|c| c.data_version());
+            (catalog, checked)
+        })
+        .await
+        .map_err(|e| NotifyError::Client(e.to_string()))?;
+        catalog = c;
+        match checked {
+            Ok(_) => break catalog,
+            Err(e) if e.is_disconnect() => {
+                tracing::warn!(error = %e, "deliveries: the catalog does not answer; waiting for it");
+            }
+            Err(e) => return Err(e.into()),
+        }
+        tokio::select! {
+            _ = shutdown.wait_for(|v| *v) => return Ok(()),
+            () = tokio::time::sleep(pause) => {}
+        }
+        pause = (pause * 2).min(Duration::from_secs(30));
+    };
     let max = config.notification.max_concurrent_deliveries;
     let mut l = Loop {
         client: super::client(&config)?,

@@ -411,6 +411,83 @@ fn postgresql_restarted_mid_harvest_the_workers_reconnect_and_go_on() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
 }
 
+/// A worker and a server started while PostgreSQL is down (as during `pg_ctl restart`)
+/// wait for it and go on once it is back (issue 35 §5: a worker started 0.3 s before a
+/// restart exited 1). Each place they meet the catalog at start is passed: the store,
+/// the server's state, the deliveries, the schedule.
+#[test]
+fn a_worker_started_while_postgresql_is_down_waits_for_it_and_deposits() {
+    let pg = OwnPostgres::start();
+    let (_server, mut env) = three_publishers("workers-pg-down");
+    own_catalog(&mut env, &pg, "down");
+    let o = env.cmd(&["status"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let o = pg.script("halt");
+    assert!(o.status.success(), "scripts/postgres halt: {}", text(&o));
+    let mut workers = vec![worker(&env, 0)];
+    // The server's own listen address (the worker's configuration has its own).
+    let base = env.listen_on_free_port_keeping_base();
+    let mut server = env.spawn(&["serve"]);
+    let log = |name: &str| std::fs::read_to_string(env.dir.join(name)).unwrap_or_default();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !(log("worker-0.log").contains("the catalog does not answer")
+        && log("spawned.log").contains("the catalog does not answer"))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "no wait logged: {}",
+            log("worker-0.log")
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        workers[0].try_wait().unwrap().is_none(),
+        "the worker exited: {}",
+        log("worker-0.log")
+    );
+    assert!(
+        server.try_wait().unwrap().is_none(),
+        "the server exited: {}",
+        log("spawned.log")
+    );
+    let o = pg.script("resume");
+    assert!(o.status.success(), "scripts/postgres resume: {}", text(&o));
+    let total = ITEMS * PUBLISHERS.len();
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while deposited(&env) < total {
+        assert!(
+            workers[0].try_wait().unwrap().is_none(),
+            "the worker exited: {}",
+            log("worker-0.log")
+        );
+        assert!(
+            Instant::now() < deadline,
+            "{} of {total} deposited",
+            deposited(&env)
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    // The server serves what the worker published.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (status, _, body) =
+            crate::support::get(&format!("{base}resourcesync/test/resourcelist.xml"), None);
+        if status == 200 && String::from_utf8_lossy(&body).matches("<url>").count() >= ITEMS {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "serve: {status} {}",
+            String::from_utf8_lossy(&body)
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    stop(&mut workers);
+    stop(std::slice::from_mut(&mut server));
+    assert_exactly_once(&env);
+}
+
 /// Two publishers on one host (`/0/`, `/1/`, `items` items each with a file), every
 /// request but the feeds' answered `delay` late; the requests in flight to the host now
 /// and at the most, and two workers' environment (max_connections_per_host = 2, one run
