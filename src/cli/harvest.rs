@@ -59,18 +59,28 @@ pub fn run(args: &HarvestArgs) -> Result<Exit, Error> {
             Some(gate) => harvester.with_host_gate(gate),
             None => harvester,
         };
+        // At most `runs_per_worker` runs at once, as `plikt run`: each run holds its
+        // feed and its state, so starting all made memory grow by about 1 MiB per
+        // publisher (issue 35 §6).
+        let capacity = (config.harvest.runs_per_worker as usize).max(1);
+        let mut waiting = publishers.into_iter();
         let mut set = tokio::task::JoinSet::new();
-        for p in publishers {
+        let mut start = |set: &mut tokio::task::JoinSet<_>| {
+            let Some(p) = waiting.next() else { return };
             let (h, w) = (harvester.clone(), worker.clone());
             set.spawn(async move {
                 w.harvest_now(&h, &p)
                     .await
                     .map(|r| r.map_err(|busy| (p.id.clone(), busy)))
             });
+        };
+        for _ in 0..capacity {
+            start(&mut set);
         }
         let mut out = Vec::new();
         let mut busy = Vec::new();
         while let Some(r) = set.join_next().await {
+            start(&mut set);
             match r.map_err(|e| Error::Task {
                 what: "a harvest",
                 reason: e.to_string(),

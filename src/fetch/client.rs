@@ -210,16 +210,20 @@ impl Client {
         kind: Kind,
         conditional: Option<&Conditional>,
     ) -> Result<Response, FetchError> {
-        let deadline = Instant::now() + self.policy.total_timeout;
+        let mut deadline = Instant::now() + self.policy.total_timeout;
         let mut visited: Vec<Url> = Vec::new();
         let mut current = url.clone();
         loop {
             self.check_target(&current).await?;
             let host = current.host_str().unwrap_or("").to_string();
+            let queued = Instant::now();
             let permits = self
                 .limits
                 .acquire(&host, self.policy.max_connections_per_host)
                 .await;
+            // Time queued behind plikt's own connection limits is not the publisher's
+            // (issue 35 §6: 2,000 publishers on one host timed out waiting for slots).
+            deadline += queued.elapsed();
             let response = self.send(&current, kind, conditional, deadline).await?;
             let status = response.status();
             if status.is_redirection() && status != reqwest::StatusCode::NOT_MODIFIED {

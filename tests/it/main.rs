@@ -14,6 +14,7 @@ mod notification;
 mod probe;
 mod resourcesync;
 mod s3;
+mod scale;
 mod support;
 mod usage;
 mod web;
