@@ -543,6 +543,7 @@ pub struct HarvestConfig {
     /// at once; this is for runs another worker left or released).
     pub poll_secs: u64,
     /// Runs one worker carries out at once; the rest stay due for other workers.
+    /// `plikt harvest` starts no more at once either.
     pub runs_per_worker: u32,
 }
 
@@ -565,7 +566,8 @@ impl Default for HarvestConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ResourceSyncConfig {
-    /// Largest Resource Dump package (ZIP); a single larger file gets a package of its own.
+    /// Largest Resource Dump package: the whole ZIP, headers, records and manifest
+    /// included; a single larger file gets a package of its own.
     pub dump_package_bytes: u64,
     /// Days a snapshot of a Resource List or Resource Dump stays in its archive
     /// (Archives 0.9.1); 0 keeps every snapshot for ever. An expired snapshot leaves

@@ -67,6 +67,12 @@ impl Chunker {
 
     /// Whether the piece so far ends before `f` (which then starts the next one).
     pub(super) fn cut_before(&mut self, f: &PublishedFile) -> bool {
+        self.cut_before_costing(f, f.length)
+    }
+
+    /// [`Chunker::cut_before`], where `f` takes `cost` of the piece's `max_bytes` (a
+    /// package's bytes: the file, its record, their ZIP headers and manifest entries).
+    pub(super) fn cut_before_costing(&mut self, f: &PublishedFile, cost: u64) -> bool {
         let new_deposit = self.deposit != Some(f.deposit_id);
         let at_cut_point = new_deposit
             && self
@@ -74,14 +80,14 @@ impl Chunker {
                 .is_some_and(|d| mix(d.unsigned_abs()).is_multiple_of(self.spacing))
             && self.files >= self.min_files;
         let full = self.files >= self.max_files
-            || (self.max_bytes > 0 && self.bytes > 0 && self.bytes + f.length > self.max_bytes);
+            || (self.max_bytes > 0 && self.bytes > 0 && self.bytes + cost > self.max_bytes);
         let cut = self.files > 0 && (at_cut_point || full);
         if cut {
             self.files = 0;
             self.bytes = 0;
         }
         self.files += 1;
-        self.bytes += f.length;
+        self.bytes += cost;
         self.deposit = Some(f.deposit_id);
         cut
     }

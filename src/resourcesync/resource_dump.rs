@@ -17,7 +17,7 @@ use super::archive;
 use super::chunks::{self, Chunker};
 use super::files::{list_document, marked_days, write_err, write_sidecar};
 use super::layout::Kind;
-use super::package::{Package, PackageWriter, Paths, Sidecars};
+use super::package::{Package, PackageWriter, Paths, Sidecars, Sizer};
 use super::{Ln, Md, PART_ENTRIES, PublishError, Root, Set, SetSpec};
 use crate::store::PublishedFile;
 
@@ -125,9 +125,14 @@ fn write_snapshot(set: &Set<'_>, day: &str, package_bytes: u64) -> Result<u64, P
         Ok(())
     };
     // Group the files into packages where the content says (and at the limits).
-    let mut chunker = Chunker::dump(PART_ENTRIES, package_bytes);
+    let mut sizer = Sizer::new(cap, Paths::Current).map_err(write_err(&folder))?;
+    let mut chunker = Chunker::dump(
+        PART_ENTRIES,
+        package_bytes.saturating_sub(sizer.fixed()).max(1),
+    );
     set.current_files(None, &mut |f| {
-        if failure.is_none() && chunker.cut_before(f) {
+        let cost = sizer.cost(set, f)?;
+        if failure.is_none() && chunker.cut_before_costing(f, cost) {
             failure = close(&mut group).err();
         }
         group.push(f.clone());

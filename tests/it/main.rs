@@ -11,6 +11,7 @@ mod harvest;
 mod hostile;
 mod migrate;
 mod notification;
+mod packages;
 mod probe;
 mod resourcesync;
 mod s3;

@@ -899,7 +899,7 @@ fn resource_dumps_are_zip_packages_with_matching_manifests() {
     let env = Env::plain("dump", &server.url("/feed.xml"), "");
     let cfg = std::fs::read_to_string(&env.config).unwrap().replace(
         "[harvest]\n",
-        "[resourcesync]\ndump_package_bytes = 4000\n[harvest]\n",
+        "[resourcesync]\ndump_package_bytes = 9000\n[harvest]\n",
     );
     std::fs::write(&env.config, cfg).unwrap();
     assert_eq!(env.harvest().status.code(), Some(0));
