@@ -5,7 +5,7 @@
 //! what listing a document elsewhere needs without reading it back.
 
 use std::fs::{self, File};
-use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::io::{self, BufWriter, Cursor, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use super::{DocumentWriter, Ln, MAX_BYTES, MAX_ENTRIES, Md, PublishError, Root};
@@ -24,7 +24,7 @@ pub(super) fn write_err(path: &Path) -> impl Fn(io::Error) -> PublishError + use
 /// A reader sees the old document or the new one, never half of one.
 pub(super) fn atomic_write(
     path: &Path,
-    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+    write: impl FnOnce(&mut Draft) -> io::Result<()>,
 ) -> Result<(), PublishError> {
     atomic_replace(path, |out| write(out).map(|()| true)).map(drop)
 }
@@ -61,36 +61,109 @@ pub(super) fn fill_then_rename(
     result
 }
 
+/// Documents up to this size are drafted in memory.
+const IN_MEMORY: u64 = 1 << 20;
+
+/// A document being written: in memory while small (most are), so that one whose bytes
+/// did not change costs no file at all; past [`IN_MEMORY`] in its temporary file. On a
+/// publish that writes a set again most documents are as they were, and creating and
+/// removing a file for each was most of its time (issue 35 §6).
+pub(super) struct Draft {
+    memory: Cursor<Vec<u8>>,
+    file: Option<BufWriter<File>>,
+    tmp: PathBuf,
+}
+
+impl Draft {
+    fn new(tmp: PathBuf) -> Self {
+        Self {
+            memory: Cursor::new(Vec::new()),
+            file: None,
+            tmp,
+        }
+    }
+
+    /// The temporary file, made and filled with what is in memory.
+    fn spill(&mut self) -> io::Result<&mut BufWriter<File>> {
+        if self.file.is_none() {
+            // Readable too: compared with the document in place before it replaces it.
+            let file = fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&self.tmp)?;
+            let mut out = BufWriter::new(file);
+            out.write_all(self.memory.get_ref())?;
+            out.seek(SeekFrom::Start(self.memory.position()))?;
+            self.memory = Cursor::new(Vec::new());
+            self.file = Some(out);
+        }
+        Ok(self.file.as_mut().expect("made above"))
+    }
+}
+
+impl Write for Draft {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.file.is_none() && self.memory.position() + buf.len() as u64 <= IN_MEMORY {
+            return self.memory.write(buf);
+        }
+        self.spill()?.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.file {
+            Some(f) => f.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Seek for Draft {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        match &mut self.file {
+            Some(f) => f.seek(to),
+            None => self.memory.seek(to),
+        }
+    }
+}
+
 /// [`atomic_write`], where `write` may return false: the new content is dropped and
 /// `path` left as it was. Returns whether `path` was replaced.
 pub(super) fn atomic_replace(
     path: &Path,
-    write: impl FnOnce(&mut BufWriter<File>) -> io::Result<bool>,
+    write: impl FnOnce(&mut Draft) -> io::Result<bool>,
 ) -> Result<bool, PublishError> {
     let dir = path.parent().expect("documents live in folders");
     fs::create_dir_all(dir).map_err(write_err(path))?;
     let tmp = tmp_beside(path);
     let result = (|| {
-        // Readable too: compared with the document in place before it replaces it.
-        let mut out = BufWriter::new(
-            fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .open(&tmp)?,
-        );
-        if !write(&mut out)? {
+        let mut draft = Draft::new(tmp.clone());
+        if !write(&mut draft)? {
             return Ok(false);
         }
-        let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
         // The same bytes as the document in place: it stays, with its modification
         // time, so its ETag holds and a Destination polling it gets 304 Not Modified;
         // nor is it synced, renamed or copied to the object store again (a publish
         // that writes a set again writes most of its documents as they were).
-        if same_bytes(&file, path)? {
-            return Ok(false);
-        }
+        let file = match draft.file {
+            None => {
+                let bytes = draft.memory.into_inner();
+                if same_as(&bytes, path)? {
+                    return Ok(false);
+                }
+                let mut file = File::create(&tmp)?;
+                file.write_all(&bytes)?;
+                file
+            }
+            Some(out) => {
+                let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+                if same_bytes(&file, path)? {
+                    return Ok(false);
+                }
+                file
+            }
+        };
         file.sync_all()?;
         fs::rename(&tmp, path)?;
         sync_dir(dir).map(|()| true)
@@ -99,6 +172,20 @@ pub(super) fn atomic_replace(
         let _ = fs::remove_file(&tmp);
     }
     result.map_err(write_err(path))
+}
+
+/// Whether the file at `path` holds `bytes` (false if there is none).
+fn same_as(bytes: &[u8], path: &Path) -> io::Result<bool> {
+    match File::open(path) {
+        Ok(f) if f.metadata()?.len() != bytes.len() as u64 => Ok(false),
+        Ok(mut f) => {
+            let mut old = Vec::with_capacity(bytes.len());
+            io::Read::read_to_end(&mut f, &mut old)?;
+            Ok(old == bytes)
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// Whether `written` (a new document, just written) holds the same bytes as the file at
@@ -225,7 +312,7 @@ pub(super) fn list_document(
     root: Root,
     lns: &[Ln],
     capability: &str,
-    body: &mut dyn FnMut(&mut DocumentWriter<&mut BufWriter<File>>) -> io::Result<bool>,
+    body: &mut dyn FnMut(&mut DocumentWriter<&mut Draft>) -> io::Result<bool>,
 ) -> Result<Option<ListWritten>, PublishError> {
     let at = crate::store::now().to_string();
     let md = Md::capability(capability)
@@ -251,12 +338,10 @@ pub(super) fn list_document(
             return Err(io::Error::other("over the Sitemap limits"));
         }
         w.finish()?;
-        out.flush()?;
-        let file = out.get_mut();
         completed = crate::store::now().to_string();
-        file.seek(SeekFrom::Start(completed_at))?;
-        file.write_all(completed.as_bytes())?;
-        file.seek(SeekFrom::End(0)).map(|_| true)
+        out.seek(SeekFrom::Start(completed_at))?;
+        out.write_all(completed.as_bytes())?;
+        out.seek(SeekFrom::End(0)).map(|_| true)
     });
     if too_large {
         return Err(PublishError::TooLarge {
