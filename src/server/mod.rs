@@ -34,7 +34,7 @@ use crate::config::{Config, DestinationConfig, OperatorConfig};
 use crate::resourcesync;
 use crate::resourcesync::layout::SetTarget;
 use crate::store::Access;
-use crate::store::{Blobs, Catalog, Connection, Fetched};
+use crate::store::{Blobs, Catalog, Fetched};
 use axum::http::HeaderMap;
 
 /// Shared state of the routes: the catalog and blob store are opened once, not per
@@ -43,7 +43,7 @@ use axum::http::HeaderMap;
 pub struct AppState {
     /// The configuration.
     pub config: Arc<Config>,
-    catalog: Arc<std::sync::Mutex<Connection>>,
+    catalog: crate::store::Pool,
     blobs: Blobs,
     /// The client that verifies subscribers' intent (the hub's target policy).
     hub_client: reqwest::Client,
@@ -92,10 +92,9 @@ impl AppState {
             hub_client: crate::notify::client(&config)?,
             web: web::Web::new(&config.web),
             config,
-            catalog: Arc::new(std::sync::Mutex::new(Connection::open(
-                location,
-                store.catalog,
-            ))),
+            // Two connections per core: requests read on every core, and one whose
+            // statement waits on the server leaves room for the others.
+            catalog: crate::store::Pool::new(location, pool_size()),
             blobs: store.blobs,
         })
     }
@@ -107,16 +106,16 @@ impl AppState {
         query: impl Fn(&Catalog) -> Result<T, crate::store::StoreError> + Send + 'static,
     ) -> Result<T, AppError> {
         let catalog = self.catalog.clone();
-        tokio::task::spawn_blocking(move || {
-            catalog
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .again(|c| query(c))
-        })
+        tokio::task::spawn_blocking(move || catalog.again(|c| query(c)))
         .await
         .map_err(internal)?
         .map_err(store_failed)
     }
+}
+
+/// Connections in `plikt serve`'s catalog pool: two per core.
+fn pool_size() -> u32 {
+    std::thread::available_parallelism().map_or(2, |n| n.get() as u32) * 2
 }
 
 /// The router.

@@ -109,20 +109,32 @@ async fn send_file(
         // microseconds (a prepared query, the page cache): done in place, it costs less
         // than the trip to a blocking thread (BENCHMARKS.md, `plikt serve`). The bytes
         // come below.
-        let files = state
-            .catalog
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .again(|c| {
-                state.cache.deposit_files(
-                    c,
-                    state.config.base_url.as_str(),
-                    &publisher,
-                    deposit,
-                    version,
-                )
-            })
-            .map_err(store_failed)?;
+        let lookup = |c: &crate::store::Catalog| {
+            state.cache.deposit_files(
+                c,
+                state.config.base_url.as_str(),
+                &publisher,
+                deposit,
+                version,
+            )
+        };
+        // On a free connection in place; when every one is busy, on a blocking thread
+        // that waits for one.
+        let files = match state.catalog.try_again(lookup) {
+            Some(files) => files,
+            None => {
+                let (s, p) = (state.clone(), publisher.clone());
+                tokio::task::spawn_blocking(move || {
+                    s.catalog.again(|c| {
+                        s.cache
+                            .deposit_files(c, s.config.base_url.as_str(), &p, deposit, version)
+                    })
+                })
+                .await
+                .map_err(internal)?
+            }
+        }
+        .map_err(store_failed)?;
         (files, None)
     } else {
         // PostgreSQL or an object store: the catalog's answer, and a small resource's
@@ -139,10 +151,7 @@ async fn send_file(
             request.get(header::RANGE).is_none() && request.get(header::IF_NONE_MATCH).is_none();
         tokio::task::spawn_blocking(move || {
             let files = Arc::new(
-                catalog
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .again(|c| DepositFiles::read(c, base.as_str(), &p, deposit, version))?,
+                catalog.again(|c| DepositFiles::read(c, base.as_str(), &p, deposit, version))?,
             );
             let bytes = match files.find(&k) {
                 Some(f) if whole_ok && f.length <= SMALL && f.access == Access::Gratis => blobs

@@ -82,3 +82,101 @@ impl Connection {
         }
     }
 }
+
+/// Catalog connections for many readers at once (`plikt serve`): requests read on
+/// every core instead of queueing on one connection (issue 35 §2). A connection that
+/// turns out to be gone is dropped from the pool and the read made again on another.
+#[derive(Debug, Clone)]
+pub struct Pool(r2d2::Pool<Manager>);
+
+/// Opens the pool's connections.
+#[derive(Debug)]
+pub struct Manager(Location);
+
+/// A pooled catalog connection; `broken` once a statement found it gone.
+#[derive(Debug)]
+pub struct Pooled {
+    catalog: Catalog,
+    broken: bool,
+}
+
+impl r2d2::ManageConnection for Manager {
+    type Connection = Pooled;
+    type Error = StoreError;
+
+    fn connect(&self) -> Result<Pooled, StoreError> {
+        Ok(Pooled {
+            catalog: Catalog::open(&self.0)?,
+            broken: false,
+        })
+    }
+
+    /// Not asked at every checkout (a round trip per request): a broken connection
+    /// shows itself in the statement, and [`Pool::again`] takes another.
+    fn is_valid(&self, _: &mut Pooled) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    fn has_broken(&self, c: &mut Pooled) -> bool {
+        c.broken
+    }
+}
+
+/// How long a request waits for a connection.
+const CHECKOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+impl Pool {
+    /// Up to `size` connections to `location`, made as requests need them.
+    pub fn new(location: Location, size: u32) -> Self {
+        Self(
+            r2d2::Pool::builder()
+                .max_size(size.max(1))
+                .min_idle(Some(0))
+                .test_on_check_out(false)
+                .connection_timeout(CHECKOUT)
+                .error_handler(Box::new(r2d2::NopErrorHandler))
+                .build_unchecked(Manager(location)),
+        )
+    }
+
+    /// Runs `f` on a pooled connection (waiting for one, at most 10 s). When the
+    /// connection turns out to be gone (PostgreSQL restarted), it leaves the pool and
+    /// `f` runs once more on another, so the first request after a restart does not
+    /// fail. Blocks.
+    pub fn again<T>(
+        &self,
+        mut f: impl FnMut(&Catalog) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut c = self.get()?;
+        match f(&c.catalog) {
+            Err(e) if e.is_disconnect() => {
+                c.broken = true;
+                drop(c);
+                let mut c = self.get()?;
+                let result = f(&c.catalog);
+                c.broken = result.as_ref().is_err_and(StoreError::is_disconnect);
+                result
+            }
+            result => result,
+        }
+    }
+
+    /// As [`Pool::again`], if a connection is free now (never waits, never connects
+    /// to a server: for quick reads on the async threads); `None` if none is.
+    pub fn try_again<T>(
+        &self,
+        f: impl FnOnce(&Catalog) -> Result<T, StoreError>,
+    ) -> Option<Result<T, StoreError>> {
+        let mut c = self.0.try_get()?;
+        let result = f(&c.catalog);
+        c.broken = result.as_ref().is_err_and(StoreError::is_disconnect);
+        Some(result)
+    }
+
+    fn get(&self) -> Result<r2d2::PooledConnection<Manager>, StoreError> {
+        self.0.get().map_err(|e| StoreError::Unreachable {
+            secs: CHECKOUT.as_secs(),
+            reason: e.to_string(),
+        })
+    }
+}

@@ -37,7 +37,7 @@ pub use catalog::{
     NewVersion, Retries, RunCounts, Settled, StoredFile, StoredFinding,
 };
 pub use clock::ClockReading;
-pub use connection::Connection;
+pub use connection::{Connection, Pool};
 pub use digest::{Digester, Digests, INLINE_LIMIT, digest_file};
 pub use lease::{Busy, Claim, Lease};
 pub use metadata::{ContentMetadata, Credit, Hash, ItemMetadata, License, Typed};
@@ -159,6 +159,16 @@ pub enum StoreError {
         /// The lock file.
         path: PathBuf,
     },
+    /// No catalog connection could be had in time (every one busy, or none made).
+    #[error(
+        "catalog: no connection within {secs} s: {reason}; is the catalog reachable at [catalog] url, and not overloaded?"
+    )]
+    Unreachable {
+        /// How long was waited.
+        secs: u64,
+        /// The last failure to connect, if any.
+        reason: String,
+    },
 }
 
 /// `error`'s message followed by those of its causes that it does not already say:
@@ -184,6 +194,7 @@ impl StoreError {
     /// cut): a new connection may succeed where this one cannot.
     pub fn is_disconnect(&self) -> bool {
         matches!(self, StoreError::Sql { source, .. } if source.is_disconnect())
+            || matches!(self, StoreError::Unreachable { .. })
     }
 
     /// Whether the database gave up the transaction for another's sake (PostgreSQL
