@@ -1,13 +1,13 @@
 //! Temporary files that hold a copy of an input: a download, or standard input, so the
 //! text report can show source lines without keeping the document in memory.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
-use std::sync::atomic::{AtomicU64, Ordering};
 
-/// A temporary file without a name: its name is removed as soon as it is created, so
-/// the system frees it when the last handle to it closes, also when plikt is killed (a
-/// named spool file outlived every SIGKILL in the temporary directory).
+/// A temporary file without a name (`tempfile::tempfile`: made nameless where the
+/// system can, its name removed at once elsewhere), so the system frees it when the
+/// last handle to it closes, also when plikt is killed (a named spool file outlived
+/// every SIGKILL in the temporary directory).
 #[derive(Debug)]
 pub struct Spool {
     file: File,
@@ -16,25 +16,9 @@ pub struct Spool {
 impl Spool {
     /// Creates an empty spool file in the system's temporary directory.
     pub fn new() -> io::Result<Self> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let dir = std::env::temp_dir();
-        loop {
-            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let path = dir.join(format!("plikt-{}-{n}.spool", std::process::id()));
-            match OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .open(&path)
-            {
-                Ok(file) => {
-                    std::fs::remove_file(&path)?;
-                    return Ok(Self { file });
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(e),
-            }
-        }
+        Ok(Self {
+            file: tempfile::tempfile()?,
+        })
     }
 
     /// The open file.

@@ -353,11 +353,14 @@ mod tests {
         assert!(s.finish(none).is_none());
     }
 
-    fn epub(name: &str, extra: &[(&str, &str)]) -> std::path::PathBuf {
+    fn epub(name: &str, extra: &[(&str, &str)]) -> tempfile::NamedTempFile {
         use std::io::Write;
-        let path =
-            std::env::temp_dir().join(format!("plikt-drm-{}-{name}.epub", std::process::id()));
-        let mut z = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+        let mut file = tempfile::Builder::new()
+            .prefix(&format!("plikt-drm-{name}-"))
+            .suffix(".epub")
+            .tempfile()
+            .unwrap();
+        let mut z = zip::ZipWriter::new(file.as_file_mut());
         let stored = zip::write::SimpleFileOptions::default()
             .compression_method(zip::CompressionMethod::Stored);
         z.start_file("mimetype", stored).unwrap();
@@ -367,7 +370,7 @@ mod tests {
             z.write_all(text.as_bytes()).unwrap();
         }
         z.finish().unwrap();
-        path
+        file
     }
 
     fn scan(path: &Path) -> Option<String> {
@@ -385,7 +388,7 @@ mod tests {
             )
         };
         let plain = epub("plain", &[("OEBPS/a.xhtml", "<html/>")]);
-        assert_eq!(scan(&plain), None);
+        assert_eq!(scan(plain.path()), None);
         let fonts = epub(
             "fonts",
             &[(
@@ -393,7 +396,7 @@ mod tests {
                 &enc("http://www.idpf.org/2008/embedding"),
             )],
         );
-        assert_eq!(scan(&fonts), None);
+        assert_eq!(scan(fonts.path()), None);
         let aes = epub(
             "aes",
             &[(
@@ -401,11 +404,8 @@ mod tests {
                 &enc("http://www.w3.org/2001/04/xmlenc#aes128-cbc"),
             )],
         );
-        assert!(scan(&aes).is_some_and(|r| r.contains("aes128-cbc")));
+        assert!(scan(aes.path()).is_some_and(|r| r.contains("aes128-cbc")));
         let rights = epub("rights", &[("META-INF/rights.xml", "<rights/>")]);
-        assert!(scan(&rights).is_some_and(|r| r.contains("rights.xml")));
-        for p in [plain, fonts, aes, rights] {
-            std::fs::remove_file(p).unwrap();
-        }
+        assert!(scan(rights.path()).is_some_and(|r| r.contains("rights.xml")));
     }
 }

@@ -277,10 +277,12 @@ mod tests {
 
     #[test]
     fn an_archive_of_more_than_one_year_is_an_index_over_a_part_per_year() {
-        let dir = std::env::temp_dir().join(format!("plikt-archive-index-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        let blobs =
-            crate::store::Blobs::open(&dir, &crate::config::BlobsConfig::default()).unwrap();
+        let tmp = tempfile::Builder::new()
+            .prefix("plikt-archive-index-")
+            .tempdir()
+            .unwrap();
+        let dir = tmp.path();
+        let blobs = crate::store::Blobs::open(dir, &crate::config::BlobsConfig::default()).unwrap();
         let www = dir.join("www");
         let spec = SetSpec {
             blobs: &blobs,
@@ -364,7 +366,6 @@ mod tests {
         assert!(archive.contains("<urlset"), "{archive}");
         assert_eq!(archive.matches("<url>").count(), 2, "{archive}");
         assert_eq!(fs::read_dir(&parts).unwrap().count(), 0);
-        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -383,9 +384,11 @@ mod tests {
 
     #[test]
     fn removing_a_day_leaves_other_days_and_packages() {
-        let dir = std::env::temp_dir().join(format!("plikt-archive-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::Builder::new()
+            .prefix("plikt-archive-")
+            .tempdir()
+            .unwrap();
+        let dir = tmp.path();
         let names = [
             "2026-11-20.xml",
             "2026-11-20-part-00001.xml",
@@ -399,8 +402,8 @@ mod tests {
         for n in names {
             fs::write(dir.join(n), "x").unwrap();
         }
-        remove_day(&dir, "2026-11-20").unwrap();
-        let mut left: Vec<String> = fs::read_dir(&dir)
+        remove_day(dir, "2026-11-20").unwrap();
+        let mut left: Vec<String> = fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
             .collect();
@@ -414,6 +417,5 @@ mod tests {
                 "2026-11-21.xml"
             ]
         );
-        fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1871,9 +1871,11 @@ mod tests {
 
     #[test]
     fn a_stub_stands_for_its_package_and_nothing_else_is_taken_for_one() {
-        let dir = std::env::temp_dir().join(format!("plikt-mirror-stub-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::Builder::new()
+            .prefix("plikt-mirror-stub-")
+            .tempdir()
+            .unwrap();
+        let dir = tmp.path();
         let path = dir.join("2026-11-25.zip");
         let entry = Entry {
             length: 123_456_789,
@@ -1903,7 +1905,6 @@ mod tests {
             "resourcesync/a/changedump/2026-11-25-manifest.xml"
         ));
         assert!(!only_in_store("resourcesync/a/changedump/.2026-11-25.meta"));
-        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -1930,8 +1931,11 @@ mod tests {
         }
         // A public set's files leave out its restricted set's; the rest leaves out
         // every set's; the mirror's own files are no documents.
-        let www = std::env::temp_dir().join(format!("plikt-mirror-parts-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&www);
+        let tmp = tempfile::Builder::new()
+            .prefix("plikt-mirror-parts-")
+            .tempdir()
+            .unwrap();
+        let www = tmp.path();
         for rel in [
             ".well-known/resourcesync",
             ".mirrored-parts.json",
@@ -1947,20 +1951,19 @@ mod tests {
             fs::create_dir_all(path.parent().unwrap()).unwrap();
             fs::write(&path, rel).unwrap();
         }
-        assert_eq!(part_files(&www, "").unwrap(), [".well-known/resourcesync"]);
+        assert_eq!(part_files(www, "").unwrap(), [".well-known/resourcesync"]);
         assert_eq!(
-            part_files(&www, "resourcesync/a").unwrap(),
+            part_files(www, "resourcesync/a").unwrap(),
             [
                 "resourcesync/a/changelist.xml",
                 "resourcesync/a/changelist/2026-11-25.xml"
             ]
         );
         assert_eq!(
-            part_files(&www, "resourcesync/a/restricted").unwrap(),
+            part_files(www, "resourcesync/a/restricted").unwrap(),
             ["resourcesync/a/restricted/changelist.xml"]
         );
-        assert_eq!(local_files(&www).unwrap().len(), 5);
-        fs::remove_dir_all(&www).unwrap();
+        assert_eq!(local_files(www).unwrap().len(), 5);
     }
 
     #[test]
@@ -1988,8 +1991,11 @@ mod tests {
             "resourcesync/a/.documents-2026-abababababababab.json"
         );
 
-        let www = std::env::temp_dir().join(format!("plikt-mirror-record-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&www);
+        let tmp = tempfile::Builder::new()
+            .prefix("plikt-mirror-record-")
+            .tempdir()
+            .unwrap();
+        let www = tmp.path();
         let part = "resourcesync/a";
         fs::create_dir_all(www.join(part)).unwrap();
         let s = |n: u64| Synced::of(n, u128::from(n), "x");
@@ -2003,7 +2009,7 @@ mod tests {
         .into_iter()
         .collect();
         write_json(&www.join(in_part(part, SYNCED)), &old).unwrap();
-        let before = Record::read(&www, part);
+        let before = Record::read(www, part);
         assert!(before.unsharded);
         assert_eq!(before.files, old);
         // Split by year at the next change, and read back whole.
@@ -2013,8 +2019,8 @@ mod tests {
         now.shards = [("2025", "a"), ("2026", "b")]
             .map(|(y, h)| (y.to_string(), h.to_string()))
             .into();
-        now.write(&www, part, &before).unwrap();
-        let read = Record::read(&www, part);
+        now.write(www, part, &before).unwrap();
+        let read = Record::read(www, part);
         assert_eq!(read, now);
         let live: BTreeMap<String, Synced> = read_json(&www.join(in_part(part, SYNCED)));
         assert_eq!(
@@ -2028,28 +2034,27 @@ mod tests {
         let mut next = read.clone();
         next.files.insert(day("2026-01-03"), s(5));
         next.shards.insert("2026".into(), "c".into());
-        next.write(&www, part, &read).unwrap();
+        next.write(www, part, &read).unwrap();
         assert_eq!(
             fs::metadata(&shard_2025).unwrap().modified().unwrap(),
             written
         );
-        assert_eq!(Record::read(&www, part), next);
+        assert_eq!(Record::read(www, part), next);
         // Nothing left: no record.
-        Record::default().write(&www, part, &next).unwrap();
+        Record::default().write(www, part, &next).unwrap();
         assert_eq!(fs::read_dir(www.join(part)).unwrap().count(), 0);
         // Off a flat record with nothing changed and no shard digests (a restore before
         // the first push, a pull of a manifest of format 2): every file stays recorded.
         write_json(&www.join(in_part(part, SYNCED)), &old).unwrap();
-        let flat = Record::read(&www, part);
+        let flat = Record::read(www, part);
         let same = Record {
             unsharded: false,
             ..flat.clone()
         };
-        same.write(&www, part, &flat).unwrap();
-        let read = Record::read(&www, part);
+        same.write(www, part, &flat).unwrap();
+        let read = Record::read(www, part);
         assert_eq!(read.files, old);
         assert!(!read.unsharded);
-        fs::remove_dir_all(&www).unwrap();
     }
 
     #[test]

@@ -615,10 +615,11 @@ mod tests {
 
     #[tokio::test]
     async fn the_router_answers_what_the_publisher_wrote_and_nothing_else() {
-        let dir = std::env::temp_dir().join(format!("plikt-app-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let app = app(state(&dir));
+        let tmp = tempfile::Builder::new()
+            .prefix("plikt-app-")
+            .tempdir()
+            .unwrap();
+        let app = app(state(tmp.path()));
         let (s, _, body) = get(&app, "/healthz", None).await;
         assert_eq!((s, body.as_str()), (StatusCode::OK, "ok\n"));
         let (s, h, body) = get(&app, "/resourcesync/a/capabilitylist.xml", None).await;
@@ -658,15 +659,15 @@ mod tests {
         assert_eq!(s, StatusCode::UNAUTHORIZED);
         assert!(h.get_all(header::WWW_AUTHENTICATE).iter().count() == 2);
         assert!(body.contains("restricted"), "{body}");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[tokio::test]
     async fn a_bad_subscription_request_is_a_400_that_says_why() {
-        let dir = std::env::temp_dir().join(format!("plikt-app-hub-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let app = app(state(&dir));
+        let tmp = tempfile::Builder::new()
+            .prefix("plikt-app-hub-")
+            .tempdir()
+            .unwrap();
+        let app = app(state(tmp.path()));
         let r = app
             .oneshot(
                 Request::post("/hub")
@@ -682,6 +683,5 @@ mod tests {
             String::from_utf8_lossy(&body).contains("hub.topic `x` is not a topic"),
             "{body:?}"
         );
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

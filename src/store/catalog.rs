@@ -1377,10 +1377,13 @@ mod tests {
     #[test]
     fn processes_opening_a_fresh_catalog_at_once_both_migrate_it() {
         // `plikt serve` and `plikt harvest` started together on a new data folder.
-        let dir = std::env::temp_dir().join(format!("plikt-migrate-{}", std::process::id()));
+        let tmp = tempfile::Builder::new()
+            .prefix("plikt-migrate-")
+            .tempdir()
+            .unwrap();
+        let dir = tmp.path();
         for round in 0..20 {
             let path = dir.join(format!("{round}.sqlite"));
-            let _ = std::fs::create_dir_all(&dir);
             let openers: Vec<_> = (0..3)
                 .map(|_| {
                     let path = path.clone();
@@ -1391,7 +1394,6 @@ mod tests {
                 o.join().unwrap().unwrap();
             }
         }
-        let _ = std::fs::remove_dir_all(&dir);
         // And workers starting together on a new PostgreSQL catalog (the test script's
         // second run).
         let Some(server) = super::super::sql::tests::postgres_server() else {

@@ -124,14 +124,16 @@ mod tests {
 
     #[test]
     fn sqlite_reads_this_machines_clock() {
-        let dir = std::env::temp_dir().join(format!("plikt-clock-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::Builder::new()
+            .prefix("plikt-clock-")
+            .tempdir()
+            .unwrap();
+        let dir = tmp.path();
         let catalog = Catalog::open_sqlite(&dir.join("c.sqlite")).unwrap();
         let before = Timestamp::now();
         let r = catalog.check_clock(Duration::seconds(1)).unwrap();
         assert_eq!(r.offset, Duration::zero());
         assert!(r.catalog_now >= before && r.catalog_now <= Timestamp::now());
-        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]

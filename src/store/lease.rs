@@ -402,9 +402,11 @@ mod tests {
     /// for as long as that worker lived.
     #[test]
     fn a_worker_renews_only_the_leases_of_runs_it_carries_out() {
-        let dir = std::env::temp_dir().join(format!("plikt-lease-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::Builder::new()
+            .prefix("plikt-lease-")
+            .tempdir()
+            .unwrap();
+        let dir = tmp.path();
         let mut c = Catalog::open_sqlite(&dir.join("catalog.sqlite")).unwrap();
         let t0 = Timestamp::now();
         let s = |n: i64| chrono::Duration::seconds(n);
@@ -426,6 +428,5 @@ mod tests {
             .map(|c| (c.publisher, c.took_over_from))
             .collect();
         assert_eq!(taken, [("b".to_owned(), Some("w".to_owned()))]);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -901,9 +901,11 @@ mod tests {
     /// gives one).
     #[test]
     fn each_publisher_gets_its_own_unsettled_versions_oldest_first_and_at_most_100() {
-        let dir = std::env::temp_dir().join(format!("plikt-statuses-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::Builder::new()
+            .prefix("plikt-statuses-")
+            .tempdir()
+            .unwrap();
+        let dir = tmp.path();
         let mut locations = vec![Location::Sqlite(dir.join("catalog.sqlite"))];
         if let Some(server) = super::super::sql::tests::postgres_server() {
             locations.push(Location::plain_postgres(
@@ -953,6 +955,5 @@ mod tests {
             assert_eq!((statuses[1].pending, statuses[1].failed), (1, 1));
             assert!(statuses[2].items.is_empty());
         }
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

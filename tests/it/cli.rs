@@ -142,8 +142,10 @@ fn text_report_shows_decoded_source_lines_of_an_iso_8859_1_feed() {
         "fixtures/feeds/valid-iso-8859-1.xml",
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
-    let dir = std::env::temp_dir().join(format!("plikt-latin1-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
+    let dir = tempfile::Builder::new()
+        .prefix("plikt-latin1-")
+        .tempdir()
+        .expect("dir");
     let feed = String::from_utf8_lossy(&fixture("r107-free.xml"))
         .replace("encoding=\"UTF-8\"", "encoding=\"ISO-8859-1\"");
     let bytes: Vec<u8> = feed
@@ -151,7 +153,7 @@ fn text_report_shows_decoded_source_lines_of_an_iso_8859_1_feed() {
         .chars()
         .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
         .collect();
-    let path = dir.join("latin1.xml");
+    let path = dir.path().join("latin1.xml");
     std::fs::write(&path, bytes).expect("write");
     let o = plikt()
         .args(["validate", "--color", "never"])
@@ -446,9 +448,11 @@ fn a_large_file_gives_the_report_its_bytes_give_on_standard_input() {
         feed.extend_from_slice(&one[first..last]);
     }
     feed.extend_from_slice(&one[last..]);
-    let dir = std::env::temp_dir().join(format!("plikt-it-split-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join("large.xml");
+    let dir = tempfile::Builder::new()
+        .prefix("plikt-it-split-")
+        .tempdir()
+        .expect("temp dir");
+    let path = dir.path().join("large.xml");
     std::fs::write(&path, &feed).expect("write feed");
 
     let from_file = run(&[
@@ -458,7 +462,7 @@ fn a_large_file_gives_the_report_its_bytes_give_on_standard_input() {
         path.to_str().expect("utf-8 path"),
     ]);
     let from_stdin = run_with_stdin(&["validate", "--format", "json", "-"], feed);
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
 
     assert_eq!(from_file.status.code(), Some(1), "{}", stderr(&from_file));
     assert_eq!(from_stdin.status.code(), Some(1), "{}", stderr(&from_stdin));

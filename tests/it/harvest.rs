@@ -874,8 +874,11 @@ fn a_gzip_bomb_feed_is_capped() {
 
 #[test]
 fn a_hostile_content_disposition_name_is_made_safe() {
-    let victim = std::env::temp_dir().join(format!("plikt-pwned-{}", std::process::id()));
-    let _ = std::fs::remove_file(&victim);
+    let tmp = tempfile::Builder::new()
+        .prefix("plikt-pwned-")
+        .tempdir()
+        .unwrap();
+    let victim = tmp.path().join("plikt-pwned");
     let name = format!("../../../../../../..{}", victim.display());
     let server = serve(move |base| {
         vec![
@@ -1480,9 +1483,11 @@ fn stops_while_it_waits_for_the_publish_lock(env: &Env, when: &str) {
 
 #[test]
 fn a_second_writer_on_the_same_data_folder_is_refused() {
-    let data = std::env::temp_dir()
-        .join(format!("plikt-it-locked-{}", std::process::id()))
-        .join("data");
+    let tmp = tempfile::Builder::new()
+        .prefix("plikt-it-locked-")
+        .tempdir()
+        .unwrap();
+    let data = tmp.path().join("data");
     let store = plikt::store::Store::open_at(
         &data,
         &plikt::config::BlobsConfig::default(),
@@ -1506,9 +1511,6 @@ fn a_second_writer_on_the_same_data_folder_is_refused() {
         "{}",
         text(&o)
     );
-    let dir = store.dir().parent().unwrap().to_path_buf();
-    drop(store);
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -1884,10 +1886,11 @@ fn the_bundled_sample_publishers_are_harvested_completely() {
         .and_then(|s| s.split('/').next())
         .unwrap_or_else(|| panic!("no address in `{line}`"))
         .to_string();
-    let dir = std::env::temp_dir().join(format!("plikt-it-samples-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let config = dir.join("plikt.toml");
+    let tmp = tempfile::Builder::new()
+        .prefix("plikt-it-samples-")
+        .tempdir()
+        .unwrap();
+    let config = tmp.path().join("plikt.toml");
     std::fs::write(
         &config,
         std::fs::read_to_string(root().join("plikt.sample.toml"))
@@ -1942,7 +1945,6 @@ fn the_bundled_sample_publishers_are_harvested_completely() {
     }
     let audit = run(&["audit"]);
     assert_eq!(audit.status.code(), Some(0), "{}", text(&audit));
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Rows PostgreSQL has read from `deposits` and `versions`, their heaps and indexes, in

@@ -506,9 +506,13 @@ impl Env {
     /// `publisher` is the body of one `[[publisher]]` table after `id`/`name`/`schedule`;
     /// `http` the body of `[http]`.
     pub fn new(name: &str, publisher: &str, http: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("plikt-it-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        // A new folder of its own, kept (not a `TempDir`): `Drop` removes it only after
+        // a test that passed, so a failing one can be looked into.
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("plikt-it-{name}-"))
+            .tempdir()
+            .unwrap()
+            .keep();
         let config = dir.join("plikt.toml");
         // Quick retries and timeouts unless the test sets its own.
         let defaults: String = [
@@ -1106,9 +1110,12 @@ impl Garage {
     }
 
     pub fn start(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("plikt-garage-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        // Kept like an `Env`'s folder: `Drop` removes it only after a test that passed.
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("plikt-garage-{name}-"))
+            .tempdir()
+            .unwrap()
+            .keep();
         let (port, rpc_port) = (free_port(), free_port());
         let conf = format!(
             "metadata_dir = \"{d}/meta\"\ndata_dir = \"{d}/data\"\ndb_engine = \"lmdb\"\nreplication_factor = 1\nrpc_bind_addr = \"127.0.0.1:{rpc_port}\"\nrpc_public_addr = \"127.0.0.1:{rpc_port}\"\nrpc_secret = \"{secret}\"\n[s3_api]\ns3_region = \"garage\"\napi_bind_addr = \"127.0.0.1:{port}\"\nroot_domain = \".s3.garage.localhost\"\n",

@@ -3,30 +3,21 @@
 //! (rule, severity, position, item, guid, message, order), and checks that the helper
 //! did read items where it could.
 
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::Path;
 
 use super::*;
 use crate::profile::RuleId;
 
 /// A file holding `bytes`, removed when dropped.
-struct TempFeed(PathBuf);
-
-impl TempFeed {
-    fn new(name: &str, bytes: &[u8]) -> Self {
-        let path = std::env::temp_dir().join(format!(
-            "plikt-split-{}-{name}-{:?}.xml",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        std::fs::write(&path, bytes).expect("write temp feed");
-        Self(path)
-    }
-}
-
-impl Drop for TempFeed {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
+fn temp_feed(name: &str, bytes: &[u8]) -> tempfile::NamedTempFile {
+    let mut feed = tempfile::Builder::new()
+        .prefix(&format!("plikt-split-{name}-"))
+        .suffix(".xml")
+        .tempfile()
+        .expect("create temp feed");
+    feed.write_all(bytes).expect("write temp feed");
+    feed
 }
 
 /// Validates `bytes` on one thread and, with `segment`-byte segments, on two; asserts
@@ -34,8 +25,8 @@ impl Drop for TempFeed {
 /// helper read.
 fn same(name: &str, bytes: &[u8], segment: u64) -> (Report, u32) {
     let one = crate::profile::validate(bytes, &Options::default()).expect("read from memory");
-    let feed = TempFeed::new(name, bytes);
-    let file = File::open(&feed.0).expect("open temp feed");
+    let feed = temp_feed(name, bytes);
+    let file = File::open(feed.path()).expect("open temp feed");
     let options = Options {
         segment_bytes: segment,
         ..Options::default()

@@ -14,22 +14,16 @@ use crate::config::Config;
 use crate::profile::RuleId;
 use crate::server::{AppState, app};
 
-struct Dir(std::path::PathBuf);
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn service(name: &str, web: &str) -> (Router, Dir) {
-    let dir = std::env::temp_dir().join(format!("plikt-web-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+fn service(name: &str, web: &str) -> (Router, tempfile::TempDir) {
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!("plikt-web-{name}-"))
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path();
     let text = format!("data_dir = \"{}\"\n[web]\n{web}\n", dir.display());
-    let config = Config::parse(&text, std::path::Path::new("t.toml"), &dir, &|_| None).unwrap();
+    let config = Config::parse(&text, std::path::Path::new("t.toml"), dir, &|_| None).unwrap();
     let state = AppState::open(Arc::new(config)).unwrap();
-    (app(state), Dir(dir))
+    (app(state), tmp)
 }
 
 async fn send(app: &Router, req: Request<Body>) -> (StatusCode, http::HeaderMap, String) {
@@ -620,17 +614,18 @@ async fn requests_beyond_max_requests_are_503_at_once() {
 
 #[tokio::test]
 async fn the_dashboard_is_for_operators_and_escapes_what_it_shows() {
-    let dir = std::env::temp_dir().join(format!("plikt-web-dash-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::Builder::new()
+        .prefix("plikt-web-dash-")
+        .tempdir()
+        .unwrap();
+    let dir = tmp.path();
     let text = format!(
         "data_dir = \"{}\"\n[[operator]]\nid = \"ops\"\ntoken_env = \"OPS\"\n[[publisher]]\nid = \"x\"\nname = \"<script>alert(1)</script>\"\nfeed = \"https://x.example/f.xml\"\nschedule = \"0 0 3 * * *\"\n",
         dir.display()
     );
     let env = |v: &str| (v == "OPS").then(|| "tok-0123456789abcdef0123456789abcdef".to_string());
-    let config = Config::parse(&text, std::path::Path::new("t.toml"), &dir, &env).unwrap();
+    let config = Config::parse(&text, std::path::Path::new("t.toml"), dir, &env).unwrap();
     let app = app(AppState::open(Arc::new(config)).unwrap());
-    let _dir = Dir(dir);
     let (status, headers, _) = send(&app, get("/dashboard")).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert!(

@@ -716,9 +716,12 @@ mod tests {
 
     #[tokio::test]
     async fn identical_bytes_are_stored_once_and_tmp_is_cleaned() {
-        let dir = std::env::temp_dir().join(format!("plikt-blobs-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let blobs = Blobs::open(&dir, &BlobsConfig::default()).unwrap();
+        let tmp = tempfile::Builder::new()
+            .prefix("plikt-blobs-")
+            .tempdir()
+            .unwrap();
+        let dir = tmp.path();
+        let blobs = Blobs::open(dir, &BlobsConfig::default()).unwrap();
         let mut shas = Vec::new();
         // Twice in one batch, then again in a batch of its own.
         for n in [2, 1] {
@@ -760,6 +763,5 @@ mod tests {
         w.write(&Bytes::from_static(b"wrong bytes")).await.unwrap();
         drop(w.finish().unwrap());
         assert_eq!(std::fs::read_dir(dir.join("tmp")).unwrap().count(), 0);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
