@@ -355,3 +355,44 @@ pub(super) fn list_document(
         completed,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A document drafted in memory and one past [`IN_MEMORY`] (in its temporary
+    /// file) alike: written whole, a patch after a seek back lands in place, the same
+    /// bytes again leave the file untouched, and no temporary file is left.
+    #[test]
+    fn drafts_in_memory_and_spilled_are_written_and_compared_alike() {
+        let dir = tempfile::tempdir().unwrap();
+        for size in [1000, IN_MEMORY as usize + 1000] {
+            let path = dir.path().join(format!("doc-{size}.xml"));
+            let body = |out: &mut Draft| {
+                out.write_all(b"HEAD")?;
+                out.write_all(&vec![b'x'; size])?;
+                out.seek(SeekFrom::Start(0))?;
+                out.write_all(b"head")?;
+                out.seek(SeekFrom::End(0)).map(|_| true)
+            };
+            assert!(atomic_replace(&path, body).unwrap(), "{size}: written");
+            let bytes = fs::read(&path).unwrap();
+            assert_eq!(bytes.len(), size + 4);
+            assert!(bytes.starts_with(b"headx") && bytes.ends_with(b"xx"));
+            let modified = fs::metadata(&path).unwrap().modified().unwrap();
+            assert!(
+                !atomic_replace(&path, body).unwrap(),
+                "{size}: the same bytes"
+            );
+            assert_eq!(fs::metadata(&path).unwrap().modified().unwrap(), modified);
+            let changed = |out: &mut Draft| out.write_all(&vec![b'y'; size]).map(|()| true);
+            assert!(
+                atomic_replace(&path, changed).unwrap(),
+                "{size}: other bytes"
+            );
+            assert_eq!(fs::read(&path).unwrap(), vec![b'y'; size]);
+        }
+        let names = names_in(dir.path());
+        assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+    }
+}

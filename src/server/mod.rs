@@ -107,9 +107,9 @@ impl AppState {
     ) -> Result<T, AppError> {
         let catalog = self.catalog.clone();
         tokio::task::spawn_blocking(move || catalog.again(|c| query(c)))
-        .await
-        .map_err(internal)?
-        .map_err(store_failed)
+            .await
+            .map_err(internal)?
+            .map_err(store_failed)
     }
 }
 
