@@ -132,6 +132,13 @@ fn within(addr: u128, prefix: u128, len: u8, width: u8) -> bool {
 /// (`::a.b.c.d`, deprecated; not `::` or `::1`), NAT64 (64:ff9b::/96, and 64:ff9b:1::/48 in
 /// RFC 6052's /48 layout) or 6to4 (2002:aabb:ccdd::/48) address. For the tests only:
 /// [`is_global`] decides on the IPv6 address itself.
+/// Every address that is not globally reachable ([`is_global`]: the
+/// IANA special-purpose registries, embedded IPv4 forms included): never a publisher's
+/// public server (SSRF guard).
+pub fn is_private(ip: IpAddr) -> bool {
+    !is_global(ip)
+}
+
 #[cfg(test)]
 fn embedded_ipv4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
     let o = v6.octets();
@@ -402,6 +409,28 @@ mod tests {
         for (v6, v4) in cases {
             let v6: Ipv6Addr = v6.parse().unwrap();
             assert_eq!(embedded_ipv4(v6), v4.map(|a| a.parse().unwrap()), "{v6}");
+        }
+    }
+
+    #[test]
+    fn private_addresses() {
+        for a in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "::1",
+            "fe80::1",
+            "fd00::1",
+            "::ffff:127.0.0.1",
+        ] {
+            assert!(is_private(a.parse().unwrap()), "{a}");
+        }
+        for a in ["93.184.216.34", "2606:2800:220:1::248", "8.8.8.8"] {
+            assert!(!is_private(a.parse().unwrap()), "{a}");
         }
     }
 }

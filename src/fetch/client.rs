@@ -16,7 +16,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -27,7 +27,6 @@ use url::Url;
 
 use super::FetchError;
 use super::Policy;
-use super::policy::PrivateRule;
 use crate::config::Secret;
 
 /// HTTP Basic credentials and the one origin they may be sent to.
@@ -437,7 +436,7 @@ impl Client {
             },
             None => return Err(FetchError::Scheme { url: url.clone() }),
         };
-        if addrs.into_iter().any(is_private) {
+        if addrs.into_iter().any(super::address::is_private) {
             return Err(FetchError::PrivateTarget {
                 url: url.clone(),
                 host: url.host_str().unwrap_or_default().to_string(),
@@ -587,85 +586,9 @@ fn retry_after(headers: &HeaderMap<HeaderValue>) -> Option<Duration> {
     Some(Duration::from_secs(secs.unsigned_abs()))
 }
 
-/// Every address that is not globally reachable ([`super::address::is_global`]: the
-/// IANA special-purpose registries, embedded IPv4 forms included): never a publisher's
-/// public server (SSRF guard).
-pub fn is_private(ip: IpAddr) -> bool {
-    !super::address::is_global(ip)
-}
-
-/// The DNS resolver of every client plikt builds ([`Policy::builder`]): a name that
-/// resolves only to loopback, private or link-local addresses is refused unless
-/// `allow_private`, since the check in [`Client::check_target`] cannot stop a name that
-/// resolves differently a moment later. Names that resolve to both keep only their
-/// public addresses.
-#[derive(Debug)]
-pub(super) struct GuardedResolver {
-    allow_private: bool,
-    /// Where the rule was set (for the message).
-    rule: PrivateRule,
-}
-
-/// A [`GuardedResolver`]; `rule` is named in refusals.
-pub(super) fn guarded_resolver(allow_private: bool, rule: PrivateRule) -> GuardedResolver {
-    GuardedResolver {
-        allow_private,
-        rule,
-    }
-}
-
-impl reqwest::dns::Resolve for GuardedResolver {
-    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
-        let allow = self.allow_private;
-        let rule = self.rule;
-        Box::pin(async move {
-            let host = name.as_str().to_string();
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
-                .await?
-                .filter(|a| allow || !is_private(a.ip()))
-                .collect();
-            if addrs.is_empty() {
-                let e: Box<dyn std::error::Error + Send + Sync> = format!(
-                    "{host} resolves only to private addresses, which are refused ({rule})"
-                )
-                .into();
-                return Err(e);
-            }
-            Ok(Box::new(addrs.into_iter()) as reqwest::dns::Addrs)
-        })
-    }
-}
-
 /// A random number for jitter (no RNG dependency: std's hasher keys are random).
 pub(crate) fn random() -> u64 {
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u64(u64::from(std::process::id()));
     h.finish()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn private_addresses() {
-        for a in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "172.16.0.1",
-            "192.168.1.1",
-            "169.254.169.254",
-            "100.64.0.1",
-            "0.0.0.0",
-            "::1",
-            "fe80::1",
-            "fd00::1",
-            "::ffff:127.0.0.1",
-        ] {
-            assert!(is_private(a.parse().unwrap()), "{a}");
-        }
-        for a in ["93.184.216.34", "2606:2800:220:1::248", "8.8.8.8"] {
-            assert!(!is_private(a.parse().unwrap()), "{a}");
-        }
-    }
 }

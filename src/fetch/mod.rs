@@ -20,9 +20,10 @@ use std::time::Duration;
 
 use url::Url;
 
+pub use address::is_private;
 pub(crate) use client::random;
 pub use client::{
-    Client, Conditional, Credentials, HostGate, HostSlot, Kind, Limits, Response, Retry, is_private,
+    Client, Conditional, Credentials, HostGate, HostSlot, Kind, Limits, Response, Retry,
 };
 pub use policy::{Policy, PrivateRule};
 pub use spool::{Spool, Tee};

@@ -20,12 +20,12 @@
 //! which sits above this module and cannot name the policy; the policy is what
 //! requests follow.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::FetchError;
-use super::client::guarded_resolver;
 use crate::config::{HttpTable, NotificationConfig, PublisherConfig};
 
 /// What every request of one use (a publisher's harvest, `validate URL`, the hub)
@@ -266,6 +266,48 @@ impl Policy {
             .map_err(|e| FetchError::Setup {
                 reason: format!("cannot build the HTTP client: {e}"),
             })
+    }
+}
+
+/// The DNS resolver of every client plikt builds ([`Policy::builder`]): a name that
+/// resolves only to loopback, private or link-local addresses is refused unless
+/// `allow_private`, since the check in `Client::check_target` cannot stop a name that
+/// resolves differently a moment later. Names that resolve to both keep only their
+/// public addresses.
+#[derive(Debug)]
+struct GuardedResolver {
+    allow_private: bool,
+    /// Where the rule was set (for the message).
+    rule: PrivateRule,
+}
+
+/// A [`GuardedResolver`]; `rule` is named in refusals.
+fn guarded_resolver(allow_private: bool, rule: PrivateRule) -> GuardedResolver {
+    GuardedResolver {
+        allow_private,
+        rule,
+    }
+}
+
+impl reqwest::dns::Resolve for GuardedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let allow = self.allow_private;
+        let rule = self.rule;
+        Box::pin(async move {
+            let host = name.as_str().to_string();
+            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
+                .await?
+                .filter(|a| allow || !super::address::is_private(a.ip()))
+                .collect();
+            if addrs.is_empty() {
+                let e: Box<dyn std::error::Error + Send + Sync> = format!(
+                    "{host} resolves only to private addresses, which are refused ({rule})"
+                )
+                .into();
+                return Err(e);
+            }
+            Ok(Box::new(addrs.into_iter()) as reqwest::dns::Addrs)
+        })
     }
 }
 

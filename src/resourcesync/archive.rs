@@ -22,7 +22,7 @@ use std::fs;
 use std::path::Path;
 
 use super::files::{atomic_copy, atomic_write, read_sidecar, write_err, write_sidecar};
-use super::layout::Kind;
+use super::layout::{Kind, is_day};
 use super::{DocumentWriter, Entry, Ln, MAX_ENTRIES, Md, PublishError, Root, Set, SetSpec};
 
 /// One archived document.
@@ -140,18 +140,6 @@ pub(super) struct Snapshot {
     pub at: String,
     /// When it was complete.
     pub completed: String,
-}
-
-/// Whether `s` is a `YYYY-MM-DD` day.
-pub(super) fn is_day(s: &str) -> bool {
-    s.len() == 10
-        && s.bytes().enumerate().all(|(i, b)| {
-            if i == 4 || i == 7 {
-                b == b'-'
-            } else {
-                b.is_ascii_digit()
-            }
-        })
 }
 
 /// The snapshots of `kind` in the set, oldest first.

@@ -18,9 +18,9 @@ use std::fs;
 
 use sha2::{Digest, Sha256};
 
-use super::archive::is_day;
 use super::files::{is_own_tmp, marked_days, names_in, read_sidecar, write_err};
 use super::layout::Kind;
+use super::layout::is_day;
 use super::{PublishError, Set};
 use crate::store::PublishedFile;
 

@@ -249,7 +249,7 @@ pub(super) fn marked_days(names: &[String], listing: &str) -> Vec<String> {
         .iter()
         .filter_map(|name| {
             let day = name.strip_prefix('.')?.strip_suffix(suffix.as_str())?;
-            super::archive::is_day(day).then(|| day.to_string())
+            super::layout::is_day(day).then(|| day.to_string())
         })
         .collect();
     days.sort();

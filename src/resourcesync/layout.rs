@@ -179,6 +179,18 @@ pub fn parse_set_request(rest: &str) -> Option<SetRequest> {
     })
 }
 
+/// Whether `s` is a `YYYY-MM-DD` day.
+pub(super) fn is_day(s: &str) -> bool {
+    s.len() == 10
+        && s.bytes().enumerate().all(|(i, b)| {
+            if i == 4 || i == 7 {
+                b == b'-'
+            } else {
+                b.is_ascii_digit()
+            }
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -587,7 +587,7 @@ fn bucket_of(rel: &str) -> &str {
     let name = rel.rsplit('/').next().unwrap_or(rel);
     let name = name.strip_prefix('.').unwrap_or(name);
     match name.get(..10) {
-        Some(day) if super::archive::is_day(day) => &name[..4],
+        Some(day) if super::layout::is_day(day) => &name[..4],
         _ => "",
     }
 }
