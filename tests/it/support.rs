@@ -566,6 +566,16 @@ impl Env {
         self
     }
 
+    /// The catalog on SQLite in the data folder, whatever the run's backend (for a test
+    /// of something else that would take more PostgreSQL connections than a shared
+    /// test cluster has).
+    pub fn on_sqlite(mut self) -> Self {
+        if let Some(url) = self.postgres.take() {
+            self.replace_in_config(&format!("[catalog]\nurl = \"{url}\"\n"), "");
+        }
+        self
+    }
+
     /// Replaces `from` with `to` in the configuration file.
     pub fn replace_in_config(&self, from: &str, to: &str) {
         let text = std::fs::read_to_string(&self.config).unwrap();
