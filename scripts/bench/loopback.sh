@@ -2,6 +2,7 @@
 # bench-statistics): what they run on loopback, started on free ports and stopped at exit.
 #
 #   PORT=$(free_port)        a free TCP port on 127.0.0.1 (the generated feeds name it)
+#   loopback_nginx W ROOT [many]  only nginx (on 127.0.0.2–250 with `many`)
 #   loopback_start W ROOT    nginx serving ROOT on $PORT (its configuration, pid and log
 #                            under W/ngx), a throwaway PostgreSQL cluster (scripts/postgres:
 #                            sets PGDIR, PGURL) and Garage (scripts/garage: sets GDIR, S3PORT,
@@ -16,27 +17,42 @@ loopback_stop() {
   [ -z "${PGDIR:-}" ] || scripts/postgres stop "$PGDIR"
 }
 
-loopback_start() {
+# nginx serving ROOT on $PORT (daemon; stopped at exit by loopback_stop): on 127.0.0.1,
+# or with HOSTS=many on 127.0.0.2–127.0.0.250 (many publishers' hosts, so that plikt's
+# per-host limit is not what is measured).
+loopback_nginx() {
   LOOPBACK_W=$1
-  local root=$2 key secret
+  local root=$2 listen="listen 127.0.0.1:$PORT;" h
+  if [ "${3:-}" = many ]; then
+    listen=""; for h in $(seq 2 250); do listen="$listen listen 127.0.0.$h:$PORT;"; done
+  fi
   mkdir -p "$LOOPBACK_W/ngx/tmp"
   cat > "$LOOPBACK_W/ngx/nginx.conf" <<CONF
+$([ "$(id -u)" != 0 ] || echo "user nobody nogroup;")
 worker_processes 1;
 daemon on;
 pid $LOOPBACK_W/ngx/nginx.pid;
 error_log $LOOPBACK_W/ngx/error.log warn;
-events { worker_connections 1024; }
+events { worker_connections 4096; }
 http {
   default_type application/octet-stream;
+  types { application/rss+xml xml; text/html html; }
   access_log off;
-  sendfile on; tcp_nodelay on; keepalive_requests 1000000;
-  client_body_temp_path $LOOPBACK_W/ngx/tmp;
-  server { listen 127.0.0.1:$PORT; root $root; }
+  sendfile on; tcp_nodelay on; keepalive_requests 1000000; etag on;
+  client_body_temp_path $LOOPBACK_W/ngx/tmp; proxy_temp_path $LOOPBACK_W/ngx/tmp;
+  fastcgi_temp_path $LOOPBACK_W/ngx/tmp; uwsgi_temp_path $LOOPBACK_W/ngx/tmp;
+  scgi_temp_path $LOOPBACK_W/ngx/tmp;
+  server { $listen root $root; }
 }
 CONF
-  GDIR=; PGDIR=
+  GDIR=${GDIR:-}; PGDIR=${PGDIR:-}
   trap loopback_stop EXIT
   "$(command -v nginx || echo /usr/sbin/nginx)" -p "$LOOPBACK_W/ngx" -c "$LOOPBACK_W/ngx/nginx.conf"
+}
+
+loopback_start() {
+  local key secret
+  loopback_nginx "$1" "$2"
   read -r PGDIR PGURL < <(scripts/postgres start)
   read -r GDIR S3PORT key secret < <(scripts/garage start)
   export BENCH_S3_KEY=$key BENCH_S3_SECRET=$secret
