@@ -128,7 +128,6 @@ fn init_logging(quiet: bool) {
         .try_init();
 }
 
-/// A shutdown signal that turns true on SIGTERM or Ctrl-C.
 /// Runs `open` (blocking) until it succeeds or fails for another reason than the
 /// catalog being away; `None` once shutdown is asked for. A service started while
 /// PostgreSQL starts or restarts waits for it, as a running one does (issue 35 §5:
@@ -139,7 +138,7 @@ async fn when_catalog_answers<T: Send + 'static>(
     open: impl Fn() -> Result<T, Error> + Send + Sync + 'static,
 ) -> Result<Option<T>, Error> {
     let open = Arc::new(open);
-    let mut pause = std::time::Duration::from_secs(1);
+    let mut patience = crate::store::Patience::default();
     let mut shutdown = shutdown.clone();
     loop {
         let attempt = open.clone();
@@ -152,18 +151,17 @@ async fn when_catalog_answers<T: Send + 'static>(
         match result {
             Ok(t) => return Ok(Some(t)),
             Err(e) if e.catalog_away() => {
-                tracing::warn!(error = %e, retry_in_secs = pause.as_secs(), "{what}: the catalog does not answer; waiting for it");
+                tracing::warn!(error = %e, retry_in_secs = patience.next_secs(), "{what}: the catalog does not answer; waiting for it");
             }
             Err(e) => return Err(e),
         }
-        tokio::select! {
-            _ = shutdown.wait_for(|v| *v) => return Ok(None),
-            () = tokio::time::sleep(pause) => {}
+        if !patience.wait(&mut shutdown).await {
+            return Ok(None);
         }
-        pause = (pause * 2).min(std::time::Duration::from_secs(30));
     }
 }
 
+/// A shutdown signal that turns true on SIGTERM or Ctrl-C.
 fn shutdown_signal() -> (watch::Sender<bool>, watch::Receiver<bool>) {
     let (tx, rx) = watch::channel(false);
     let tx2 = tx.clone();

@@ -128,10 +128,6 @@ fn within(addr: u128, prefix: u128, len: u8, width: u8) -> bool {
     (addr & mask) == (prefix & mask)
 }
 
-/// The IPv4 address carried by an IPv4-mapped (`::ffff:a.b.c.d`), IPv4-compatible
-/// (`::a.b.c.d`, deprecated; not `::` or `::1`), NAT64 (64:ff9b::/96, and 64:ff9b:1::/48 in
-/// RFC 6052's /48 layout) or 6to4 (2002:aabb:ccdd::/48) address. For the tests only:
-/// [`is_global`] decides on the IPv6 address itself.
 /// Every address that is not globally reachable ([`is_global`]: the
 /// IANA special-purpose registries, embedded IPv4 forms included): never a publisher's
 /// public server (SSRF guard).
@@ -139,6 +135,10 @@ pub fn is_private(ip: IpAddr) -> bool {
     !is_global(ip)
 }
 
+/// The IPv4 address carried by an IPv4-mapped (`::ffff:a.b.c.d`), IPv4-compatible
+/// (`::a.b.c.d`, deprecated; not `::` or `::1`), NAT64 (64:ff9b::/96, and 64:ff9b:1::/48 in
+/// RFC 6052's /48 layout) or 6to4 (2002:aabb:ccdd::/48) address. For the tests only:
+/// [`is_global`] decides on the IPv6 address itself.
 #[cfg(test)]
 fn embedded_ipv4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
     let o = v6.octets();

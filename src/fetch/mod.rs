@@ -25,7 +25,7 @@ pub(crate) use client::random;
 pub use client::{
     Client, Conditional, Credentials, HostGate, HostSlot, Kind, Limits, Response, Retry,
 };
-pub use policy::{Policy, PrivateRule};
+pub use policy::{Policy, PrivateRule, system_roots};
 pub use spool::{Spool, Tee};
 
 /// `User-Agent` of every request: plikt and its version (the harvester adds the

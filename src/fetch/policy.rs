@@ -229,15 +229,18 @@ impl Policy {
             .https_only(self.https_only)
             .gzip(gzip)
             .pool_max_idle_per_host(self.max_connections_per_host.max(1))
-            .dns_resolver(Arc::new(guarded_resolver(
-                self.allow_private,
-                self.private_rule,
-            )));
-        // The system's authorities as read once: reqwest reads and decodes every file of
-        // the system store for each client it builds, a sixth of a worker's time in runs
-        // that end at a 304 (issue 35 §6).
+            .dns_resolver(Arc::new(GuardedResolver {
+                allow_private: self.allow_private,
+                rule: self.private_rule,
+            }));
+        // The system's authorities as read once ([`system_roots`]), not by reqwest again.
         b = b.tls_built_in_native_certs(false);
-        for c in system_roots().iter().chain(roots) {
+        for c in system_roots() {
+            if let Ok(c) = reqwest::Certificate::from_der(c) {
+                b = b.add_root_certificate(c);
+            }
+        }
+        for c in roots {
             b = b.add_root_certificate(c.clone());
         }
         b
@@ -274,16 +277,17 @@ impl Policy {
 }
 
 /// The system's certificate authorities that rustls can use, read once per process
-/// (those it cannot are skipped, as reqwest skips them).
-fn system_roots() -> &'static [reqwest::Certificate] {
-    static ROOTS: OnceLock<Vec<reqwest::Certificate>> = OnceLock::new();
+/// (those it cannot are skipped, as every TLS client does): the HTTP clients' and the
+/// catalog's over TLS. Reading and decoding every file of the system store for each
+/// client was a sixth of a worker's time in runs that end at a 304 (issue 35 §6).
+pub fn system_roots() -> &'static [rustls::pki_types::CertificateDer<'static>] {
+    static ROOTS: OnceLock<Vec<rustls::pki_types::CertificateDer<'static>>> = OnceLock::new();
     ROOTS.get_or_init(|| {
         let mut usable = rustls::RootCertStore::empty();
         rustls_native_certs::load_native_certs()
             .certs
             .into_iter()
             .filter(|c| usable.add(c.clone()).is_ok())
-            .filter_map(|c| reqwest::Certificate::from_der(&c).ok())
             .collect()
     })
 }
@@ -298,14 +302,6 @@ struct GuardedResolver {
     allow_private: bool,
     /// Where the rule was set (for the message).
     rule: PrivateRule,
-}
-
-/// A [`GuardedResolver`]; `rule` is named in refusals.
-fn guarded_resolver(allow_private: bool, rule: PrivateRule) -> GuardedResolver {
-    GuardedResolver {
-        allow_private,
-        rule,
-    }
 }
 
 impl reqwest::dns::Resolve for GuardedResolver {

@@ -46,7 +46,7 @@ pub async fn run(
     let mut catalog = Connection::new(location).prepared(Catalog::for_deliveries);
     // The catalog as it is at start: a configuration it refuses stops the deliveries
     // now; one away (PostgreSQL starting or restarting) is waited for, as later.
-    let mut pause = Duration::from_secs(1);
+    let mut patience = crate::store::Patience::default();
     let catalog = loop {
         let (c, checked) = tokio::task::spawn_blocking(move || {
             let checked = catalog.with(|c| c.data_version());
@@ -58,15 +58,13 @@ pub async fn run(
         match checked {
             Ok(_) => break catalog,
             Err(e) if e.is_disconnect() => {
-                tracing::warn!(error = %e, "deliveries: the catalog does not answer; waiting for it");
+                tracing::warn!(error = %e, retry_in_secs = patience.next_secs(), "deliveries: the catalog does not answer; waiting for it");
             }
             Err(e) => return Err(e.into()),
         }
-        tokio::select! {
-            _ = shutdown.wait_for(|v| *v) => return Ok(()),
-            () = tokio::time::sleep(pause) => {}
+        if !patience.wait(&mut shutdown).await {
+            return Ok(());
         }
-        pause = (pause * 2).min(Duration::from_secs(30));
     };
     let max = config.notification.max_concurrent_deliveries;
     let mut l = Loop {

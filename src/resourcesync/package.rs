@@ -114,6 +114,29 @@ pub(super) enum Paths {
     Version,
 }
 
+impl Paths {
+    /// Where `f`'s version's metadata record goes in the package.
+    fn record(self, set: &Set<'_>, f: &PublishedFile) -> String {
+        match self {
+            Paths::Current => format!("d/{}/{}/metadata.xml", set.publisher, f.deposit_id),
+            Paths::Version => format!(
+                "d/{}/{}/v{}/metadata.xml",
+                set.publisher, f.deposit_id, f.version_id
+            ),
+        }
+    }
+
+    /// Where `f` goes in the package.
+    fn file(self, set: &Set<'_>, f: &PublishedFile) -> String {
+        match self {
+            Paths::Current => super::resource_path(set.publisher, f.deposit_id, &f.url),
+            Paths::Version => {
+                super::version_path(set.publisher, f.deposit_id, f.version_id, &f.url)
+            }
+        }
+    }
+}
+
 /// What a file takes of a package, counted before the package is written, so that a
 /// package stays within `dump_package_bytes` (before, only the files' bytes were
 /// counted: with 400,000, packages of 412–417 kB came out).
@@ -148,8 +171,8 @@ impl Sizer {
             .with("completed", COMPLETED_PLACEHOLDER)
     }
 
-    /// What every package takes besides its files: the manifest's head and end, in the
-    /// ZIP and beside it, and the ZIP's end records (with ZIP64's).
+    /// What every package takes besides its files: the manifest's head and end and its
+    /// ZIP entry, and the ZIP's end records (22 bytes, and ZIP64's 56 + 20).
     pub(super) fn fixed(&self) -> u64 {
         self.head
             + "</urlset>\n".len() as u64
@@ -165,13 +188,7 @@ impl Sizer {
         let before = self.manifest.bytes();
         let mut zip = 0;
         if f.first_of_version {
-            let path = match self.paths {
-                Paths::Current => format!("d/{}/{}/metadata.xml", set.publisher, f.deposit_id),
-                Paths::Version => format!(
-                    "d/{}/{}/v{}/metadata.xml",
-                    set.publisher, f.deposit_id, f.version_id
-                ),
-            };
+            let path = self.paths.record(set, f);
             let length = match &f.record {
                 Some(d) => d.length,
                 None => set.record_of(f)?.len() as u64,
@@ -179,12 +196,7 @@ impl Sizer {
             set.write_record(&mut self.manifest, f, None, Some(&format!("/{path}")))?;
             zip += ZIP_ENTRY + 2 * path.len() as u64 + length;
         }
-        let path = match self.paths {
-            Paths::Current => super::resource_path(set.publisher, f.deposit_id, &f.url),
-            Paths::Version => {
-                super::version_path(set.publisher, f.deposit_id, f.version_id, &f.url)
-            }
-        };
+        let path = self.paths.file(set, f);
         set.write_file(&mut self.manifest, f, None, Some(&format!("/{path}")))?;
         zip += ZIP_ENTRY + 2 * path.len() as u64 + f.length;
         // In the manifest inside the ZIP and in its copy beside it alike; the copy is
@@ -297,24 +309,13 @@ impl PackageWriter {
         let manifest = self.manifest.as_mut().expect("open until finish");
         if f.first_of_version {
             let bytes = set.record_of(f).map_err(write_err(&self.tmp))?;
-            let path = match self.paths {
-                Paths::Current => format!("d/{}/{}/metadata.xml", set.publisher, f.deposit_id),
-                Paths::Version => format!(
-                    "d/{}/{}/v{}/metadata.xml",
-                    set.publisher, f.deposit_id, f.version_id
-                ),
-            };
+            let path = self.paths.record(set, f);
             set.write_record(manifest, f, change, Some(&format!("/{path}")))
                 .map_err(write_err(&self.manifest_tmp))?;
             self.put(&path, &mut &bytes[..], bytes.len() as u64)?;
             self.bytes += bytes.len() as u64;
         }
-        let path = match self.paths {
-            Paths::Current => super::resource_path(set.publisher, f.deposit_id, &f.url),
-            Paths::Version => {
-                super::version_path(set.publisher, f.deposit_id, f.version_id, &f.url)
-            }
-        };
+        let path = self.paths.file(set, f);
         let manifest = self.manifest.as_mut().expect("open until finish");
         set.write_file(manifest, f, change, Some(&format!("/{path}")))
             .map_err(write_err(&self.manifest_tmp))?;

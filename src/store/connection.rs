@@ -91,11 +91,11 @@ pub struct Pool(r2d2::Pool<Manager>);
 
 /// Opens the pool's connections.
 #[derive(Debug)]
-pub struct Manager(Location);
+struct Manager(Location);
 
 /// A pooled catalog connection; `broken` once a statement found it gone.
 #[derive(Debug)]
-pub struct Pooled {
+struct Pooled {
     catalog: Catalog,
     broken: bool,
 }
@@ -119,6 +119,38 @@ impl r2d2::ManageConnection for Manager {
 
     fn has_broken(&self, c: &mut Pooled) -> bool {
         c.broken
+    }
+}
+
+/// The pauses of a long-running loop waiting for the catalog to answer: 1 s, doubled
+/// after each try up to 30 s.
+#[derive(Debug)]
+pub struct Patience {
+    pause: std::time::Duration,
+}
+
+impl Default for Patience {
+    fn default() -> Self {
+        Self {
+            pause: std::time::Duration::from_secs(1),
+        }
+    }
+}
+
+impl Patience {
+    /// The pause before the next try, in seconds (for the log).
+    pub fn next_secs(&self) -> u64 {
+        self.pause.as_secs()
+    }
+
+    /// Waits the pause (longer next time); false if shutdown came first.
+    pub async fn wait(&mut self, shutdown: &mut tokio::sync::watch::Receiver<bool>) -> bool {
+        let pause = self.pause;
+        self.pause = (pause * 2).min(std::time::Duration::from_secs(30));
+        tokio::select! {
+            _ = shutdown.wait_for(|v| *v) => false,
+            () = tokio::time::sleep(pause) => true,
+        }
     }
 }
 

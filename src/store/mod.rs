@@ -37,7 +37,7 @@ pub use catalog::{
     NewVersion, Retries, RunCounts, Settled, StoredFile, StoredFinding,
 };
 pub use clock::ClockReading;
-pub use connection::{Connection, Pool};
+pub use connection::{Connection, Patience, Pool};
 pub use digest::{Digester, Digests, INLINE_LIMIT, digest_file};
 pub use lease::{Busy, Claim, Lease};
 pub use metadata::{ContentMetadata, Credit, Hash, ItemMetadata, License, Typed};

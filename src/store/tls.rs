@@ -181,10 +181,8 @@ fn webpki(
             }
         }
         CatalogRoots::System => {
-            // Certificates the system store has and rustls cannot use are skipped, as
-            // every TLS client does; none at all is an error below.
-            let found = rustls_native_certs::load_native_certs();
-            store.add_parsable_certificates(found.certs);
+            // Read once per process; none at all is an error below.
+            store.add_parsable_certificates(crate::fetch::system_roots().iter().cloned());
         }
     }
     if store.is_empty() {

@@ -17,6 +17,7 @@ mod resourcesync;
 mod s3;
 mod scale;
 mod support;
+mod trust;
 mod usage;
 mod web;
 mod workers;
