@@ -465,7 +465,8 @@ impl crate::fetch::HostGate for HostSlots {
 /// `plikt run`'s harvest: records the configured publishers' schedules (at the first
 /// turn the catalog answers, on a clock that agrees with its), then claims runs as
 /// they fall due (up to `runs_per_worker` at once), carries each out and calls
-/// `after_run` (which must not block: `plikt run`'s asks for a publish), until
+/// `after_run` with whether the run may have deposited anything (it must not block:
+/// `plikt run`'s asks for a publish), until
 /// `shutdown` turns true; then waits for the runs in progress (which stop taking work)
 /// and releases their leases.
 pub async fn work(
@@ -473,7 +474,7 @@ pub async fn work(
     config: Arc<Config>,
     worker: Worker,
     mut shutdown: watch::Receiver<bool>,
-    after_run: Arc<dyn Fn() + Send + Sync>,
+    after_run: Arc<dyn Fn(bool) + Send + Sync>,
 ) {
     let publishers: HashMap<String, PublisherConfig> = config
         .publishers
@@ -600,24 +601,25 @@ async fn carry_out(
     p: PublisherConfig,
     claimed_at: Timestamp,
     carrying: Carrying,
-    after_run: Arc<dyn Fn() + Send + Sync>,
+    after_run: Arc<dyn Fn(bool) + Send + Sync>,
 ) {
     // When the next run is due, from the catalog's time at the release.
-    let next = match harvester.run(&p).await {
+    // A run that could not be recorded may have deposited before it failed.
+    let (next, deposited) = match harvester.run(&p).await {
         Ok(summary) if summary.outcome == Outcome::Interrupted => {
             tracing::info!(publisher = %p.id, "run interrupted; it is due again");
-            Next::Now
+            (Next::Now, summary.counts.deposited > 0)
         }
         Ok(summary) => {
             tracing::info!(publisher = %p.id, outcome = %summary.outcome, "scheduled run ended");
-            Next::At(due(&p, claimed_at))
+            (Next::At(due(&p, claimed_at)), summary.counts.deposited > 0)
         }
         Err(e) => {
             tracing::error!(publisher = %p.id, error = %e, "scheduled run could not be recorded; it is due again after a lease");
-            Next::AfterLease
+            (Next::AfterLease, true)
         }
     };
-    after_run();
+    after_run(deposited);
     drop(carrying);
     let released = Catalog::open(&worker.location).and_then(|c| {
         let now = c.read_clock()?.catalog_now;

@@ -4,6 +4,11 @@ use super::error::{Error, Exit};
 use crate::harvest::{Harvester, NoProgress};
 use crate::server::AppState;
 use crate::store::{Mode, Store};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// A publish at least this often, deposits or not: days close, retention moves, and
+/// another worker may have deposited and stopped before it published.
+const KEEP_UP: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Harvests every publisher on its schedule and serves HTTP on `listen` until SIGTERM
 /// or Ctrl-C; then stops taking work, lets files in flight finish (or abandons them
@@ -43,7 +48,11 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
         let hub_client = crate::notify::client(&config)?;
         let (c, w, handle) = (config.clone(), wake.clone(), tokio::runtime::Handle::current());
         let sd = shutdown.clone();
+        // Whether a publish failed and must be tried again at the next run's end.
+        let failed = std::sync::Arc::new(AtomicBool::new(false));
+        let f = failed.clone();
         let publish: std::sync::Arc<dyn Fn() + Send + Sync> = std::sync::Arc::new(move || {
+            f.store(false, Ordering::SeqCst);
             // On SIGTERM the publish stops between packages, so that the service stops
             // within its grace period (a first publish of a large collection takes
             // minutes); the next start publishes the rest.
@@ -55,7 +64,10 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
                     tracing::info!("publishing stopped on shutdown; the next publish completes it");
                     return;
                 }
-                Err(e) => tracing::error!(error = %e, "publishing failed"),
+                Err(e) => {
+                    f.store(true, Ordering::SeqCst);
+                    tracing::error!(error = %e, "publishing failed");
+                }
             }
             match crate::notify::enqueue(&c) {
                 Ok(n) => {
@@ -80,8 +92,14 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
             })?;
         let wanted = std::sync::Arc::new(tokio::sync::Notify::new());
         let publishing = tokio::spawn(publish_when_asked(publish, wanted.clone(), shutdown.clone()));
-        let after_run: std::sync::Arc<dyn Fn() + Send + Sync> =
-            std::sync::Arc::new(move || wanted.notify_one());
+        // A run that deposited nothing changes no document: with thousands of
+        // publishers answering 304, a publish after each would be most of the work.
+        let after_run: std::sync::Arc<dyn Fn(bool) + Send + Sync> =
+            std::sync::Arc::new(move |deposited| {
+                if deposited || failed.load(Ordering::SeqCst) {
+                    wanted.notify_one();
+                }
+            });
         let deliveries = tokio::spawn(crate::notify::deliver::run(
             config.clone(),
             shutdown.clone(),
@@ -133,7 +151,7 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
 }
 
 /// Publishes each time `wanted` is notified (a notification during a publish makes one
-/// more publish after it), until shutdown.
+/// more publish after it), and after [`KEEP_UP`] without one, until shutdown.
 async fn publish_when_asked(
     publish: std::sync::Arc<dyn Fn() + Send + Sync>,
     wanted: std::sync::Arc<tokio::sync::Notify>,
@@ -145,6 +163,7 @@ async fn publish_when_asked(
             biased;
             _ = shutdown.wait_for(|v| *v) => return,
             () = wanted.notified() => {}
+            () = tokio::time::sleep(KEEP_UP) => {}
         }
         let p = publish.clone();
         if let Err(e) = tokio::task::spawn_blocking(move || p()).await {

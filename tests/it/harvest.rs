@@ -2069,9 +2069,9 @@ fn a_large_harvest_costs_the_catalog_rows_in_proportion_to_the_feed_on_stale_sta
 
 /// `plikt run` publishes after its runs (runs that end during a publish share the next
 /// one): what a scheduled run deposits is in the documents it serves a few seconds later,
-/// without a `plikt publish`; runs that find nothing new leave the sets as they were.
+/// without a `plikt publish`; runs that find nothing new do not publish.
 #[test]
-fn plikt_run_publishes_what_its_runs_deposit_and_leaves_unchanged_sets_alone() {
+fn plikt_run_publishes_what_its_runs_deposit_and_not_after_runs_that_do_not() {
     use std::sync::atomic::{AtomicUsize, Ordering};
     let items = std::sync::Arc::new(AtomicUsize::new(1));
     let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
@@ -2121,20 +2121,36 @@ fn plikt_run_publishes_what_its_runs_deposit_and_leaves_unchanged_sets_alone() {
     served_entries(2);
     items.store(3, Ordering::SeqCst);
     served_entries(6);
-    // Runs of an unchanged feed: publishes that leave both sets alone.
+    // Runs of an unchanged feed deposit nothing and publish nothing.
     let log = env.dir.join("spawned.log");
-    let started = std::time::Instant::now();
-    while !std::fs::read_to_string(&log)
-        .unwrap_or_default()
-        .contains("unchanged=2")
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "no publish left the sets alone: {}",
-            std::fs::read_to_string(&log).unwrap_or_default()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let read = || std::fs::read_to_string(&log).unwrap_or_default();
+    let runs_after = |n: usize| {
+        let started = std::time::Instant::now();
+        loop {
+            let l = read();
+            if l.matches("scheduled run ended").count() >= n {
+                return l.matches("published sets=").count();
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "fewer than {n} runs ended: {l}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    let ended = read().matches("scheduled run ended").count();
+    let published = runs_after(ended + 1);
+    assert!(
+        published >= 2,
+        "the deposits were not published: {}",
+        read()
+    );
+    assert_eq!(
+        runs_after(ended + 4),
+        published,
+        "runs that deposited nothing published: {}",
+        read()
+    );
     served_entries(6);
     assert!(stop_with_sigterm(&mut service, "after the runs").success());
 }
