@@ -8,17 +8,18 @@
 //! - [`clean_path`]: a control byte in a path, raw or percent-encoded, is a 400;
 //! - [`Throttle`]: failed authentication is slowed per client address (429);
 //! - [`PerClient`]: the request rate of the validation service and the hub per client
-//!   address.
+//!   address, the client being the connecting address or, behind a trusted proxy, the
+//!   one it forwards ([`client`]).
 
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::num::NonZeroU32;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use governor::clock::{Clock, DefaultClock};
@@ -225,9 +226,9 @@ pub(super) async fn throttle_auth(
     if !request.headers().contains_key(header::AUTHORIZATION) {
         return next.run(request).await;
     }
-    let client = super::web::client(
+    let client = client(
         request.headers(),
-        super::web::peer(&request),
+        peer(&request),
         &state.config.web.trusted_proxies,
     );
     if let Err(wait) = state.throttle.check(client) {
@@ -239,6 +240,50 @@ pub(super) async fn throttle_auth(
         state.throttle.failed(client);
     }
     next.run(request).await
+}
+
+/// The client of a request, for the rate limit: the connecting address, or — when
+/// that is one of `[web] trusted_proxies` — the last address in `X-Forwarded-For`
+/// that is not a trusted proxy. IPv6 clients are counted per /64, which one
+/// subscriber usually has whole. Requests without a connection (in-process tests)
+/// count as one client.
+pub(super) fn client(headers: &HeaderMap, peer: Option<SocketAddr>, trusted: &[IpAddr]) -> IpAddr {
+    let peer = peer.map_or(IpAddr::from([0, 0, 0, 0]), |p| p.ip());
+    let ip = if trusted.contains(&peer) {
+        forwarded(headers, trusted).unwrap_or(peer)
+    } else {
+        peer
+    };
+    match ip {
+        IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none() => {
+            let s = v6.segments();
+            IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+        }
+        IpAddr::V6(v6) => IpAddr::V4(
+            v6.to_ipv4_mapped()
+                .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED),
+        ),
+        v4 => v4,
+    }
+}
+
+fn forwarded(headers: &HeaderMap, trusted: &[IpAddr]) -> Option<IpAddr> {
+    let hops: Vec<IpAddr> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|s| s.trim().parse::<IpAddr>().ok())
+        .collect::<Option<Vec<_>>>()?;
+    hops.into_iter().rev().find(|ip| !trusted.contains(ip))
+}
+
+/// The connecting address of a request, when served over a socket.
+pub(super) fn peer(request: &Request) -> Option<SocketAddr> {
+    request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<SocketAddr>>()
+        .map(|c| c.0)
 }
 
 /// A 429 with `Retry-After: wait` that says why.
@@ -297,5 +342,32 @@ mod tests {
         assert!((1..=2).contains(&wait), "{wait}");
         assert!(t.check(other).is_ok(), "another client is not slowed");
         assert!(Throttle::new(0, 1).check(ip).is_ok());
+    }
+
+    #[test]
+    fn the_client_is_the_connecting_address_unless_it_is_a_trusted_proxy() {
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        let peer = |s: &str| Some(SocketAddr::new(ip(s), 40000));
+        let mut h = HeaderMap::new();
+        h.insert(
+            "x-forwarded-for",
+            "203.0.113.7, 198.51.100.2, 10.0.0.5".parse().unwrap(),
+        );
+        let trusted = [ip("10.0.0.5"), ip("10.0.0.9")];
+        // Not a trusted proxy: X-Forwarded-For is the client's own claim, ignored.
+        assert_eq!(client(&h, peer("192.0.2.1"), &trusted), ip("192.0.2.1"));
+        // Through trusted proxies: the last address they did not add.
+        assert_eq!(client(&h, peer("10.0.0.9"), &trusted), ip("198.51.100.2"));
+        // A trusted proxy without the header: the proxy itself.
+        assert_eq!(
+            client(&HeaderMap::new(), peer("10.0.0.9"), &trusted),
+            ip("10.0.0.9")
+        );
+        // IPv6 by /64; IPv4-mapped as IPv4.
+        assert_eq!(
+            client(&h, peer("2001:db8:1:2:aaaa::1"), &[]),
+            ip("2001:db8:1:2::")
+        );
+        assert_eq!(client(&h, peer("::ffff:192.0.2.1"), &[]), ip("192.0.2.1"));
     }
 }

@@ -100,7 +100,7 @@ pub(super) async fn subscription(
     headers: HeaderMap,
     Form(form): Form<Vec<(String, String)>>,
 ) -> Result<Response, AppError> {
-    let client = super::web::client(
+    let client = super::guard::client(
         &headers,
         peer.map(|Extension(ConnectInfo(p))| p),
         &state.config.web.trusted_proxies,

@@ -544,7 +544,7 @@ pub async fn serve(
             },
             () = &mut stop => break,
         };
-        // The connecting address is the rate limits' key (`web::client`).
+        // The connecting address is the rate limits' key (`guard::client`).
         let service = tower::ServiceExt::map_request(
             app.clone(),
             move |mut r: http::Request<hyper::body::Incoming>| {

@@ -183,7 +183,7 @@ pub fn admit(
     headers: &HeaderMap,
     peer: Option<std::net::SocketAddr>,
 ) -> Result<Admitted, Refusal> {
-    let client = super::client(headers, peer, &web.config.trusted_proxies);
+    let client = crate::server::guard::client(headers, peer, &web.config.trusted_proxies);
     web.admit(client).map_err(Refusal::RateLimited)?;
     let slot = web
         .requests
@@ -613,7 +613,7 @@ pub async fn api(
     query: Result<Query<ApiQuery>, axum::extract::rejection::QueryRejection>,
     request: Request,
 ) -> Response {
-    let peer = super::peer(&request);
+    let peer = crate::server::guard::peer(&request);
     let (parts, body) = request.into_parts();
     let lang = i18n::lang(&parts.headers);
     let t = T { lang };

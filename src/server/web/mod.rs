@@ -31,12 +31,12 @@ pub mod i18n;
 mod pages;
 pub mod rules;
 
-use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::http::{HeaderMap, HeaderValue, header};
+use axum::http::{HeaderValue, header};
 use axum::response::Response;
 use axum::routing::{get, post};
 use tokio::sync::Semaphore;
@@ -120,49 +120,5 @@ async fn security_headers(mut response: Response) -> Response {
     response
 }
 
-/// The client of a request, for the rate limit: the connecting address, or — when
-/// that is one of `[web] trusted_proxies` — the last address in `X-Forwarded-For`
-/// that is not a trusted proxy. IPv6 clients are counted per /64, which one
-/// subscriber usually has whole. Requests without a connection (in-process tests)
-/// count as one client.
-pub fn client(headers: &HeaderMap, peer: Option<SocketAddr>, trusted: &[IpAddr]) -> IpAddr {
-    let peer = peer.map_or(IpAddr::from([0, 0, 0, 0]), |p| p.ip());
-    let ip = if trusted.contains(&peer) {
-        forwarded(headers, trusted).unwrap_or(peer)
-    } else {
-        peer
-    };
-    match ip {
-        IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none() => {
-            let s = v6.segments();
-            IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
-        }
-        IpAddr::V6(v6) => IpAddr::V4(
-            v6.to_ipv4_mapped()
-                .unwrap_or(std::net::Ipv4Addr::UNSPECIFIED),
-        ),
-        v4 => v4,
-    }
-}
-
-fn forwarded(headers: &HeaderMap, trusted: &[IpAddr]) -> Option<IpAddr> {
-    let hops: Vec<IpAddr> = headers
-        .get_all("x-forwarded-for")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|s| s.trim().parse::<IpAddr>().ok())
-        .collect::<Option<Vec<_>>>()?;
-    hops.into_iter().rev().find(|ip| !trusted.contains(ip))
-}
-
 #[cfg(test)]
 mod tests;
-
-/// The connecting address of a request, when served over a socket.
-pub fn peer(request: &axum::extract::Request) -> Option<SocketAddr> {
-    request
-        .extensions()
-        .get::<axum::extract::ConnectInfo<SocketAddr>>()
-        .map(|c| c.0)
-}

@@ -265,7 +265,7 @@ pub async fn validate_submit(State(state): State<AppState>, request: Request) ->
         lang: i18n::lang(request.headers()),
     };
     let web = state.web.clone();
-    let peer = super::peer(&request);
+    let peer = crate::server::guard::peer(&request);
     let headers = request.headers().clone();
     let mut url = String::new();
     let result: Result<(Format, Outcome), Refusal> = async {

@@ -489,43 +489,6 @@ async fn an_upload_that_never_ends_is_stopped_at_the_time_limit() {
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
 }
 
-#[test]
-fn the_client_is_the_connecting_address_unless_it_is_a_trusted_proxy() {
-    use std::net::{IpAddr, SocketAddr};
-    let ip = |s: &str| s.parse::<IpAddr>().unwrap();
-    let peer = |s: &str| Some(SocketAddr::new(ip(s), 40000));
-    let mut h = http::HeaderMap::new();
-    h.insert(
-        "x-forwarded-for",
-        "203.0.113.7, 198.51.100.2, 10.0.0.5".parse().unwrap(),
-    );
-    let trusted = [ip("10.0.0.5"), ip("10.0.0.9")];
-    // Not a trusted proxy: X-Forwarded-For is the client's own claim, ignored.
-    assert_eq!(
-        super::client(&h, peer("192.0.2.1"), &trusted),
-        ip("192.0.2.1")
-    );
-    // Through trusted proxies: the last address they did not add.
-    assert_eq!(
-        super::client(&h, peer("10.0.0.9"), &trusted),
-        ip("198.51.100.2")
-    );
-    // A trusted proxy without the header: the proxy itself.
-    assert_eq!(
-        super::client(&http::HeaderMap::new(), peer("10.0.0.9"), &trusted),
-        ip("10.0.0.9")
-    );
-    // IPv6 by /64; IPv4-mapped as IPv4.
-    assert_eq!(
-        super::client(&h, peer("2001:db8:1:2:aaaa::1"), &[]),
-        ip("2001:db8:1:2::")
-    );
-    assert_eq!(
-        super::client(&h, peer("::ffff:192.0.2.1"), &[]),
-        ip("192.0.2.1")
-    );
-}
-
 #[tokio::test]
 async fn a_report_of_thousands_of_findings_is_summarised_grouped_and_folded() {
     let (app, _dir) = service("large", "");
