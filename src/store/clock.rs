@@ -19,7 +19,8 @@
 use chrono::{DateTime, Duration, Utc};
 
 use super::StoreError;
-use super::catalog::{Catalog, sql};
+use super::catalog::Catalog;
+use super::sql::sql;
 use super::sql::{Backend, params};
 use super::state::Timestamp;
 

@@ -17,22 +17,10 @@
 //! guarded state transitions still deposit each version exactly once.
 
 use super::StoreError;
-use super::catalog::{Catalog, sql};
+use super::catalog::Catalog;
+use super::sql::sql;
 use super::sql::{Backend, Db, DbError, Param, chunks, in_list, params};
 use super::state::{Outcome, Timestamp};
-
-/// The schema of the leases (a migration of the catalog; the same text serves both
-/// backends).
-pub(super) const MIGRATION: &str = r#"
-CREATE TABLE leases (
-    publisher    TEXT NOT NULL PRIMARY KEY,
-    due_at       TEXT,          -- the next run is due; NULL: not scheduled by any worker
-    last_claimed TEXT NOT NULL, -- when the last run was claimed (the schedule's base)
-    worker       TEXT,          -- who holds the lease; NULL: nobody
-    expires_at   TEXT           -- the holder's lease ends unless renewed
-);
-CREATE INDEX leases_due ON leases(due_at);
-"#;
 
 /// A publisher's lease row.
 #[derive(Debug, Clone, PartialEq, Eq)]

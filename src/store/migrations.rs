@@ -6,7 +6,7 @@
 //! version number means the same schema on both backends.
 
 use super::StoreError;
-use super::catalog::sql;
+use super::sql::sql;
 use super::sql::{Backend, Db, Lock, params};
 
 /// Brings the catalog's schema up to this plikt's. Each step in a transaction of its
@@ -220,6 +220,67 @@ macro_rules! catalog_identity {
 const STORE_FAILURES: &str =
     "ALTER TABLE versions ADD COLUMN store_failures BIGINT NOT NULL DEFAULT 0;";
 
+/// The schema of the hub's tables (a migration of the catalog).
+const HUB: &str = r#"
+CREATE TABLE topics (
+    publisher TEXT NOT NULL,
+    access    TEXT NOT NULL CHECK (access IN ('gratis', 'restricted')),
+    last_seq  INTEGER NOT NULL,   -- the journal position the last notification ended at
+    until_at  TEXT NOT NULL,      -- and its `until`: the next one's `from`
+    PRIMARY KEY (publisher, access)
+);
+CREATE TABLE subscriptions (
+    id               INTEGER PRIMARY KEY,
+    publisher        TEXT NOT NULL,
+    access           TEXT NOT NULL CHECK (access IN ('gratis', 'restricted')),
+    callback         TEXT NOT NULL,
+    secret           TEXT,        -- hub.secret: signs deliveries; never shown
+    destination      TEXT,        -- the [[destination]] of a restricted topic
+    lease_expires_at TEXT NOT NULL,
+    created_at       TEXT NOT NULL,
+    UNIQUE (publisher, access, callback)
+);
+CREATE TABLE notifications (
+    id         INTEGER PRIMARY KEY,
+    publisher  TEXT NOT NULL,
+    access     TEXT NOT NULL,
+    after_seq  INTEGER NOT NULL,
+    last_seq   INTEGER NOT NULL,
+    from_at    TEXT NOT NULL,
+    until_at   TEXT NOT NULL,
+    changes    INTEGER NOT NULL,
+    body       BLOB NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX notifications_topic ON notifications(publisher, access, id);
+CREATE TABLE deliveries (
+    subscription_id INTEGER NOT NULL REFERENCES subscriptions(id) ON DELETE CASCADE,
+    notification_id INTEGER NOT NULL REFERENCES notifications(id) ON DELETE CASCADE,
+    state           TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at TEXT NOT NULL,
+    claimed_until   TEXT,
+    last_error      TEXT,
+    delivered_at    TEXT,
+    PRIMARY KEY (subscription_id, notification_id)
+);
+CREATE INDEX deliveries_pending ON deliveries(state, subscription_id, notification_id);
+CREATE INDEX deliveries_notification ON deliveries(notification_id);
+"#;
+
+/// The schema of the leases (a migration of the catalog; the same text serves both
+/// backends).
+const LEASES: &str = r#"
+CREATE TABLE leases (
+    publisher    TEXT NOT NULL PRIMARY KEY,
+    due_at       TEXT,          -- the next run is due; NULL: not scheduled by any worker
+    last_claimed TEXT NOT NULL, -- when the last run was claimed (the schedule's base)
+    worker       TEXT,          -- who holds the lease; NULL: nobody
+    expires_at   TEXT           -- the holder's lease ends unless renewed
+);
+CREATE INDEX leases_due ON leases(due_at);
+"#;
+
 /// SQLite's schema versions, applied in order; index + 1 is the `user_version` after
 /// each.
 const SQLITE: &[&str] = &[
@@ -362,9 +423,9 @@ CREATE TABLE record_digests (
     // (version_id, ord) index, in file order, which makes `files_version` redundant.
     "CREATE INDEX deposits_publisher ON deposits(publisher); DROP INDEX files_version;",
     // 5: the Change Notification hub: topics, subscriptions, the outbox.
-    super::notify::MIGRATION,
+    HUB,
     // 6: run leases, for any number of workers (issue 17 §3).
-    super::lease::MIGRATION,
+    LEASES,
     // 7: the operators' dashboard reads deposits and runs by day.
     DASHBOARD,
     // 8: small blobs in packs on an object store.

@@ -12,14 +12,18 @@ mod blobs;
 mod catalog;
 mod clock;
 mod connection;
+mod deposit;
 mod digest;
 mod lease;
+mod location;
 mod metadata;
 mod migrations;
 pub mod moving;
 mod notify;
 mod published;
 mod query;
+mod records;
+mod runs;
 mod sql;
 mod stage;
 mod state;
@@ -32,14 +36,12 @@ pub use blobs::{
     BlobError, BlobWriter, Blobs, ByteStream, Document, Documents, Failure, Fetched, Head,
     ObjectStoreError, Packed, Packing, ReadSeek, Written, open_beneath, sync_dir,
 };
-pub use catalog::{
-    BlobSource, Catalog, DueFile, DueVersion, FileResult, KnownVersion, Location, NewFile,
-    NewVersion, Retries, RunCounts, Settled, StoredFile, StoredFinding,
-};
+pub use catalog::Catalog;
 pub use clock::ClockReading;
 pub use connection::{Connection, Patience, Pool};
 pub use digest::{Digester, Digests, INLINE_LIMIT, digest_file};
 pub use lease::{Busy, Claim, Lease};
+pub use location::Location;
 pub use metadata::{ContentMetadata, Credit, Hash, ItemMetadata, License, Typed};
 pub use notify::{
     ClaimedDelivery, DeliveryResult, NewNotification, OutboxCounts, Subscription, TopicCursor,
@@ -48,6 +50,10 @@ pub use published::{JournalEntry, JournalKey, JournalPage, Page, PublishedFile, 
 pub use query::{
     AuditReport, DayDeposits, DayFindings, Gauges, Harvesting, LastRun, PublisherGauges,
     PublisherStatus, Unsettled, UnsettledState,
+};
+pub use records::{
+    BlobSource, DueFile, DueVersion, FileResult, KnownVersion, NewFile, NewVersion, Retries,
+    RunCounts, Settled, StoredFile, StoredFinding,
 };
 pub use sql::{Backend, DbError};
 pub use stage::{NewItem, Stage};

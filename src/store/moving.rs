@@ -18,7 +18,8 @@ use std::io::Read;
 
 use bytes::Bytes;
 
-use super::catalog::{Catalog, sql};
+use super::catalog::Catalog;
+use super::sql::sql;
 use super::sql::{Backend, Cell, Param, Value, chunks, params, value_rows};
 use super::{Blobs, Packing, StoreError, Written};
 

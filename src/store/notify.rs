@@ -10,60 +10,12 @@
 //! subscriber gets its notifications in order and a claim a dead process left behind
 //! expires.
 
-use super::catalog::sql;
+use super::sql::sql;
 use super::sql::{Backend, Db, DbError, Lock, Row, params};
 
 use super::StoreError;
 use super::catalog::Catalog;
 use super::state::{Access, DeliveryState, Timestamp};
-
-/// The schema of the hub's tables (a migration of the catalog).
-pub(super) const MIGRATION: &str = r#"
-CREATE TABLE topics (
-    publisher TEXT NOT NULL,
-    access    TEXT NOT NULL CHECK (access IN ('gratis', 'restricted')),
-    last_seq  INTEGER NOT NULL,   -- the journal position the last notification ended at
-    until_at  TEXT NOT NULL,      -- and its `until`: the next one's `from`
-    PRIMARY KEY (publisher, access)
-);
-CREATE TABLE subscriptions (
-    id               INTEGER PRIMARY KEY,
-    publisher        TEXT NOT NULL,
-    access           TEXT NOT NULL CHECK (access IN ('gratis', 'restricted')),
-    callback         TEXT NOT NULL,
-    secret           TEXT,        -- hub.secret: signs deliveries; never shown
-    destination      TEXT,        -- the [[destination]] of a restricted topic
-    lease_expires_at TEXT NOT NULL,
-    created_at       TEXT NOT NULL,
-    UNIQUE (publisher, access, callback)
-);
-CREATE TABLE notifications (
-    id         INTEGER PRIMARY KEY,
-    publisher  TEXT NOT NULL,
-    access     TEXT NOT NULL,
-    after_seq  INTEGER NOT NULL,
-    last_seq   INTEGER NOT NULL,
-    from_at    TEXT NOT NULL,
-    until_at   TEXT NOT NULL,
-    changes    INTEGER NOT NULL,
-    body       BLOB NOT NULL,
-    created_at TEXT NOT NULL
-);
-CREATE INDEX notifications_topic ON notifications(publisher, access, id);
-CREATE TABLE deliveries (
-    subscription_id INTEGER NOT NULL REFERENCES subscriptions(id) ON DELETE CASCADE,
-    notification_id INTEGER NOT NULL REFERENCES notifications(id) ON DELETE CASCADE,
-    state           TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
-    attempts        INTEGER NOT NULL DEFAULT 0,
-    next_attempt_at TEXT NOT NULL,
-    claimed_until   TEXT,
-    last_error      TEXT,
-    delivered_at    TEXT,
-    PRIMARY KEY (subscription_id, notification_id)
-);
-CREATE INDEX deliveries_pending ON deliveries(state, subscription_id, notification_id);
-CREATE INDEX deliveries_notification ON deliveries(notification_id);
-"#;
 
 /// A topic's position: where its last notification ended.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! What the ResourceSync publisher reads: the current files of deposits and the change
 //! journal, streamed row by row.
 
-use super::catalog::sql;
+use super::sql::sql;
 use super::sql::{Db, DbError, Param, Row, chunks, params, value_rows_sharing};
 
 use super::Packed;
@@ -184,7 +184,7 @@ fn read_file(r: &Row<'_>, i: usize, f: &mut PublishedFile) -> Result<(), DbError
     } else {
         f.record = None;
     }
-    f.pack = super::catalog::packed(r, i + 15, f.length)?;
+    f.pack = super::records::packed(r, i + 15, f.length)?;
     Ok(())
 }
 

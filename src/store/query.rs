@@ -1,12 +1,13 @@
 //! Read-only questions to the catalog: `plikt status`, `plikt audit` and the operators' dashboard.
 
-use super::catalog::sql;
 use super::migrations::{BLOB_RECOUNT, FAILED_VERSION, PENDING_VERSION, TALLY_RECOUNT};
+use super::sql::sql;
 use super::sql::{Db, Lock};
 use super::sql::{Param, chunks, in_list, params};
 use serde::Serialize;
 
-use super::catalog::{Catalog, RunCounts, StoredFinding};
+use super::catalog::Catalog;
+use super::records::{RunCounts, StoredFinding};
 use super::state::{FileState, Outcome, Timestamp, VersionState};
 use super::{BlobError, Blobs, Packed, StoreError};
 use crate::profile::Severity;
@@ -493,7 +494,7 @@ impl Catalog {
                 sha256: r.get(0)?,
                 length,
                 md5: r.get(2)?,
-                packed: super::catalog::packed(r, 3, length.max(0).unsigned_abs())?,
+                packed: super::records::packed(r, 3, length.max(0).unsigned_abs())?,
             })
         };
         let mut after = String::new();

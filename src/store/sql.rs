@@ -17,7 +17,16 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 
+use super::StoreError;
 use postgres::types::{IsNull, Type, to_sql_checked};
+
+/// Maps a driver's error to the store's, saying what plikt was doing (`context`).
+pub(super) fn sql<E: Into<DbError>>(context: &'static str) -> impl Fn(E) -> StoreError {
+    move |source| StoreError::Sql {
+        context,
+        source: source.into(),
+    }
+}
 
 /// Which database holds the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

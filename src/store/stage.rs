@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 
 use super::StoreError;
-use super::catalog::{KnownVersion, NewFile, NewVersion, StoredFinding, sql};
+use super::records::{KnownVersion, NewFile, NewVersion, StoredFinding};
+use super::sql::sql;
 use super::sql::{Db, DbError, Param, Tx, chunks, in_list, params, value_rows_sharing};
 use super::state::{FileState, Timestamp, VersionState};
 
