@@ -6,8 +6,9 @@ use std::sync::Arc;
 use clap::Args;
 
 use super::error::{Error, Exit};
+use crate::config::{Config, PublisherConfig};
 use crate::harvest::{Harvester, NoProgress, Progress, RunSummary};
-use crate::store::{Mode, Store};
+use crate::store::{Busy, Mode, Store};
 
 /// Arguments of `plikt harvest`.
 #[derive(Debug, Args)]
@@ -48,52 +49,8 @@ pub fn run(args: &HarvestArgs) -> Result<Exit, Error> {
         Arc::new(NoProgress)
     };
     let rt = super::runtime()?;
-    let summaries: (Vec<RunSummary>, Vec<_>) = rt.block_on(async {
-        let (_tx, shutdown) = super::shutdown_signal();
-        let harvester = Harvester::new(config.clone(), shutdown.clone(), progress)?;
-        // Under a lease, like a worker's scheduled run: never beside another
-        // worker's run of the same publisher.
-        let worker = crate::schedule::Worker::new(&config)?;
-        tokio::spawn(worker.clone().keep_leases(shutdown));
-        let harvester = match worker.host_gate() {
-            Some(gate) => harvester.with_host_gate(gate),
-            None => harvester,
-        };
-        // At most `runs_per_worker` runs at once, as `plikt run`: each run holds its
-        // feed and its state, so starting all made memory grow by about 1 MiB per
-        // publisher (issue 35 §6).
-        let capacity = (config.harvest.runs_per_worker as usize).max(1);
-        let mut waiting = publishers.into_iter();
-        let mut set = tokio::task::JoinSet::new();
-        let mut start = |set: &mut tokio::task::JoinSet<_>| {
-            let Some(p) = waiting.next() else { return };
-            let (h, w) = (harvester.clone(), worker.clone());
-            set.spawn(async move {
-                w.harvest_now(&h, &p)
-                    .await
-                    .map(|r| r.map_err(|busy| (p.id.clone(), busy)))
-            });
-        };
-        for _ in 0..capacity {
-            start(&mut set);
-        }
-        let mut out = Vec::new();
-        let mut busy = Vec::new();
-        while let Some(r) = set.join_next().await {
-            start(&mut set);
-            match r.map_err(|e| Error::Task {
-                what: "a harvest",
-                reason: e.to_string(),
-            })?? {
-                Ok(summary) => out.push(summary),
-                Err(b) => busy.push(b),
-            }
-        }
-        Ok::<_, Error>((out, busy))
-    })?;
-    let (summaries, mut busy) = summaries;
+    let (mut summaries, mut busy) = rt.block_on(harvest(config.clone(), publishers, progress))?;
     drop(store);
-    let mut summaries = summaries;
     summaries.sort_by(|a, b| a.publisher.cmp(&b.publisher));
     let mut all_completed = true;
     for s in &summaries {
@@ -120,7 +77,7 @@ pub fn run(args: &HarvestArgs) -> Result<Exit, Error> {
         all_completed &= s.completed();
     }
     busy.sort_by(|a, b| a.0.cmp(&b.0));
-    for (publisher, crate::store::Busy::HeldBy(worker, until)) in &busy {
+    for (publisher, Busy::HeldBy(worker, until)) in &busy {
         eprintln!(
             "plikt: {publisher}: not harvested: worker {worker} is harvesting it (its lease runs until {until}); try again when that run has ended"
         );
@@ -131,4 +88,54 @@ pub fn run(args: &HarvestArgs) -> Result<Exit, Error> {
     } else {
         Exit::Invalid
     })
+}
+
+/// Runs `publishers` now, `runs_per_worker` at a time, each under a lease: the runs
+/// carried out, and the publishers another worker was harvesting.
+async fn harvest(
+    config: Arc<Config>,
+    publishers: Vec<PublisherConfig>,
+    progress: Arc<dyn Progress>,
+) -> Result<(Vec<RunSummary>, Vec<(String, Busy)>), Error> {
+    let (_tx, shutdown) = super::shutdown_signal();
+    let harvester = Harvester::new(config.clone(), shutdown.clone(), progress)?;
+    // Under a lease, like a worker's scheduled run: never beside another
+    // worker's run of the same publisher.
+    let worker = crate::schedule::Worker::new(&config)?;
+    tokio::spawn(worker.clone().keep_leases(shutdown));
+    let harvester = match worker.host_gate() {
+        Some(gate) => harvester.with_host_gate(gate),
+        None => harvester,
+    };
+    // At most `runs_per_worker` runs at once, as `plikt run`: each run holds its
+    // feed and its state, so starting all made memory grow by about 1 MiB per
+    // publisher (issue 35 §6).
+    let capacity = (config.harvest.runs_per_worker as usize).max(1);
+    let mut waiting = publishers.into_iter();
+    let mut set = tokio::task::JoinSet::new();
+    let mut start = |set: &mut tokio::task::JoinSet<_>| {
+        let Some(p) = waiting.next() else { return };
+        let (h, w) = (harvester.clone(), worker.clone());
+        set.spawn(async move {
+            w.harvest_now(&h, &p)
+                .await
+                .map(|r| r.map_err(|busy| (p.id.clone(), busy)))
+        });
+    };
+    for _ in 0..capacity {
+        start(&mut set);
+    }
+    let mut out = Vec::new();
+    let mut busy = Vec::new();
+    while let Some(r) = set.join_next().await {
+        start(&mut set);
+        match r.map_err(|e| Error::Task {
+            what: "a harvest",
+            reason: e.to_string(),
+        })?? {
+            Ok(summary) => out.push(summary),
+            Err(b) => busy.push(b),
+        }
+    }
+    Ok((out, busy))
 }

@@ -24,20 +24,7 @@ pub struct MigrateArgs {
 pub fn run(args: &MigrateArgs) -> Result<Exit, Error> {
     let config = super::load(&args.config)?;
     super::init_logging(true);
-    let source = args.from.join("catalog.sqlite");
-    if !source.exists() {
-        return Err(Error::Usage(format!(
-            "{} has no catalog.sqlite: --from names the data folder of the SQLite catalog to copy",
-            args.from.display()
-        )));
-    }
-    let target = Location::of(&config)?;
-    use crate::config::same_path;
-    let same_catalog = matches!(&target, Location::Sqlite(p) if same_path(p, &source));
-    let same_blobs = config.blobs.s3.is_none() && same_path(&config.data_dir, &args.from);
-    if same_catalog || same_blobs {
-        return Err(MoveError::SameTarget(args.from.display().to_string()).into());
-    }
+    let (source, target) = source_and_target(args, &config)?;
     // Nothing writes to the source while it is copied: a `plikt run` or `plikt harvest`
     // on it would deposit what the copy has already passed.
     let _source_lock = crate::store::lock_data_dir(&args.from)?;
@@ -123,4 +110,27 @@ pub fn run(args: &MigrateArgs) -> Result<Exit, Error> {
         );
         Ok(Exit::Invalid)
     }
+}
+
+/// The SQLite catalog to copy (in `--from`) and the catalog to copy it into, which must
+/// be another, with other blobs.
+fn source_and_target(
+    args: &MigrateArgs,
+    config: &crate::config::Config,
+) -> Result<(std::path::PathBuf, Location), Error> {
+    let source = args.from.join("catalog.sqlite");
+    if !source.exists() {
+        return Err(Error::Usage(format!(
+            "{} has no catalog.sqlite: --from names the data folder of the SQLite catalog to copy",
+            args.from.display()
+        )));
+    }
+    let target = Location::of(config)?;
+    use crate::config::same_path;
+    let same_catalog = matches!(&target, Location::Sqlite(p) if same_path(p, &source));
+    let same_blobs = config.blobs.s3.is_none() && same_path(&config.data_dir, &args.from);
+    if same_catalog || same_blobs {
+        return Err(MoveError::SameTarget(args.from.display().to_string()).into());
+    }
+    Ok((source, target))
 }

@@ -1,10 +1,14 @@
 //! `plikt run`: the long-running service.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use super::error::{Error, Exit};
+use crate::config::Config;
 use crate::harvest::{Harvester, NoProgress};
+use crate::resourcesync::{Dumps, PublishError};
 use crate::server::AppState;
 use crate::store::{Mode, Store};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A publish at least this often, deposits or not: days close, retention moves, and
 /// another worker may have deposited and stopped before it published.
@@ -38,50 +42,16 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
             return Ok(());
         };
         tracing::info!(listen = %config.listen, publishers = config.publishers.len(), "plikt run started");
-        let harvester = Harvester::new(config.clone(), shutdown.clone(), std::sync::Arc::new(NoProgress))?;
-        // After every run: publish the ResourceSync documents, queue the change
-        // notifications and wake the deliveries. Runs do not wait for it: a run that
-        // ends asks for a publish, and one task publishes while asked, so runs ending
-        // during a publish make one more publish after it, not one each (a publish
-        // goes through every set; one at a time per data folder and per catalog).
-        let wake = std::sync::Arc::new(tokio::sync::Notify::new());
-        let hub_client = crate::notify::client(&config)?;
-        let (c, w, handle) = (config.clone(), wake.clone(), tokio::runtime::Handle::current());
-        let sd = shutdown.clone();
+        let harvester = Harvester::new(config.clone(), shutdown.clone(), Arc::new(NoProgress))?;
+        // After runs that deposited: publish the ResourceSync documents, queue the
+        // change notifications and wake the deliveries. Runs do not wait for it: a
+        // run that ends asks for a publish, and one task publishes while asked, so runs
+        // ending during a publish make one more publish after it, not one each (a
+        // publish goes through every set; one at a time per data folder and catalog).
+        let wake = Arc::new(tokio::sync::Notify::new());
         // Whether a publish failed and must be tried again at the next run's end.
-        let failed = std::sync::Arc::new(AtomicBool::new(false));
-        let f = failed.clone();
-        let publish: std::sync::Arc<dyn Fn() + Send + Sync> = std::sync::Arc::new(move || {
-            f.store(false, Ordering::SeqCst);
-            // On SIGTERM the publish stops between packages, so that the service stops
-            // within its grace period (a first publish of a large collection takes
-            // minutes); the next start publishes the rest.
-            let stopping = || *sd.borrow();
-            match crate::resourcesync::publish_until(&c, crate::resourcesync::Dumps::Write, &stopping) {
-                Ok(p) => tracing::info!(sets = p.sets, unchanged = p.unchanged, resources = p.resources, changes = p.changes, "published"),
-                Err(crate::resourcesync::PublishError::Interrupted) => {
-                    // Change notifications wait for the documents they point to.
-                    tracing::info!("publishing stopped on shutdown; the next publish completes it");
-                    return;
-                }
-                Err(e) => {
-                    f.store(true, Ordering::SeqCst);
-                    tracing::error!(error = %e, "publishing failed");
-                }
-            }
-            match crate::notify::enqueue(&c) {
-                Ok(n) => {
-                    w.notify_one();
-                    if !n.public_topics.is_empty() && !c.notification.external_hubs.is_empty() {
-                        let (c, client) = (c.clone(), hub_client.clone());
-                        handle.spawn(async move {
-                            crate::notify::ping_external_hubs(&c, &client, &n.public_topics).await;
-                        });
-                    }
-                }
-                Err(e) => tracing::error!(error = %e, "queuing change notifications failed"),
-            }
-        });
+        let failed = Arc::new(AtomicBool::new(false));
+        let publish = publisher(config.clone(), shutdown.clone(), wake.clone(), failed.clone())?;
         // Documents for what is already in the catalog, before the first run.
         let first = publish.clone();
         tokio::task::spawn_blocking(move || first())
@@ -90,12 +60,12 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
                 what: "the first publish",
                 reason: e.to_string(),
             })?;
-        let wanted = std::sync::Arc::new(tokio::sync::Notify::new());
+        let wanted = Arc::new(tokio::sync::Notify::new());
         let publishing = tokio::spawn(publish_when_asked(publish, wanted.clone(), shutdown.clone()));
         // A run that deposited nothing changes no document: with thousands of
         // publishers answering 304, a publish after each would be most of the work.
-        let after_run: std::sync::Arc<dyn Fn(bool) + Send + Sync> =
-            std::sync::Arc::new(move |deposited| {
+        let after_run: Arc<dyn Fn(bool) + Send + Sync> =
+            Arc::new(move |deposited| {
                 if deposited || failed.load(Ordering::SeqCst) {
                     wanted.notify_one();
                 }
@@ -128,16 +98,14 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
         }
         // The schedule returns only on shutdown (a catalog away is waited for): wait
         // for the signal, then for the server to finish.
-        let mut s = shutdown.clone();
-        let _ = s.wait_for(|v| *v).await;
+        let _ = shutdown.clone().wait_for(|v| *v).await;
         match server.await {
             Ok(Ok(())) => {}
             Ok(Err(e)) => tracing::error!(error = %e, "the HTTP server failed"),
             Err(e) => tracing::error!(error = %e, "the HTTP server panicked"),
         }
-        match publishing.await {
-            Ok(()) => {}
-            Err(e) => tracing::error!(error = %e, "publishing panicked"),
+        if let Err(e) = publishing.await {
+            tracing::error!(error = %e, "publishing panicked");
         }
         match deliveries.await {
             Ok(Ok(())) => {}
@@ -150,11 +118,60 @@ pub fn run(args: &super::ConfigArgs) -> Result<Exit, Error> {
     Ok(Exit::Ok)
 }
 
+/// `plikt run`'s publish: the documents, then the change notifications queued and the
+/// deliveries woken (`wake`); `failed` is set when it fails, cleared when it starts.
+fn publisher(
+    config: Arc<Config>,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+    wake: Arc<tokio::sync::Notify>,
+    failed: Arc<AtomicBool>,
+) -> Result<Arc<dyn Fn() + Send + Sync>, Error> {
+    let hub_client = crate::notify::client(&config)?;
+    let handle = tokio::runtime::Handle::current();
+    Ok(Arc::new(move || {
+        failed.store(false, Ordering::SeqCst);
+        // On SIGTERM the publish stops between packages, so that the service stops
+        // within its grace period (a first publish of a large collection takes
+        // minutes); the next start publishes the rest.
+        let stopping = || *shutdown.borrow();
+        match crate::resourcesync::publish_until(&config, Dumps::Write, &stopping) {
+            Ok(p) => tracing::info!(
+                sets = p.sets,
+                unchanged = p.unchanged,
+                resources = p.resources,
+                changes = p.changes,
+                "published"
+            ),
+            Err(PublishError::Interrupted) => {
+                // Change notifications wait for the documents they point to.
+                tracing::info!("publishing stopped on shutdown; the next publish completes it");
+                return;
+            }
+            Err(e) => {
+                failed.store(true, Ordering::SeqCst);
+                tracing::error!(error = %e, "publishing failed");
+            }
+        }
+        match crate::notify::enqueue(&config) {
+            Ok(n) => {
+                wake.notify_one();
+                if !n.public_topics.is_empty() && !config.notification.external_hubs.is_empty() {
+                    let (c, client) = (config.clone(), hub_client.clone());
+                    handle.spawn(async move {
+                        crate::notify::ping_external_hubs(&c, &client, &n.public_topics).await;
+                    });
+                }
+            }
+            Err(e) => tracing::error!(error = %e, "queuing change notifications failed"),
+        }
+    }))
+}
+
 /// Publishes each time `wanted` is notified (a notification during a publish makes one
 /// more publish after it), and after [`KEEP_UP`] without one, until shutdown.
 async fn publish_when_asked(
-    publish: std::sync::Arc<dyn Fn() + Send + Sync>,
-    wanted: std::sync::Arc<tokio::sync::Notify>,
+    publish: Arc<dyn Fn() + Send + Sync>,
+    wanted: Arc<tokio::sync::Notify>,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) {
     loop {

@@ -116,31 +116,36 @@ fn text(p: &PublisherStatus) -> String {
                 .unwrap_or_default()
         );
     }
-    let errors = p
-        .findings
+    findings(&mut s, &p.findings);
+    s
+}
+
+/// The findings of the last feed read, the first 20 of them.
+fn findings(s: &mut String, findings: &[crate::store::StoredFinding]) {
+    use std::fmt::Write;
+    let errors = findings
         .iter()
         .filter(|f| f.severity == crate::profile::Severity::Error)
         .count();
-    let warnings = p.findings.len() - errors;
-    if !p.findings.is_empty() {
+    let warnings = findings.len() - errors;
+    if !findings.is_empty() {
         let _ = writeln!(
             s,
             "  findings   {errors} errors, {warnings} warnings in the last feed read"
         );
-        for f in p.findings.iter().take(20) {
+        for f in findings.iter().take(20) {
             let at = match (f.line, f.column) {
                 (Some(l), Some(c)) => format!("{l}:{c}: "),
                 _ => String::new(),
             };
             let _ = writeln!(s, "    {at}{}[{}]: {}", f.severity, f.rule, f.message);
         }
-        if p.findings.len() > 20 {
+        if findings.len() > 20 {
             let _ = writeln!(
                 s,
                 "    … {} more (--format json lists them)",
-                p.findings.len() - 20
+                findings.len() - 20
             );
         }
     }
-    s
 }

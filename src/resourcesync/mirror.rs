@@ -40,7 +40,7 @@
 //! again, so that a Resource Dump of the whole collection and the Change Dumps of every
 //! day come to about the collection's size: a copy in every worker's folder would give
 //! each worker the object store's disk. A package the object store has is, in the
-//! folder, a *stub* ([`stub_bytes`]: its length and SHA-256, a few lines). A package
+//! folder, a *stub* ([`super::stub`]: its length and SHA-256, a few lines). A package
 //! under a new name goes up as soon as it is written ([`Mirror::send_package`]), so that
 //! a publish holds one at a time; a push replaces by a stub any other it finds whole
 //! (written again under a name the object store has, or kept by a plikt before stubs:
@@ -70,6 +70,7 @@ use sha2::{Digest, Sha256};
 use super::PublishError;
 use super::files::write_err;
 use super::layout::{Kind, SET_STATE};
+use super::stub::{Entry, only_in_store};
 use crate::store::{Documents, Head, StoreError};
 
 /// The object store's list of partitions.
@@ -92,22 +93,11 @@ const OLD_PARTS: &str = ".mirrored-parts.json";
 /// listed them ([`Mirror::send_package`]): a publish stopped before its push leaves them
 /// in the object store, and the next push removes those no document lists.
 const SENT: &str = ".mirrored-sent.json";
-/// The first line of a stub of a dump package kept in the object store only.
-const STUB_MAGIC: &str = "plikt: a dump package kept in the object store only";
-/// A stub is at most this long; a package is longer (a ZIP has at least its manifest).
-const STUB_MAX: u64 = 512;
 /// The record of every file, before partitions (removed when seen).
 const OLD_SYNCED: &str = ".synced.json";
 /// The top manifest's format: 3 since the partitions' manifests have shards by year
 /// (2: a manifest of every document per partition, still read).
 const FORMAT: u32 = 3;
-
-/// A document as a manifest lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-struct Entry {
-    length: u64,
-    sha256: String,
-}
 
 /// A partition's documents, by path relative to `www`.
 type Entries = BTreeMap<String, Entry>;
@@ -198,40 +188,10 @@ impl Synced {
     }
 }
 
-/// Whether the document `rel` is kept in the object store only: a dump package.
-pub(super) fn only_in_store(rel: &str) -> bool {
-    rel.ends_with(".zip")
-}
-
-/// The stub of a package kept in the object store only: what it is, its length and its
-/// SHA-256; the same bytes in every worker's folder.
-fn stub_bytes(entry: &Entry) -> String {
-    format!(
-        "{STUB_MAGIC}; plikt serves it from there.\nlength: {}\nsha256: {}\n",
-        entry.length, entry.sha256
-    )
-}
-
-/// The package a stub at `path` stands for (`None`: `path` is not a stub).
-fn read_stub(path: &Path) -> Option<Entry> {
-    if fs::metadata(path).ok()?.len() > STUB_MAX {
-        return None;
-    }
-    let text = fs::read_to_string(path).ok()?;
-    let mut lines = text.strip_prefix(STUB_MAGIC)?.lines().skip(1);
-    let length = lines.next()?.strip_prefix("length: ")?.parse().ok()?;
-    let sha256 = lines.next()?.strip_prefix("sha256: ")?;
-    (sha256.len() == 64 && sha256.bytes().all(|b| b.is_ascii_hexdigit())).then(|| Entry {
-        length,
-        sha256: sha256.to_string(),
-    })
-}
-
 /// Replaces the file at `path` by a stub of `entry`; returns its length and
 /// modification time.
 fn write_stub(path: &Path, entry: &Entry) -> Result<(u64, u128), PublishError> {
-    let bytes = stub_bytes(entry);
-    super::files::atomic_write(path, |out| io::Write::write_all(out, bytes.as_bytes()))?;
+    super::stub::write(path, entry)?;
     stamp(path).map_err(write_err(path))
 }
 
@@ -428,7 +388,7 @@ pub(super) fn audit_packages(
         documents,
         rels: &rels,
     };
-    let mut remedies = super::package::Remedies::new(&sidecars);
+    let mut remedies = super::audit::Remedies::new(&sidecars);
     let mut found: Vec<String> = unread
         .into_iter()
         .map(|(part, e)| format!("the object store's list of the published documents of `{part}` could not be read: {e}"))
@@ -437,7 +397,7 @@ pub(super) fn audit_packages(
         let advice = match remedies.of(&rel) {
             Some(remedy) => {
                 let first = match &remedy {
-                    super::package::Remedy::Publish { .. } if rotten => {
+                    super::audit::Remedy::Publish { .. } if rotten => {
                         format!(
                             "remove that object, {}, first; then ",
                             documents.location(&rel)
@@ -541,21 +501,6 @@ fn listed_packages(documents: &Documents, www: &Path) -> Result<Listed, PublishE
     }
     listed.unread = unread;
     Ok(listed)
-}
-
-/// Writes at `path` (below `www`) the stub of a package of `length` bytes and SHA-256
-/// `sha256` kept in the object store.
-pub(super) fn stub_again(path: &Path, length: u64, sha256: &str) -> Result<(), PublishError> {
-    let entry = Entry {
-        length,
-        sha256: sha256.to_string(),
-    };
-    write_stub(path, &entry).map(drop)
-}
-
-/// The length of the package a stub at `path` stands for (`None`: not a stub).
-pub(super) fn stub_length(path: &Path) -> Option<u64> {
-    read_stub(path).map(|e| e.length)
 }
 
 /// This folder's record of a partition's files as last copied (`.mirrored.json` and
@@ -975,7 +920,7 @@ const REBUILD: &str = "to have every set written and copied anew from this worke
 /// no publish writes it again, and forgotten it would drop from the lists while they
 /// list it; kept, `plikt audit` names it until a copy from a backup brings it back.
 fn kept_though_lost(www: &Path, rel: &str) -> bool {
-    let past = super::package::only_past_snapshots(www, rel);
+    let past = super::audit::only_past_snapshots(www, rel);
     if past {
         tracing::warn!(package = %rel, "a dump package that only snapshots of past days list is missing from the object store or holds other bytes there, and plikt cannot write it again: restore it from a backup of the bucket (`plikt audit` names it)");
     }
@@ -1013,7 +958,7 @@ fn forgotten_with(lost: &str) -> impl Fn(&str) -> bool + use<> {
     // Dump's fingerprint or the mark of the last Change Dump day packed.
     let with = kind.map_or_else(
         || vec![in_part(partition_of(lost), SET_STATE)],
-        |k| super::package::rewritten_with(set, k).to_vec(),
+        |k| super::audit::rewritten_with(set, k).to_vec(),
     );
     let folder = folder.to_string();
     move |rel: &str| {
@@ -1099,7 +1044,7 @@ fn lost_packages(www: &Path, lost: &[(String, Option<Head>)]) -> PublishError {
         None => "it is forgotten in this folder with what was written with it, so that the next publish writes it anew from the catalog, byte for byte: publish again".to_string(),
         Some(e) => {
             let remove: Vec<String> = super::package::dump_parts(rel)
-                .map(|(set, kind, _)| super::package::rewritten_with(set, kind))
+                .map(|(set, kind, _)| super::audit::rewritten_with(set, kind))
                 .into_iter()
                 .flatten()
                 .map(|f| format!("`www/{f}`"))
@@ -1444,7 +1389,7 @@ fn sync_part(
             // before).
             if let Some(here) = current
                 && only_in_store(rel)
-                && read_stub(&path).as_ref() == Some(entry)
+                && super::stub::read(&path).as_ref() == Some(entry)
             {
                 synced.insert(rel.clone(), Synced::stub_of(entry, here));
                 continue;
@@ -1687,7 +1632,7 @@ impl Mirror {
                 let here = stamp(&path).map_err(write_err(&path))?;
                 let file = match synced.get(&rel) {
                     Some(s) if s.local_stamp() == here => s.clone(),
-                    _ => match read_stub(&path).filter(|_| only_in_store(&rel)) {
+                    _ => match super::stub::read(&path).filter(|_| only_in_store(&rel)) {
                         Some(entry) => Synced::stub_of(&entry, here),
                         None => {
                             if only_in_store(&rel) && !is_zip(&path) {
@@ -1868,44 +1813,6 @@ impl Mirror {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_stub_stands_for_its_package_and_nothing_else_is_taken_for_one() {
-        let tmp = tempfile::Builder::new()
-            .prefix("plikt-mirror-stub-")
-            .tempdir()
-            .unwrap();
-        let dir = tmp.path();
-        let path = dir.join("2026-11-25.zip");
-        let entry = Entry {
-            length: 123_456_789,
-            sha256: "ab".repeat(32),
-        };
-        // A package, even a tiny one, is no stub.
-        fs::write(&path, b"PK\x05\x06\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0").unwrap();
-        assert_eq!(read_stub(&path), None);
-        let (length, _) = write_stub(&path, &entry).unwrap();
-        assert!(length <= STUB_MAX, "{length}");
-        assert_eq!(read_stub(&path), Some(entry.clone()));
-        assert_eq!(stub_length(&path), Some(123_456_789));
-        // The same bytes in every worker's folder: nothing of the folder or the time.
-        assert_eq!(fs::read_to_string(&path).unwrap(), stub_bytes(&entry));
-        // What begins like a stub but lacks a digest, or is too long, is none.
-        fs::write(&path, format!("{STUB_MAGIC}\nlength: 12\nsha256: xyz\n")).unwrap();
-        assert_eq!(read_stub(&path), None);
-        let long = format!("{}{}", stub_bytes(&entry), " ".repeat(STUB_MAX as usize));
-        fs::write(&path, long).unwrap();
-        assert_eq!(read_stub(&path), None);
-        // Packages only: their manifests and the dumps that list them stay in the folder.
-        assert!(only_in_store("resourcesync/a/changedump/2026-11-25.zip"));
-        assert!(only_in_store(
-            "resourcesync/a/resourcedump/0123456789abcdef.zip"
-        ));
-        assert!(!only_in_store(
-            "resourcesync/a/changedump/2026-11-25-manifest.xml"
-        ));
-        assert!(!only_in_store("resourcesync/a/changedump/.2026-11-25.meta"));
-    }
 
     #[test]
     fn each_set_is_a_partition_and_the_rest_another() {

@@ -51,6 +51,7 @@
 //! among the workers of a PostgreSQL catalog (a session advisory lock).
 
 mod archive;
+mod audit;
 mod change_dump;
 mod change_list;
 mod chunks;
@@ -63,6 +64,7 @@ mod package;
 pub mod record;
 mod resource_dump;
 mod resource_list;
+mod stub;
 mod writer;
 
 use std::fs::File;
@@ -378,7 +380,7 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
         let (src, dst) = (from_www.join(&rel), www.join(&rel));
         // Here already (a migrate run again), or a stub of it: the package went up.
         let same = match (std::fs::metadata(&src), std::fs::metadata(&dst)) {
-            (Ok(a), Ok(b)) => a.len() == b.len() || mirror::stub_length(&dst) == Some(a.len()),
+            (Ok(a), Ok(b)) => a.len() == b.len() || stub::length(&dst) == Some(a.len()),
             _ => false,
         };
         if same {
@@ -387,7 +389,7 @@ pub fn move_documents(config: &Config, from_www: &Path) -> Result<(u64, u64), Pu
         // A dump package goes straight to the object store, the new folder keeping a
         // stub of it: the packages are about the collection's size again.
         if let Some(documents) = &documents
-            && mirror::only_in_store(&rel)
+            && stub::only_in_store(&rel)
             && mirror::move_package(documents, &www, &rel, &src)?
         {
             moved += 1;
@@ -426,7 +428,7 @@ pub fn audit_packages(
 ) -> Result<(u64, Vec<String>), PublishError> {
     match blobs.documents() {
         Some(documents) => mirror::audit_packages(&documents, &www(config)),
-        None => Ok(package::audit_folder(&www(config))),
+        None => Ok(audit::audit_folder(&www(config))),
     }
 }
 

@@ -53,7 +53,7 @@ fn stubs_again(set: &Set<'_>, lacking: &[String]) -> Result<(), PublishError> {
             continue;
         };
         tracing::warn!(package = %zip.display(), "a dump package snapshots of past days list was lost from the object store and is not written again: it stays listed, to be restored from a backup of the bucket (`plikt audit` names it)");
-        super::mirror::stub_again(&zip, p.length, sha256)?;
+        super::stub::write_again(&zip, p.length, sha256)?;
     }
     Ok(())
 }

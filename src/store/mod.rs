@@ -8,6 +8,7 @@
 //! left open. Readers (`status`, `audit`, `serve`) need no lock: the catalog is in WAL
 //! mode.
 
+mod audit;
 mod blobs;
 mod catalog;
 mod clock;
@@ -32,6 +33,7 @@ mod tls;
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
+pub use audit::AuditReport;
 pub use blobs::{
     BlobError, BlobWriter, Blobs, ByteStream, Document, Documents, Failure, Fetched, Head,
     ObjectStoreError, Packed, Packing, ReadSeek, Written, open_beneath, sync_dir,
@@ -48,8 +50,8 @@ pub use notify::{
 };
 pub use published::{JournalEntry, JournalKey, JournalPage, Page, PublishedFile, SetPositions};
 pub use query::{
-    AuditReport, DayDeposits, DayFindings, Gauges, Harvesting, LastRun, PublisherGauges,
-    PublisherStatus, Unsettled, UnsettledState,
+    DayDeposits, DayFindings, Gauges, Harvesting, LastRun, PublisherGauges, PublisherStatus,
+    Unsettled, UnsettledState,
 };
 pub use records::{
     BlobSource, DueFile, DueVersion, FileResult, KnownVersion, NewFile, NewVersion, Retries,

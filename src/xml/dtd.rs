@@ -16,6 +16,9 @@
 //!
 //! The DOCTYPE is parsed once it is whole in the decoder's window ([`XmlReader::doctype`]
 //! finds its end first), so positions are exact: the offset of any error is known.
+//!
+//! Kept in an import circle with `entity` and `tag`, as the grammar is: declarations hold
+//! entity values and attribute defaults, which those expand and normalise.
 
 use crate::msg;
 use std::collections::HashMap;

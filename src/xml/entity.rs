@@ -10,6 +10,9 @@
 //! entity references nest at most [`ReaderLimits::max_entity_depth`] (40, libxml2's)
 //! deep. Billion laughs stops after about 8 MiB of expansion with a clear `G-XML` error.
 //! External entities are never fetched: a reference to one is a finding, not a request.
+//!
+//! Kept in an import circle with `dtd` and `tag`, as the grammar is: references expand
+//! the entities the DOCTYPE declares.
 
 use crate::msg;
 use std::io::Read;
