@@ -51,6 +51,8 @@
 //!           `store::Connection` is a long-lived loop's connection, made again after
 //!           PostgreSQL went away; `store::moving` copies a catalog and its blobs to
 //!           another backend (`plikt migrate`); the only module with SQL
+//!           (the catalog's `impl` split by concern: runs, lease, stage, deposit,
+//!           published, notify, query, audit; `docs/design.md` draws the modules)
 //! harvest   one run of one publisher: fetch → validate (two passes: verdict, then
 //!           diff in one transaction) → download + verify (H-*) → deposit; a file the
 //!           blob store could not keep is no attempt of the publisher's, and once the

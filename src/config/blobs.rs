@@ -108,6 +108,7 @@ impl BlobsConfig {
     /// against `base`). The outer error is a mistake in the file; a credential that
     /// cannot be read now is kept in [`BlobsConfig::s3`] and reported by the commands
     /// that open the store.
+    // Over 100 lines: one check per `[blobs]` key, each with its message.
     pub(super) fn check(
         &mut self,
         base: &Path,

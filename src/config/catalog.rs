@@ -96,6 +96,7 @@ impl CatalogTls {
     /// and the client certificate if one is named. Parameters libpq has and plikt does
     /// not (an encrypted key's password, CRLs) are refused by name rather than left for
     /// the driver's "unknown option".
+    // Over 100 lines: one arm per libpq parameter, each with its message.
     pub(super) fn take(
         url: &mut Url,
         base: &Path,

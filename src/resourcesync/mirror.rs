@@ -1,3 +1,6 @@
+//! Past 800 lines: the pull → write → push mirror, to go whole once documents are
+//! written through one interface (issue 35 §1).
+//!
 //! The published documents shared through the object store (issue 17 §2): several
 //! workers publish in turn (one at a time, under the catalog's publish lock) and any
 //! number of `plikt serve` nodes serve what the last one wrote, from the object store.
@@ -193,6 +196,26 @@ impl Synced {
 fn write_stub(path: &Path, entry: &Entry) -> Result<(u64, u128), PublishError> {
     super::stub::write(path, entry)?;
     stamp(path).map_err(write_err(path))
+}
+
+/// A document a push found changed since the object store last had it.
+struct Changed {
+    /// Its place in the order of copying: leaves first ([`rank`]).
+    rank: u8,
+    rel: String,
+    entry: Entry,
+    /// The folder holds only a stub of it (a dump package).
+    stub: bool,
+}
+
+/// A partition a push walked: its documents now, as the record will have them, whether
+/// its manifest is to be written, and the record as it was.
+struct Walked {
+    part: String,
+    now: Entries,
+    synced: BTreeMap<String, Synced>,
+    differs: bool,
+    before: Record,
 }
 
 /// Lookups of one folder past which it is listed whole rather than asked file by file.
@@ -1125,6 +1148,7 @@ fn read_parts(www: &Path) -> Result<BTreeMap<String, Part>, PublishError> {
 /// another publish removed. Under the publish lock, except in a folder that never
 /// copied them ([`never_copied`]): it reads the object store only, and writes nothing
 /// there.
+// Over 100 lines: see `push`.
 pub(super) fn pull(
     documents: Documents,
     www: &Path,
@@ -1340,6 +1364,7 @@ fn put_part(
 /// had the digest the manifest gives it: an object is fetched by its path, and a
 /// publish that stopped between copying a document up and writing the manifests leaves
 /// bytes newer than the manifest says; the set is then not in step, and is written again.
+// Over 100 lines: see `push`.
 #[allow(clippy::too_many_arguments)]
 fn sync_part(
     documents: &Documents,
@@ -1590,6 +1615,7 @@ impl Mirror {
     /// catalog connection: a PostgreSQL restart), after which another worker's newer
     /// documents may be there: it is asked before each manifest and each removal, and
     /// at least once a second among the documents.
+    // Over 100 lines, as `pull` and `sync_part`: the mirror goes whole with one document interface (issue 35 §1).
     pub(super) fn push(
         mut self,
         touched: Touched<'_>,
@@ -1611,12 +1637,8 @@ impl Mirror {
             walked.extend(self.remote.keys().cloned());
             walked.extend(self.parts.keys().cloned());
         }
-        // Rank, path, the document, and whether the folder holds only a stub of it.
-        let mut changed: Vec<(u8, String, Entry, bool)> = Vec::new();
+        let mut changed: Vec<Changed> = Vec::new();
         let mut removed: Vec<String> = Vec::new();
-        // Each partition walked: its documents now, as the record will have them, and
-        // whether its manifest is to be written.
-        type Walked = (String, Entries, BTreeMap<String, Synced>, bool, Record);
         let mut walked_now: Vec<Walked> = Vec::new();
         for part in &walked {
             let before = Record::read(&www, part);
@@ -1646,7 +1668,12 @@ impl Mirror {
                 let entry = file.entry();
                 let before = synced.get(&rel).filter(|_| in_store);
                 if before.is_none_or(|s| s.entry() != entry) {
-                    changed.push((rank(&rel), rel.clone(), entry.clone(), file.stub.is_some()));
+                    changed.push(Changed {
+                        rank: rank(&rel),
+                        rel: rel.clone(),
+                        entry: entry.clone(),
+                        stub: file.stub.is_some(),
+                    });
                     differs = true;
                 }
                 now_synced.insert(rel.clone(), file);
@@ -1656,7 +1683,13 @@ impl Mirror {
                 removed.push(rel.clone());
                 differs = true;
             }
-            walked_now.push((part.clone(), now, now_synced, differs, before));
+            walked_now.push(Walked {
+                part: part.clone(),
+                now,
+                synced: now_synced,
+                differs,
+                before,
+            });
         }
         let mut copied = Copied::default();
         // The documents this push copied up.
@@ -1665,14 +1698,14 @@ impl Mirror {
         let mut heads = Heads::new(&documents);
         // The shards' digests of the manifests written, by partition.
         let mut shards: BTreeMap<String, Shards> = BTreeMap::new();
-        if walked_now.iter().any(|(_, _, _, differs, _)| *differs) {
-            changed.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+        if walked_now.iter().any(|w| w.differs) {
+            changed.sort_by(|a, b| (a.rank, &a.rel).cmp(&(b.rank, &b.rel)));
             // Stubs are never copied up: the object store is to hold their packages
             // already (sent as they were written, or their record was lost, or the
             // object store's lists were removed to be written anew from this folder).
             // Those it lacks are named before anything is copied.
             let mut lost: Vec<(String, Option<Head>)> = Vec::new();
-            for (_, rel, entry, _) in changed.iter().filter(|c| c.3) {
+            for Changed { rel, entry, .. } in changed.iter().filter(|c| c.stub) {
                 if self.was_sent(rel) {
                     continue;
                 }
@@ -1688,7 +1721,7 @@ impl Mirror {
             if !lost.is_empty() {
                 return Err(lost_packages(&www, &lost));
             }
-            for (_, rel, entry, _) in changed.iter().filter(|c| !c.3) {
+            for Changed { rel, entry, .. } in changed.iter().filter(|c| !c.stub) {
                 fence.now_and_then()?;
                 upload(&self.documents, &www, rel, entry)?;
                 uploaded.insert(rel.as_str());
@@ -1697,7 +1730,14 @@ impl Mirror {
             }
             // The partitions' manifests (their shards first), then the list of them.
             let mut stale: Vec<String> = Vec::new();
-            for (part, now, _, differs, before) in &walked_now {
+            for Walked {
+                part,
+                now,
+                differs,
+                before,
+                ..
+            } in &walked_now
+            {
                 if !differs {
                     continue;
                 }
@@ -1747,7 +1787,8 @@ impl Mirror {
         if !unlisted.is_empty() {
             let mut left = BTreeSet::new();
             for rel in unlisted {
-                let Some((_, now, ..)) = walked_now.iter().find(|w| w.0 == partition_of(&rel))
+                let Some(Walked { now, .. }) =
+                    walked_now.iter().find(|w| w.part == partition_of(&rel))
                 else {
                     left.insert(rel);
                     continue;
@@ -1766,7 +1807,14 @@ impl Mirror {
         }
         // This folder's records: what each partition walked now is in the object store.
         let parts_before = self.parts.clone();
-        for (part, now, mut now_synced, _, before) in walked_now {
+        for Walked {
+            part,
+            now,
+            synced: mut now_synced,
+            before,
+            ..
+        } in walked_now
+        {
             if now.is_empty() {
                 Record::default().write(&www, &part, &before)?;
                 self.parts.remove(&part);

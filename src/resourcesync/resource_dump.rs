@@ -85,37 +85,7 @@ fn write_snapshot(set: &Set<'_>, day: &str, package_bytes: u64) -> Result<u64, P
         let package = match Package::recorded(&folder, &folder_url, &stem) {
             Some(p) => p,
             None => {
-                set.spec.go_on()?;
-                // Written before and lost since (its file removed, its object lost):
-                // written again with the times it had, so byte for byte as before and
-                // as every snapshot that lists it says.
-                let before = Package::in_sidecar(&folder, &folder_url, &stem);
-                let (at, completed) = before.as_ref().map_or_else(
-                    || {
-                        let placeholder = super::files::COMPLETED_PLACEHOLDER;
-                        (crate::store::now().to_string(), placeholder.to_string())
-                    },
-                    |p| (p.at.clone(), p.completed.clone()),
-                );
-                let mut w = PackageWriter::new(
-                    &folder,
-                    &stem,
-                    Md::capability("resourcedump-manifest")
-                        .with("at", at)
-                        .with("completed", completed),
-                    cap,
-                    Paths::Current,
-                )?;
-                for f in group.iter() {
-                    w.add(set, f, None)?;
-                }
-                let p = w.finish(set, &folder_url)?;
-                // Other files or records under the same name (a record mapping changed
-                // in place, say): the snapshots of past days list the hash it had.
-                if let Some(before) = before.filter(|b| b.hash != p.hash) {
-                    tracing::warn!(package = %p.url, listed = %before.hash, now = %p.hash, "a Resource Dump package lost since it was written was written again with other bytes: the snapshots of past days that list it name the hash it had");
-                }
-                p.record(&folder, &stem)?;
+                let p = write_package(set, &folder, &folder_url, &stem, group)?;
                 written += 1;
                 p
             }
@@ -161,6 +131,49 @@ fn write_snapshot(set: &Set<'_>, day: &str, package_bytes: u64) -> Result<u64, P
     write_sidecar(&folder.join(format!(".{day}.packages")), &names)?;
     write_sidecar(&folder.join(format!(".{day}.meta")), &[&w.at, &w.completed])?;
     Ok(written)
+}
+
+/// Writes the package `stem` of `group` in `folder` (URL `folder_url`) and its sidecar:
+/// new, or lost since it was written, then with the times it had.
+fn write_package(
+    set: &Set<'_>,
+    folder: &std::path::Path,
+    folder_url: &str,
+    stem: &str,
+    group: &[PublishedFile],
+) -> Result<Package, PublishError> {
+    set.spec.go_on()?;
+    // Written before and lost since (its file removed, its object lost):
+    // written again with the times it had, so byte for byte as before and
+    // as every snapshot that lists it says.
+    let before = Package::in_sidecar(folder, folder_url, stem);
+    let (at, completed) = before.as_ref().map_or_else(
+        || {
+            let placeholder = super::files::COMPLETED_PLACEHOLDER;
+            (crate::store::now().to_string(), placeholder.to_string())
+        },
+        |p| (p.at.clone(), p.completed.clone()),
+    );
+    let mut w = PackageWriter::new(
+        folder,
+        stem,
+        Md::capability("resourcedump-manifest")
+            .with("at", at)
+            .with("completed", completed),
+        &set.spec.cap,
+        Paths::Current,
+    )?;
+    for f in group {
+        w.add(set, f, None)?;
+    }
+    let p = w.finish(set, folder_url)?;
+    // Other files or records under the same name (a record mapping changed
+    // in place, say): the snapshots of past days list the hash it had.
+    if let Some(before) = before.filter(|b| b.hash != p.hash) {
+        tracing::warn!(package = %p.url, listed = %before.hash, now = %p.hash, "a Resource Dump package lost since it was written was written again with other bytes: the snapshots of past days that list it name the hash it had");
+    }
+    p.record(folder, stem)?;
+    Ok(p)
 }
 
 /// The packages the kept snapshots in the Resource Dump folder `folder` (below `www/`)

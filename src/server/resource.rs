@@ -89,6 +89,7 @@ pub(super) fn not_modified(request: &HeaderMap, etag: &HeaderValue) -> bool {
     !given.precondition_passes(&tag)
 }
 
+// Over 100 lines: the conditional, range and header rules of one answer, read top to bottom.
 async fn send_file(
     state: AppState,
     publisher: String,

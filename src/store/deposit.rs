@@ -673,6 +673,7 @@ mod tests {
     /// Two workers recording the same new blobs at the same moment (a page two publishers
     /// share), listed in opposite orders: both commit. With the blobs' rows inserted in
     /// file order, PostgreSQL found a deadlock between them (bench-workers, four workers).
+    // Over 100 lines: two workers' batches, built in full so that the deadlock is reproduced.
     #[test]
     fn workers_recording_the_same_new_blobs_at_once_do_not_deadlock() {
         let Some(server) = super::super::sql::tests::postgres_server() else {

@@ -108,7 +108,7 @@ pub(super) fn new_file(r: &Row<'_>, at: usize) -> Result<NewFile, DbError> {
     })
 }
 
-/// Where a blob came from ([`Catalog::blob_source`]).
+/// Where a blob came from ([`Catalog::blob_source`](super::Catalog::blob_source)).
 #[derive(Debug, Clone)]
 pub struct BlobSource {
     /// The publisher's id.
@@ -178,7 +178,7 @@ pub struct StoredFile {
     pub pack: Option<super::Packed>,
 }
 
-/// How a version was settled by [`Catalog::record`].
+/// How a version was settled by [`Catalog::record`](super::Catalog::record).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Settled {
     /// Every file stored: deposited, change journalled.
@@ -189,7 +189,7 @@ pub enum Settled {
     GaveUp(i64),
 }
 
-/// How a version with a file not stored is retried ([`Catalog::record`]).
+/// How a version with a file not stored is retried ([`Catalog::record`](super::Catalog::record)).
 #[derive(Clone, Copy)]
 pub struct Retries<'a> {
     /// Failed attempts after which a version is given up (`max_failed_runs`).

@@ -50,7 +50,7 @@ fn missing_deposit(guid: &str) -> StoreError {
     }
 }
 
-/// The transaction staging one feed ([`Catalog::stage`]). Dropped without
+/// The transaction staging one feed ([`Catalog::stage`](super::Catalog::stage)). Dropped without
 /// [`Stage::commit`], nothing of the feed is recorded.
 #[derive(Debug)]
 pub struct Stage<'c> {
@@ -123,6 +123,7 @@ impl Stage<'_> {
     /// that have none yet (`deposit` `None`). A few multi-row statements per
     /// [`chunks`] piece (issue 17 §6: a feed of 10,000 new items costs PostgreSQL
     /// hundreds of round trips, not 50,000).
+    // Over 100 lines: the multi-row statements for deposits, versions and files of one piece.
     pub fn new_versions(
         &self,
         publisher: &str,

@@ -353,6 +353,7 @@ fn start_tags_xml_forbids_are_malformed_where_they_start() {
     }
 }
 
+// Over 100 lines: a table of cases.
 #[test]
 fn other_markup_xml_forbids_is_malformed_where_it_starts() {
     let syntax = |what: &str| format!("Syntax({what:?})");

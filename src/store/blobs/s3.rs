@@ -529,6 +529,7 @@ impl S3 {
     /// the others into packs of about [`PACK_TARGET`] bytes, one PUT each
     /// ([`Packing::Small`]), or to its own name ([`Packing::None`]). Per blob: where it
     /// is (`None`: at its own name, or the catalog has it), or the error.
+    // Over 100 lines: moves, packs and drops share one pass over the batch and its error list.
     pub(super) fn commit(
         &self,
         batch: Vec<(String, TmpObject, bool)>,
