@@ -53,7 +53,11 @@ fn stubs_again(set: &Set<'_>, lacking: &[String]) -> Result<(), PublishError> {
             continue;
         };
         tracing::warn!(package = %zip.display(), "a dump package snapshots of past days list was lost from the object store and is not written again: it stays listed, to be restored from a backup of the bucket (`plikt audit` names it)");
-        super::stub::write_again(&zip, p.length, sha256)?;
+        let entry = super::stub::Entry {
+            length: p.length,
+            sha256: sha256.to_string(),
+        };
+        super::stub::write(&zip, &entry)?;
     }
     Ok(())
 }

@@ -55,16 +55,6 @@ pub(super) fn write(path: &Path, entry: &Entry) -> Result<(), PublishError> {
     super::files::atomic_write(path, |out| std::io::Write::write_all(out, bytes.as_bytes()))
 }
 
-/// Writes at `path` (below `www`) the stub of a package of `length` bytes and SHA-256
-/// `sha256` kept in the object store.
-pub(super) fn write_again(path: &Path, length: u64, sha256: &str) -> Result<(), PublishError> {
-    let entry = Entry {
-        length,
-        sha256: sha256.to_string(),
-    };
-    write(path, &entry)
-}
-
 /// The length of the package a stub at `path` stands for (`None`: not a stub).
 pub(super) fn length(path: &Path) -> Option<u64> {
     read(path).map(|e| e.length)
