@@ -2155,6 +2155,61 @@ fn plikt_run_publishes_what_its_runs_deposit_and_not_after_runs_that_do_not() {
     assert!(stop_with_sigterm(&mut service, "after the runs").success());
 }
 
+/// A publish that failed is made again at the next run's end, though that run deposits
+/// nothing (a minute's wait for the once-a-minute publish is not needed): the folder the
+/// documents go to is a file while the item deposits, then put right.
+#[test]
+fn plikt_run_publishes_again_after_a_failed_publish_at_the_next_run() {
+    let base: std::sync::Arc<std::sync::OnceLock<String>> = Default::default();
+    let b2 = base.clone();
+    let server = Server::with_handler(move |r| match r.path.as_str() {
+        "/feed.xml" => {
+            let link = format!("{}/i-1.html", b2.get().unwrap());
+            Response::ok(feed(&[TestItem::new("i-1", &date(1), &link)]))
+        }
+        p => Response::file(format!("<html>{p}</html>"), "text/html"),
+    });
+    let _ = base.set(server.url(""));
+    let env =
+        Env::plain("run-publish-fails", &server.url("/feed.xml"), "").with_env("RUST_LOG", "info");
+    env.replace_in_config("schedule = \"0 0 3 * * *\"", "schedule = \"*/2 * * * * *\"");
+    let url = format!(
+        "{}resourcesync/test/changelist.xml",
+        env.listen_on_free_port()
+    );
+    let www = env.dir.join("data/www");
+    std::fs::create_dir_all(env.dir.join("data")).unwrap();
+    std::fs::write(&www, b"not a folder").unwrap();
+    let mut service = env.spawn(&["run"]);
+    let log = env.dir.join("spawned.log");
+    let read = || std::fs::read_to_string(&log).unwrap_or_default();
+    let wait_for = |what: &str, done: &dyn Fn() -> bool| {
+        let started = std::time::Instant::now();
+        while !done() {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "{what} after 30 s: {}",
+                read()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    // The item deposits and its publish fails.
+    wait_for("no publish after the deposit failed", &|| {
+        let l = read();
+        l.contains("deposited=1") && l.matches("publishing failed").count() >= 2
+    });
+    std::fs::remove_file(&www).unwrap();
+    // Well within the minute of the once-a-minute publish.
+    let started = std::time::Instant::now();
+    wait_for("the documents were not written", &|| {
+        let (status, _, body) = get(&url, None);
+        status == 200 && String::from_utf8_lossy(&body).matches("<url>").count() == 2
+    });
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(stop_with_sigterm(&mut service, "after the runs").success());
+}
+
 /// `plikt status` says which worker is harvesting a publisher now and until when its
 /// lease holds; once a killed worker's lease has run out, it says so and that the next
 /// worker to look takes the run over (before, it showed a run "(running)" and the lease's
